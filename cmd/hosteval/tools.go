@@ -1,0 +1,92 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"hosteval/internal/host"
+	"hosteval/internal/report"
+)
+
+var toolsCommand = command{
+	name:    "tools",
+	summary: "list the host's namespaced tool table",
+	usage:   toolsUsage,
+	run:     runTools,
+}
+
+const toolsUsage = `usage: hosteval tools [flags]
+
+Starts the servers, lists their tools as the model would see them
+(server__tool), and prints each tool's size in bytes and o200k_base tokens
+as sent to the model, with the totals. Needs no model.
+
+examples:
+  hosteval tools
+  hosteval tools -servers cmdb,tickets
+  hosteval tools -servers cmdb,tickets -tools cmdb__get_asset,cmdb__find_assets`
+
+func runTools(ctx context.Context, e *env, args []string) int {
+	fs := newFlags(e, "tools", toolsUsage)
+	var hf hostFlags
+	hf.register(fs)
+	if code := parseFlags(fs, args); code >= 0 {
+		return code
+	}
+	if fs.NArg() > 0 {
+		return usageErr(e, "tools: unexpected argument %q", fs.Arg(0))
+	}
+	opts, err := hf.options()
+	if err != nil {
+		return usageErr(e, "tools: %v", err)
+	}
+	h, err := host.Start(ctx, opts)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "hosteval: tools: %v\n", err)
+		return exitInfra
+	}
+	defer h.Close()
+	code := exitOK
+	for _, s := range h.Servers() {
+		if s.Error != "" {
+			fmt.Fprintf(e.stderr, "hosteval: tools: server %s: %s\n", s.Name, s.Error)
+			code = exitInfra
+		}
+	}
+	t := &report.Table{Columns: []report.Column{
+		{Name: "name"}, {Name: "server"}, {Name: "run"}, {Name: "description"}, {Name: "bytes", Right: true}, {Name: "tokens", Right: true},
+	}}
+	for _, tool := range h.Offered() {
+		run := "ask"
+		if tool.AutoRun {
+			run = "auto"
+		}
+		desc, _, _ := strings.Cut(tool.MCP.Description, "\n")
+		t.Rows = append(t.Rows, []report.Cell{
+			{Text: tool.Name}, {Text: tool.Server}, {Text: run}, {Text: shorten(desc, 70)},
+			{Text: strconv.Itoa(tool.Bytes)}, {Text: strconv.Itoa(tool.Tokens)},
+		})
+	}
+	defs := h.ToolDefs()
+	t.Notes = []string{fmt.Sprintf("%d tools offered: %d bytes, %d tokens (o200k_base) sent with every model request", defs.Tools, defs.Bytes, defs.Tokens)}
+	for _, s := range h.Servers() {
+		if s.Error == "" {
+			t.Notes = append(t.Notes, fmt.Sprintf("%s: protocol %s, %d tools", s.Name, s.Protocol, s.Tools))
+		}
+	}
+	if err := t.WriteText(e.stdout); err != nil {
+		fmt.Fprintf(e.stderr, "hosteval: tools: %v\n", err)
+		return exitInfra
+	}
+	return code
+}
+
+func shorten(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
+}

@@ -1,0 +1,29 @@
+package catalog
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"testing"
+)
+
+// BenchmarkMeasure measures a catalog of 60 tools of about 400 bytes each,
+// the size of a large real server. Marginal costs re-tokenise the whole
+// array once per tool, so the cost grows with tools x bytes.
+func BenchmarkMeasure(b *testing.B) {
+	var entries []Entry
+	for i := range 60 {
+		name := fmt.Sprintf("gh__tool_%02d", i)
+		def := fmt.Sprintf(`{"type":"function","function":{"name":%q,"description":"[gh] Tool number %d of the catalog, with <html> & a description of average length.","parameters":{%s"properties":{"owner":{"type":"string"},"repo":{"type":"string"}},"required":["owner","repo"],"type":"object"}}}`, name, i, defsBlock)
+		entries = append(entries, Entry{Name: name, Server: "gh", Def: json.RawMessage(def)})
+	}
+	arr := array(entries)
+	ctx := context.Background()
+	for b.Loop() {
+		if _, err := Measure(ctx, entries, arr, Options{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(len(entries)*b.N)/b.Elapsed().Seconds(), "tools/s")
+	b.ReportMetric(float64(len(arr)), "array-bytes")
+}

@@ -1,0 +1,334 @@
+package catalog
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+)
+
+// Kinds of Finding.
+const (
+	// KindSchemaKeyword: input schemas with a top-level "$schema"; the
+	// figures are the saving if it were dropped.
+	KindSchemaKeyword = "schema_keyword"
+	// KindRepeatedDefs: the same "$defs" (or "definitions") block in the
+	// input schemas of several tools; the figures are the saving if every
+	// repeat beyond the first were shared, which is also what the repeats
+	// take of the catalog.
+	KindRepeatedDefs = "repeated_defs"
+	// KindHTMLEscaping: "<", ">" and "&" in the definitions; the figures are
+	// what a host that escapes them (encoding/json's default, some SDKs)
+	// sends on top of these bytes. They are a cost avoided, not a saving.
+	KindHTMLEscaping = "html_escaping"
+	// KindLongDescription: descriptions over Catalog.LongTokens tokens, or
+	// over LongShare of the catalog; the figures are what the description
+	// takes in its definition (the definition minus the definition with an
+	// empty description).
+	KindLongDescription = "long_description"
+	// KindServerPrefix: the "[server] " the host puts before every
+	// description; the figures are what it costs.
+	KindServerPrefix = "server_prefix"
+)
+
+// Finding is one way the catalog could be smaller, with what is at stake.
+type Finding struct {
+	Kind    string `json:"kind"`
+	Summary string `json:"summary"`
+	// Bytes and Tokens are at stake in the whole array, per model request:
+	// the array with every listed change made, measured again.
+	Bytes  int `json:"bytes"`
+	Tokens int `json:"tokens"`
+	// TurnTokens is RequestsPerTurn times Tokens.
+	TurnTokens int `json:"turn_tokens"`
+	// Share is Tokens over the array's tokens, rounded to 4 decimals.
+	Share float64 `json:"share"`
+	// Tools are the definitions concerned, each measured alone.
+	Tools []FindingTool `json:"tools"`
+	Notes []string      `json:"notes,omitempty"`
+}
+
+// FindingTool is what a finding puts at stake in one definition.
+type FindingTool struct {
+	Name   string `json:"name"`
+	Server string `json:"server"`
+	Bytes  int    `json:"bytes"`
+	Tokens int    `json:"tokens"`
+	// Count is how many "<", ">" and "&" the definition holds
+	// (html_escaping only).
+	Count int `json:"count,omitempty"`
+	// SameAs is the first tool with the same block (repeated_defs only).
+	SameAs string `json:"same_as,omitempty"`
+	// Note says why, or why nothing was measured: a definition that does not
+	// re-encode to the bytes sent gets no figures rather than wrong ones.
+	Note string `json:"note,omitempty"`
+}
+
+// finder computes the findings of one catalog.
+type finder struct {
+	c     *Catalog
+	defs  []*def
+	array []byte
+}
+
+// change is one definition changed in one way.
+type change struct {
+	i    int
+	tree *object
+	tool FindingTool
+}
+
+// measure fills a finding from its changes: each definition measured
+// before and after, and the whole array with every change made.
+func (f *finder) measure(kind string, changes []change) Finding {
+	fd := Finding{Kind: kind, Tools: []FindingTool{}}
+	replaced := map[int][]byte{}
+	skipped := 0
+	for _, ch := range changes {
+		d := f.defs[ch.i]
+		t := ch.tool
+		t.Name, t.Server = d.Name, d.Server
+		b, err := encodeJSON(ch.tree)
+		switch {
+		case !d.roundTrip:
+			t.Note = notReencodable(d)
+			skipped++
+		case err != nil:
+			// A parsed tree holds only encodable values.
+			t.Note = fmt.Sprintf("cannot re-encode: %v", err)
+			skipped++
+		default:
+			t.Bytes = len(d.Def) - len(b)
+			t.Tokens = f.c.Tools[ch.i].Tokens - count(b)
+			replaced[ch.i] = b
+		}
+		fd.Tools = append(fd.Tools, t)
+	}
+	whole := f.arrayWith(replaced)
+	fd.Bytes = len(f.array) - len(whole)
+	fd.Tokens = f.c.Total.Tokens - count(whole)
+	f.fill(&fd)
+	if skipped > 0 {
+		fd.Notes = append(fd.Notes, fmt.Sprintf("%s re-encoded unchanged would differ from the bytes sent: not counted", plural(skipped, "definition")))
+	}
+	return fd
+}
+
+func (f *finder) fill(fd *Finding) {
+	fd.TurnTokens = f.c.RequestsPerTurn * fd.Tokens
+	fd.Share = share(fd.Tokens, f.c.Total.Tokens)
+}
+
+// arrayWith returns the array with some definitions replaced.
+func (f *finder) arrayWith(replaced map[int][]byte) []byte {
+	defs := make([][]byte, len(f.defs))
+	for i, d := range f.defs {
+		defs[i] = d.Def
+		if b, ok := replaced[i]; ok {
+			defs[i] = b
+		}
+	}
+	return joinArray(defs, -1)
+}
+
+func notReencodable(d *def) string {
+	if len(d.reencoded) != len(d.Def) {
+		return fmt.Sprintf("not measured: re-encoding the unchanged definition gives %d bytes, not the %d sent", len(d.reencoded), len(d.Def))
+	}
+	return fmt.Sprintf("not measured: re-encoding the unchanged definition changes its %d bytes", len(d.Def))
+}
+
+// withParams returns d's tree with other parameters.
+func (d *def) withParams(p *object) *object {
+	return d.tree.with("function", d.fn.with("parameters", p))
+}
+
+// withDescription returns d's tree with another description.
+func (d *def) withDescription(s string) *object {
+	return d.tree.with("function", d.fn.with("description", s))
+}
+
+func (f *finder) schemaKeyword() (Finding, bool, error) {
+	var changes []change
+	for i, d := range f.defs {
+		if d.params == nil {
+			continue
+		}
+		if _, ok := d.params.get("$schema"); ok {
+			changes = append(changes, change{i: i, tree: d.withParams(d.params.without("$schema"))})
+		}
+	}
+	if len(changes) == 0 {
+		return Finding{}, false, nil
+	}
+	fd := f.measure(KindSchemaKeyword, changes)
+	fd.Summary = fmt.Sprintf(`"$schema" in %s: dropping it saves %d tokens per request`, plural(len(changes), "input schema"), fd.Tokens)
+	return fd, true, nil
+}
+
+func (f *finder) repeatedDefs() (Finding, bool, error) {
+	type group struct {
+		keyword string
+		size    int
+		members []int
+	}
+	var groups []*group
+	byBlock := map[string]*group{}
+	for i, d := range f.defs {
+		if d.params == nil {
+			continue
+		}
+		for _, kw := range []string{"$defs", "definitions"} {
+			block, ok := d.params.get(kw)
+			if !ok {
+				continue
+			}
+			b, err := encodeJSON(block)
+			if err != nil {
+				return Finding{}, false, fmt.Errorf("tool %s: %s: %w", d.Name, kw, err)
+			}
+			key := kw + "\x00" + string(b)
+			g := byBlock[key]
+			if g == nil {
+				g = &group{keyword: kw, size: len(b)}
+				byBlock[key] = g
+				groups = append(groups, g)
+			}
+			g.members = append(g.members, i)
+		}
+	}
+	var changes []change
+	var notes []string
+	repeatedTools := 0
+	for _, g := range groups {
+		if len(g.members) < 2 {
+			continue
+		}
+		first := f.defs[g.members[0]]
+		notes = append(notes, fmt.Sprintf("%d tools carry the same %d-byte %s block, first %s", len(g.members), g.size, g.keyword, first.Name))
+		for _, i := range g.members[1:] {
+			d := f.defs[i]
+			changes = append(changes, change{i: i, tree: d.withParams(d.params.without(g.keyword)), tool: FindingTool{SameAs: first.Name}})
+		}
+		repeatedTools += len(g.members)
+	}
+	if len(changes) == 0 {
+		return Finding{}, false, nil
+	}
+	// The changes are in group order; the report reads better in offered order.
+	slices.SortStableFunc(changes, func(a, b change) int { return a.i - b.i })
+	fd := f.measure(KindRepeatedDefs, changes)
+	fd.Notes = append(notes, fd.Notes...)
+	for _, s := range f.c.Servers {
+		repeats := 0
+		for _, t := range fd.Tools {
+			if t.Server == s.Name {
+				repeats += t.Tokens
+			}
+		}
+		if repeats > 0 {
+			fd.Notes = append(fd.Notes, fmt.Sprintf("server %s: the repeats take %d of its %d tokens (%s)", s.Name, repeats, s.Tokens, pct(share(repeats, s.Tokens))))
+		}
+	}
+	fd.Summary = fmt.Sprintf("%s of a schema definitions block another tool already carries (%d tools share blocks) take %s of the catalog: sharing them saves %d tokens per request",
+		plural(len(changes), "repeat"), repeatedTools, pct(fd.Share), fd.Tokens)
+	return fd, true, nil
+}
+
+func (f *finder) htmlEscaping() (Finding, bool, error) {
+	fd := Finding{Kind: KindHTMLEscaping, Tools: []FindingTool{}}
+	total := 0
+	for i, d := range f.defs {
+		escaped, n := escapeHTML(d.Def)
+		if n == 0 {
+			continue
+		}
+		total += n
+		fd.Tools = append(fd.Tools, FindingTool{
+			Name: d.Name, Server: d.Server, Count: n,
+			Bytes: len(escaped) - len(d.Def), Tokens: count(escaped) - f.c.Tools[i].Tokens,
+		})
+	}
+	if total == 0 {
+		return Finding{}, false, nil
+	}
+	// These bytes are sent as they are, so no re-encoding can be wrong here:
+	// the escaped form is the sent bytes with the three characters replaced.
+	escaped, _ := escapeHTML(f.array)
+	fd.Bytes = len(escaped) - len(f.array)
+	fd.Tokens = count(escaped) - f.c.Total.Tokens
+	f.fill(&fd)
+	fd.Summary = fmt.Sprintf(`%d "<", ">" or "&" in %s: a host that escapes them as \u003c sends %d more bytes, %d more tokens per request`,
+		total, plural(len(fd.Tools), "tool"), fd.Bytes, fd.Tokens)
+	return fd, true, nil
+}
+
+func (f *finder) longDescriptions() (Finding, bool, error) {
+	var changes []change
+	for i, d := range f.defs {
+		if d.fn == nil {
+			continue
+		}
+		t := f.c.Tools[i].Description.Tokens
+		var why []string
+		if t > f.c.LongTokens {
+			why = append(why, fmt.Sprintf("%d tokens, over %d", t, f.c.LongTokens))
+		}
+		if s := share(t, f.c.Total.Tokens); len(f.defs) > 1 && s > LongShare {
+			why = append(why, fmt.Sprintf("%s of the catalog", pct(s)))
+		}
+		if len(why) > 0 {
+			changes = append(changes, change{i: i, tree: d.withDescription(""), tool: FindingTool{Note: strings.Join(why, "; ")}})
+		}
+	}
+	if len(changes) == 0 {
+		return Finding{}, false, nil
+	}
+	fd := f.measure(KindLongDescription, changes)
+	fd.Summary = fmt.Sprintf("%s over %d tokens or %s of the catalog: %d tokens per request",
+		plural(len(changes), "description"), f.c.LongTokens, pct(LongShare), fd.Tokens)
+	return fd, true, nil
+}
+
+func (f *finder) serverPrefix() (Finding, bool, error) {
+	var changes []change
+	for i, d := range f.defs {
+		if d.fn == nil {
+			continue
+		}
+		prefix := "[" + d.Server + "]"
+		// The host trims the description: an empty one leaves "[server]".
+		switch {
+		case strings.HasPrefix(d.desc, prefix+" "):
+			changes = append(changes, change{i: i, tree: d.withDescription(d.desc[len(prefix)+1:])})
+		case d.desc == prefix:
+			changes = append(changes, change{i: i, tree: d.withDescription("")})
+		}
+	}
+	if len(changes) == 0 {
+		return Finding{}, false, nil
+	}
+	fd := f.measure(KindServerPrefix, changes)
+	fd.Summary = fmt.Sprintf(`the host's "[server] " prefix on %s costs %d tokens per request`, plural(len(changes), "description"), fd.Tokens)
+	return fd, true, nil
+}
+
+// share is part over whole, rounded to 4 decimals so that the JSON stays
+// stable.
+func share(part, whole int) float64 {
+	if whole == 0 {
+		return 0
+	}
+	return math.Round(float64(part)/float64(whole)*1e4) / 1e4
+}
+
+func pct(s float64) string {
+	return strings.TrimSuffix(fmt.Sprintf("%.1f", s*100), ".0") + "%"
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}

@@ -1,0 +1,79 @@
+package catalog
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata")
+
+// golden compares got with testdata/name, or rewrites the file with -update.
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if diff := cmp.Diff(string(want), string(got)); diff != "" {
+		t.Errorf("%s mismatch (-want +got):\n%s", path, diff)
+	}
+}
+
+func TestGolden(t *testing.T) {
+	entries, _ := fixture()
+	c := measure(t, entries, Options{})
+	compared := measure(t, changedFixture(), Options{Before: c})
+	tests := []struct {
+		name  string
+		write func(*bytes.Buffer) error
+	}{
+		{"catalog.txt", func(b *bytes.Buffer) error { return c.WriteText(b) }},
+		{"catalog.md", func(b *bytes.Buffer) error { return c.WriteMarkdown(b) }},
+		{"catalog.json", func(b *bytes.Buffer) error { return c.WriteJSON(b) }},
+		{"compare.txt", func(b *bytes.Buffer) error { return compared.WriteText(b) }},
+		{"compare.json", func(b *bytes.Buffer) error { return compared.WriteJSON(b) }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var b bytes.Buffer
+			if err := tt.write(&b); err != nil {
+				t.Fatal(err)
+			}
+			golden(t, tt.name, b.Bytes())
+		})
+	}
+}
+
+// TestGoldenReadable checks that the committed JSON golden still reads:
+// the document other runs compare against must not silently change shape.
+func TestGoldenReadable(t *testing.T) {
+	for _, name := range []string{"catalog.json", "compare.json"} {
+		f, err := os.Open(filepath.Join("testdata", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := Read(f)
+		f.Close()
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if c.Compare != nil || len(c.Tools) != 4 {
+			t.Errorf("%s: read %d tools, compare %v; want 4 tools and no comparison", name, len(c.Tools), c.Compare)
+		}
+	}
+}

@@ -1,0 +1,73 @@
+package host
+
+import (
+	"context"
+	"os/exec"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// The host's overhead is measured against the floor: the raw SDK CallTool
+// round trip over stdio to the same server. Compare the two with
+// benchstat, or read the calls/s side by side.
+
+func BenchmarkCallRawSDK(b *testing.B) {
+	ctx := context.Background()
+	client := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}})
+	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: exec.Command(fixture("cmdb").Command), TerminateDuration: 100 * time.Millisecond}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer cs.Close()
+	params := &mcp.CallToolParams{Name: "get_asset", Arguments: map[string]any{"hostname": "jump-prod-02"}}
+	for b.Loop() {
+		res, err := cs.CallTool(ctx, params)
+		if err != nil || res.IsError {
+			b.Fatal(err, res)
+		}
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "calls/s")
+}
+
+func BenchmarkCallHost(b *testing.B) {
+	h, err := Start(context.Background(), Options{Servers: []ServerSpec{fixture("cmdb")}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer h.Close()
+	req := CallRequest{Name: "cmdb__get_asset", Arguments: `{"hostname": "jump-prod-02"}`, TraceID: NewID(), Step: 1}
+	for b.Loop() {
+		if _, ev := h.Call(context.Background(), req); ev.Outcome != "ok" {
+			b.Fatal(ev)
+		}
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "calls/s")
+}
+
+// BenchmarkTurnThreeCalls is one scripted turn: three calls and an answer.
+func BenchmarkTurnThreeCalls(b *testing.B) {
+	h, err := Start(context.Background(), Options{Servers: []ServerSpec{fixture("cmdb")}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer h.Close()
+	steps := `
+- call: "cmdb__get_asset {hostname: jump-prod-02}"
+- call: "cmdb__find_assets {service: customer-db, env: prod, limit: 2}"
+- call: "cmdb__get_asset {hostname: customer-db-prod-01}"
+- answer: done
+`
+	t := &testing.T{}
+	for b.Loop() {
+		b.StopTimer()
+		m := script(t, steps)
+		b.StartTimer()
+		res, err := h.NewConversation(m, "").Ask(context.Background(), "q")
+		if err != nil || len(res.Calls) != 3 {
+			b.Fatal(err, res)
+		}
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "turns/s")
+}

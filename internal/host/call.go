@@ -1,0 +1,504 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"hosteval/internal/record"
+)
+
+// maxRecordedResult bounds the result text kept in an event: enough to
+// check state and to read a failure, not a copy of every large result.
+const maxRecordedResult = 4 << 10
+
+// CallRequest is one tool call the model proposed.
+type CallRequest struct {
+	// Name is the namespaced name the model used.
+	Name string
+	// Arguments is the arguments text as the model wrote it ("" means {}).
+	Arguments string
+	TraceID   string
+	Step      int
+}
+
+// callState gathers what happens to one call while it runs, including what a
+// 2025-11-25 server's elicitation/create request adds from another goroutine.
+type callState struct {
+	mu sync.Mutex
+	// host made the call: a server's question goes to its person.
+	host         *Host
+	tool         string
+	asked        bool
+	elicitations int
+	declined     int
+	personMS     float64
+	inputKeys    []string
+}
+
+func (c *callState) addPerson(ms float64) {
+	c.mu.Lock()
+	c.personMS += ms
+	c.mu.Unlock()
+}
+
+func (c *callState) person() float64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.personMS
+}
+
+// Call runs one tool call the model proposed, with every check the host
+// makes, and returns the text for the model and the call's event. It never
+// fails: every failure is a short text for the model and an outcome in the
+// event.
+func (h *Host) Call(ctx context.Context, req CallRequest) (string, record.Call) {
+	return h.call(ctx, req, false)
+}
+
+// Check runs a call for the harness, not the model: any tool in the table,
+// offered or not, and without asking the person (the harness reading state
+// after a conversation is not an effect the model proposed).
+func (h *Host) Check(ctx context.Context, req CallRequest) (string, record.Call) {
+	return h.call(ctx, req, true)
+}
+
+func (h *Host) call(ctx context.Context, req CallRequest, harness bool) (string, record.Call) {
+	start := time.Now()
+	ev := record.Call{
+		Operation: record.OpToolCall, Time: start.UTC(), SessionID: h.sessionID,
+		TraceID: req.TraceID, Step: req.Step, Name: req.Name, Server: "-", Tool: req.Name, ArgKeys: []string{},
+	}
+	st := &callState{host: h}
+	finish := func(text, outcome string) (string, record.Call) {
+		ev.Outcome = outcome
+		ev.MS = msSince(start)
+		ev.PersonMS = round1(st.person())
+		ev.AskedUser = st.asked
+		ev.Elicitations, ev.Declined, ev.InputKeys = st.elicitations, st.declined, st.inputKeys
+		if outcome != record.OutcomeOK {
+			ev.Error = strings.TrimPrefix(text, "error: ")
+		}
+		ev.RawBytes = max(ev.RawBytes, len(text))
+		ev.ResultBytes = len(text)
+		ev.Result = shorten(text, maxRecordedResult)
+		h.emit(ev)
+		return text, ev
+	}
+
+	tool := h.table.all[req.Name]
+	if tool == nil || (!harness && !tool.Offered) {
+		h.step("host", "no such tool: nothing sent", map[string]any{"decision": "unknown_tool"})
+		return finish(fmt.Sprintf("error: there is no tool named %q. Use only the tools you were given.", req.Name), record.OutcomeUnknownTool)
+	}
+	ev.Server, ev.Tool = tool.Server, tool.MCP.Name
+	s := h.servers[tool.Server]
+	ev.Protocol = s.info.Protocol
+
+	args, problem := parseArguments(req.Arguments, h.opts.MaxArgBytes)
+	if args != nil {
+		ev.ArgKeys = sortedKeys(args)
+	}
+	if problem != "" {
+		h.step("host", "bad arguments: nothing sent", map[string]any{"decision": "bad_arguments"})
+		return finish("error: "+problem, record.OutcomeBadArguments)
+	}
+
+	ev.Approval = record.ApprovalAuto
+	if harness || tool.AutoRun {
+		h.step("host", "read-only tool on the auto-run list: run it", map[string]any{"decision": "auto"})
+	} else {
+		t0 := time.Now()
+		ok := h.approve(ctx, ApprovalRequest{Server: tool.Server, Tool: tool.MCP.Name, Name: tool.Name, Arguments: args, Annotations: tool.MCP.Annotations})
+		st.addPerson(msSince(t0))
+		if !ok {
+			ev.Approval = record.ApprovalDenied
+			h.step("host", "the person did not approve it: nothing sent", map[string]any{"decision": "denied"})
+			return finish(fmt.Sprintf("error: the user did not approve running %s, so nothing was done. Don't retry unless they ask for it.", tool.Name), record.OutcomeDenied)
+		}
+		ev.Approval = record.ApprovalApproved
+		h.step("host", "the person approved it: run it", map[string]any{"decision": "approved"})
+	}
+
+	if why := s.deadReason(); why != "" {
+		return finish(fmt.Sprintf("error: the server %s is not running (%s), so its tools can't be used now.", tool.Server, why), record.OutcomeError)
+	}
+
+	ev.Arguments = args
+	st.tool = tool.MCP.Name
+	s.begin(st)
+	defer s.end(st)
+	text, outcome, serverMS := h.rounds(ctx, s, tool, args, req, st, &ev)
+	ev.ServerMS = round1(serverMS)
+	return finish(text, outcome)
+}
+
+// rounds sends the call and runs its input_required rounds, putting every
+// question to the person. It returns the text for the model and the outcome.
+func (h *Host) rounds(ctx context.Context, s *serverConn, tool *Tool, args map[string]any, req CallRequest, st *callState, ev *record.Call) (text, outcome string, serverMS float64) {
+	params := &mcp.CallToolParams{Name: tool.MCP.Name, Arguments: args}
+	stateOnly := 0
+	for round := 1; ; round++ {
+		if round > h.opts.MaxRounds {
+			return fmt.Sprintf("error: the server %s still wanted more input after %d rounds, so the host stopped the call. Tell the user it did not finish.", s.spec.Name, h.opts.MaxRounds), record.OutcomeError, serverMS
+		}
+		params.Meta = h.meta(req.TraceID, req.Step)
+		rctx, cancel := context.WithTimeout(ctx, h.opts.ToolTimeout)
+		personBefore := st.person()
+		t0 := time.Now()
+		res, err := s.session.CallTool(rctx, params)
+		serverMS += msSince(t0) - (st.person() - personBefore)
+		timedOut := rctx.Err() != nil && ctx.Err() == nil
+		cancel()
+		ev.Rounds = round
+		if err != nil {
+			return h.callError(ctx, s, err, timedOut, ev), errorOutcome(timedOut), serverMS
+		}
+		if !res.NeedsInput() {
+			return h.resultText(res, ev), resultOutcome(res), serverMS
+		}
+		if len(res.InputRequests) == 0 {
+			// A state-only input_required asks the host to send the call
+			// again; a server that keeps doing it is shedding load.
+			stateOnly++
+			h.step("server", "input_required without questions: retry", map[string]any{"round": round})
+			time.Sleep(time.Duration(stateOnly*50) * time.Millisecond)
+			params = &mcp.CallToolParams{Name: params.Name, Arguments: args, RequestState: res.RequestState}
+			continue
+		}
+		h.step("server", "input_required", map[string]any{"round": round, "keys": sortedKeys(res.InputRequests)})
+		responses := mcp.InputResponseMap{}
+		for _, key := range sortedKeys(res.InputRequests) {
+			st.mu.Lock()
+			st.inputKeys = append(st.inputKeys, key)
+			st.mu.Unlock()
+			switch p := res.InputRequests[key].(type) {
+			case *mcp.ElicitParams:
+				responses[key] = h.askPerson(ctx, s.spec.Name, key, p, st)
+			default:
+				return fmt.Sprintf("error: the server %s asked for something this host does not provide (%s), so the call was stopped.", s.spec.Name, inputKind(p)), record.OutcomeError, serverMS
+			}
+		}
+		params = &mcp.CallToolParams{Name: params.Name, Arguments: args, InputResponses: responses, RequestState: res.RequestState}
+	}
+}
+
+func inputKind(ir mcp.InputRequest) string {
+	switch ir.(type) {
+	case *mcp.CreateMessageParams, *mcp.CreateMessageWithToolsParams:
+		return "sampling"
+	case *mcp.ListRootsParams:
+		return "roots"
+	}
+	return fmt.Sprintf("%T", ir)
+}
+
+func errorOutcome(timedOut bool) string {
+	if timedOut {
+		return record.OutcomeTimeout
+	}
+	return record.OutcomeError
+}
+
+func resultOutcome(res *mcp.CallToolResult) string {
+	if res.IsError {
+		return record.OutcomeToolError
+	}
+	return record.OutcomeOK
+}
+
+// callError turns a failed round into a short honest text for the model.
+func (h *Host) callError(ctx context.Context, s *serverConn, err error, timedOut bool, ev *record.Call) string {
+	var werr *jsonrpc.Error
+	switch {
+	case timedOut:
+		secs := strconv.FormatFloat(h.opts.ToolTimeout.Seconds(), 'g', -1, 64)
+		h.step("host", "timeout after "+secs+" s", map[string]any{"decision": "timeout"})
+		return fmt.Sprintf("error: no answer within %s seconds. The server may still finish the work: don't repeat a call that changes something.", secs)
+	case ctx.Err() != nil:
+		return "error: the call was cancelled before the server answered."
+	case errors.As(err, &werr):
+		code := errorCode(werr)
+		ev.ErrorCode = int(code)
+		h.step("server", fmt.Sprintf("protocol error %d: %s", code, werr.Message), map[string]any{"code": code})
+		msg := werr.Message
+		if msg == "" {
+			msg = fmt.Sprintf("the server answered with error code %d and no message", code)
+		}
+		return "error: " + msg
+	}
+	// The connection failed. If the process ended, every later call to this
+	// server fails the same way without being sent.
+	if s.proc != nil && s.proc.waitExit(200*time.Millisecond) {
+		why := "it " + s.proc.exitStatus()
+		s.markDead(why)
+		h.step("host", "server stopped: "+why, nil)
+		return fmt.Sprintf("error: the server %s stopped during the call (%s), so its tools can't be used now.", s.spec.Name, why)
+	}
+	if errors.Is(err, mcp.ErrConnectionClosed) {
+		s.markDead("its connection closed")
+		return fmt.Sprintf("error: the connection to the server %s closed during the call, so its tools can't be used now.", s.spec.Name)
+	}
+	h.step("host", "unreadable answer: "+err.Error(), nil)
+	return "error: the server's answer could not be read (" + shorten(err.Error(), 200) + ")."
+}
+
+// resultText turns a result into the text the model reads: structuredContent
+// when there is any (compact JSON), otherwise the text of the content, with
+// a note in place of binary content. A tool error starts with "error:". The
+// result budget cuts what is longer, and says so.
+func (h *Host) resultText(res *mcp.CallToolResult, ev *record.Call) string {
+	var text string
+	if res.StructuredContent != nil {
+		if data, err := marshalCompact(res.StructuredContent); err == nil {
+			text, ev.Structured = string(data), true
+		}
+	}
+	if !ev.Structured {
+		text = contentText(res.Content)
+	}
+	if res.IsError {
+		if text == "" {
+			text = "the tool failed without saying why"
+		}
+		text = "error: " + text
+	}
+	ev.RawBytes = len(text)
+	if h.opts.MaxResultBytes > 0 && len(text) > h.opts.MaxResultBytes {
+		text = clip(text, h.opts.MaxResultBytes)
+		ev.Clipped = true
+	}
+	label := "result"
+	if res.IsError {
+		label = "tool error"
+	}
+	h.step("server", fmt.Sprintf("%s: %d bytes", label, len(text)), map[string]any{"ms": round1(msSince(ev.Time)), "clipped": ev.Clipped})
+	return text
+}
+
+// clip cuts text to at most budget bytes, on a character boundary, with a
+// note at the end saying it was cut and what to do.
+func clip(text string, budget int) string {
+	note := fmt.Sprintf("\n[result cut to %d bytes by the host: ask for less, e.g. with a filter or a smaller limit]", budget)
+	keep := max(budget-len(note), 0)
+	for keep > 0 && !utf8.RuneStart(text[keep]) {
+		keep--
+	}
+	out := text[:keep] + note
+	if len(out) > budget {
+		// A budget smaller than the note itself: the note alone, cut.
+		out = out[len(out)-budget:]
+	}
+	return out
+}
+
+func contentText(content []mcp.Content) string {
+	var parts []string
+	for _, c := range content {
+		switch c := c.(type) {
+		case *mcp.TextContent:
+			parts = append(parts, c.Text)
+		case *mcp.ImageContent:
+			parts = append(parts, fmt.Sprintf("[image, %s, %d bytes: not shown]", c.MIMEType, len(c.Data)))
+		case *mcp.AudioContent:
+			parts = append(parts, fmt.Sprintf("[audio, %s, %d bytes: not shown]", c.MIMEType, len(c.Data)))
+		case *mcp.ResourceLink:
+			parts = append(parts, fmt.Sprintf("[resource link: %s %s]", c.URI, c.Name))
+		case *mcp.EmbeddedResource:
+			switch r := c.Resource; {
+			case r == nil:
+			case r.Text != "":
+				parts = append(parts, fmt.Sprintf("[resource %s]\n%s", r.URI, r.Text))
+			default:
+				parts = append(parts, fmt.Sprintf("[resource %s, %s, %d bytes: not shown]", r.URI, r.MIMEType, len(r.Blob)))
+			}
+		default:
+			parts = append(parts, fmt.Sprintf("[%T content: not shown]", c))
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+// parseArguments checks the model's arguments text: a JSON object within the
+// size bound. It returns the object, or a problem to tell the model (the
+// parsed object may be returned with a problem, to record its keys).
+func parseArguments(text string, maxBytes int) (map[string]any, string) {
+	if strings.TrimSpace(text) == "" {
+		return map[string]any{}, ""
+	}
+	dec := json.NewDecoder(strings.NewReader(text))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil || dec.More() {
+		return nil, "the arguments were not valid JSON. Send one JSON object, e.g. {\"name\": \"value\"}."
+	}
+	if _, err := dec.Token(); err == nil {
+		return nil, "the arguments were not valid JSON. Send one JSON object, e.g. {\"name\": \"value\"}."
+	}
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return nil, fmt.Sprintf("the arguments must be a JSON object, not %s.", jsonKind(v))
+	}
+	if len(text) > maxBytes {
+		return obj, fmt.Sprintf("the arguments are %d bytes, over the host's limit of %d. Send less.", len(text), maxBytes)
+	}
+	return obj, ""
+}
+
+func jsonKind(v any) string {
+	switch v.(type) {
+	case []any:
+		return "an array"
+	case string:
+		return "a string"
+	case json.Number:
+		return "a number"
+	case bool:
+		return "a boolean"
+	case nil:
+		return "null"
+	}
+	return "that"
+}
+
+// meta is the correlation _meta of every request the host sends for a call.
+func (h *Host) meta(traceID string, step int) mcp.Meta {
+	return mcp.Meta{
+		record.MetaSessionID:   h.sessionID,
+		record.MetaTraceID:     traceID,
+		record.MetaStep:        step,
+		record.MetaTraceparent: fmt.Sprintf("00-%s-%016x-01", traceID, step),
+	}
+}
+
+// approve puts a call to the person, one question at a time. Anything but
+// a clear yes is no.
+func (h *Host) approve(ctx context.Context, req ApprovalRequest) bool {
+	h.personMu.Lock()
+	defer h.personMu.Unlock()
+	ok, err := h.opts.Approver.Approve(ctx, req)
+	return ok && err == nil
+}
+
+// askPerson puts one server question to the person and returns the answer
+// to send back. A url-mode request is declined without asking: the host
+// never sends the person to a web page a server chose. Anything but a clear
+// accept is a decline.
+func (h *Host) askPerson(ctx context.Context, server, key string, p *mcp.ElicitParams, st *callState) *mcp.ElicitResult {
+	st.mu.Lock()
+	st.asked = true
+	st.elicitations++
+	tool := st.tool
+	st.mu.Unlock()
+	decline := func(action string) *mcp.ElicitResult {
+		st.mu.Lock()
+		st.declined++
+		st.mu.Unlock()
+		return &mcp.ElicitResult{Action: action}
+	}
+	mode := p.Mode
+	if mode == "" {
+		mode = "form"
+		if p.URL != "" || p.ElicitationID != "" {
+			mode = "url"
+		}
+	}
+	if mode != "form" {
+		h.step("host", server+" asked to open a web page: declined", map[string]any{"url": p.URL})
+		return decline(ActionDecline)
+	}
+	schema := asObject(p.RequestedSchema)
+	h.step("server", server+" asks the person: "+firstLine(p.Message), map[string]any{"key": key})
+	t0 := time.Now()
+	h.personMu.Lock()
+	ans, err := h.opts.Elicitor.Elicit(ctx, ElicitRequest{Server: server, Tool: tool, Key: key, Mode: mode, Message: p.Message, Schema: schema})
+	h.personMu.Unlock()
+	st.addPerson(msSince(t0))
+	if err != nil {
+		h.step("host", "no answer: declined", nil)
+		return decline(ActionDecline)
+	}
+	switch ans.Action {
+	case ActionAccept:
+		h.step("host", "the person accepted", nil)
+		return &mcp.ElicitResult{Action: ActionAccept, Content: withDefaults(schema, ans.Content)}
+	case ActionCancel:
+		h.step("host", "the person cancelled", nil)
+		return decline(ActionCancel)
+	default:
+		h.step("host", "the person declined", nil)
+		return decline(ActionDecline)
+	}
+}
+
+// legacyElicit answers a 2025-11-25 server's elicitation/create request,
+// counting it against the call in flight on that server.
+func (h *Host) legacyElicit(ctx context.Context, server string, p *mcp.ElicitParams) *mcp.ElicitResult {
+	if s := h.servers[server]; s != nil {
+		if cur := s.current(); cur != nil && cur.host != nil {
+			return cur.host.askPerson(ctx, server, "", p, cur)
+		}
+	}
+	// No call of ours is in flight on this server: nobody to ask on whose
+	// behalf, so no.
+	return &mcp.ElicitResult{Action: ActionDecline}
+}
+
+// withDefaults fills the fields the person left out with the schema's
+// defaults (SEP-1034), so the server gets a complete answer.
+func withDefaults(schema, content map[string]any) map[string]any {
+	out := map[string]any{}
+	for k, v := range content {
+		out[k] = v
+	}
+	props, _ := schema["properties"].(map[string]any)
+	for name, p := range props {
+		spec, _ := p.(map[string]any)
+		if def, ok := spec["default"]; ok {
+			if _, set := out[name]; !set {
+				out[name] = def
+			}
+		}
+	}
+	return out
+}
+
+// asObject returns a JSON-object-like value as a map.
+func asObject(v any) map[string]any {
+	if m, ok := v.(map[string]any); ok {
+		return m
+	}
+	var m map[string]any
+	if data, err := json.Marshal(v); err == nil {
+		json.Unmarshal(data, &m)
+	}
+	return m
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
+}
+
+func shorten(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "..."
+}
+
+func round1(ms float64) float64 {
+	return float64(int64(ms*10+0.5)) / 10
+}

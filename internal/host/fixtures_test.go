@@ -1,0 +1,429 @@
+package host
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"hosteval/internal/model"
+	"hosteval/internal/record"
+)
+
+// logLines collects JSON lines written to it (a server log, the host's
+// log, a wire trace), safe for concurrent writers.
+type logLines struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (l *logLines) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+// entries returns every complete line that is a JSON object matching all of
+// the given key/value pairs (compared as fmt.Sprint of the value).
+func (l *logLines) entries(match map[string]any) []map[string]any {
+	l.mu.Lock()
+	data := append([]byte(nil), l.buf.Bytes()...)
+	l.mu.Unlock()
+	var out []map[string]any
+	for _, line := range bytes.Split(data, []byte("\n")) {
+		var m map[string]any
+		if json.Unmarshal(line, &m) != nil {
+			continue
+		}
+		ok := true
+		for k, v := range match {
+			if fmt.Sprint(m[k]) != fmt.Sprint(v) {
+				ok = false
+			}
+		}
+		if ok {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// waitFor waits until entries(match) is not empty, or fails.
+func (l *logLines) waitFor(t *testing.T, match map[string]any, timeout time.Duration) []map[string]any {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		if e := l.entries(match); len(e) > 0 {
+			return e
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no log line matching %v within %v", match, timeout)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// script builds a scripted model from YAML steps.
+func script(t *testing.T, steps string) model.Model {
+	t.Helper()
+	var s []model.ScriptStep
+	if err := yaml.Unmarshal([]byte(steps), &s); err != nil {
+		t.Fatal(err)
+	}
+	m, err := model.New(model.Config{Scripted: s})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func TestUnknownToolNeverReachesTheServer(t *testing.T) {
+	var serverLog logLines
+	h := startHost(t, Options{Servers: []ServerSpec{fixture("support")}, ServerLog: &serverLog})
+	for _, name := range []string{"delete_everything", "support__delete_ticket", "search_knowledge"} {
+		text, ev := call(t, h, name, `{"ticket_id": "T-30002"}`)
+		if ev.Outcome != record.OutcomeUnknownTool || ev.Rounds != 0 {
+			t.Errorf("%s: outcome %s, rounds %d; want unknown_tool, 0", name, ev.Outcome, ev.Rounds)
+		}
+		if want := fmt.Sprintf("error: there is no tool named %q. Use only the tools you were given.", name); text != want {
+			t.Errorf("%s: text = %q, want %q", name, text, want)
+		}
+	}
+	h.Close()
+	if got := serverLog.entries(map[string]any{"method": "tools/call"}); len(got) != 0 {
+		t.Errorf("the server logged %d tools/call requests, want none: %v", len(got), got)
+	}
+}
+
+func TestSlowToolTimesOutAndTheServerFinishes(t *testing.T) {
+	var serverLog, wire logLines
+	h := startHost(t, Options{
+		Servers:     []ServerSpec{fixture("support", "SUPPORT_SLOW_SECONDS=1.5")},
+		ToolTimeout: 300 * time.Millisecond, ServerLog: &serverLog, Wire: &wire,
+	})
+	text, ev := call(t, h, "support__search_knowledge", `{"query": "What is the return window?"}`)
+	if ev.Outcome != record.OutcomeTimeout {
+		t.Fatalf("outcome = %s, want timeout", ev.Outcome)
+	}
+	if want := "error: no answer within 0.3 seconds. The server may still finish the work: don't repeat a call that changes something."; text != want {
+		t.Errorf("text = %q\nwant   %q", text, want)
+	}
+	if ev.MS < 300 || ev.MS > 1200 {
+		t.Errorf("the host waited %.0f ms, want about 300", ev.MS)
+	}
+	// The timeout stops the waiting, not the work: the SDK tells the server
+	// the call was cancelled, and the server still finishes and logs it.
+	wire.waitFor(t, map[string]any{"stream": "stdin", "method": "notifications/cancelled"}, 2*time.Second)
+	done := serverLog.waitFor(t, map[string]any{"method": "tools/call", "tool": "search_knowledge", "outcome": "ok"}, 5*time.Second)
+	if ms := done[0]["ms"].(float64); ms < 1400 {
+		t.Errorf("the server logged the search after %.0f ms, want about 1500", ms)
+	}
+	// The turn goes on: the server still answers.
+	if _, ev := call(t, h, "support__get_ticket", `{"ticket_id": "T-30002"}`); ev.Outcome != record.OutcomeOK {
+		t.Errorf("the next call's outcome = %s, want ok", ev.Outcome)
+	}
+}
+
+func TestOversizedResultIsCutAndLabelled(t *testing.T) {
+	tests := []struct {
+		name, server, tool, args string
+		env                      []string
+		budget                   int
+	}{
+		{"support big results", "support", "search_knowledge", `{"query": "refund policy"}`, []string{"SUPPORT_BIG_RESULTS=1"}, 4000},
+		{"cmdb limit 50", "cmdb", "find_assets", `{"service": "customer-db", "env": "prod", "limit": 50}`, nil, 4000},
+		{"a small budget", "cmdb", "find_assets", `{"limit": 50}`, nil, 600},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := startHost(t, Options{Servers: []ServerSpec{fixture(tt.server, tt.env...)}, MaxResultBytes: tt.budget})
+			text, ev := call(t, h, tt.server+"__"+tt.tool, tt.args)
+			if ev.Outcome != record.OutcomeOK || !ev.Clipped || !ev.Structured {
+				t.Fatalf("outcome %s, clipped %v, structured %v; want ok, true, true", ev.Outcome, ev.Clipped, ev.Structured)
+			}
+			if ev.ResultBytes > tt.budget || ev.ResultBytes != len(text) || ev.RawBytes <= tt.budget {
+				t.Errorf("result_bytes %d (text %d), raw_bytes %d; want at most %d and raw over it", ev.ResultBytes, len(text), ev.RawBytes, tt.budget)
+			}
+			if note := fmt.Sprintf("[result cut to %d bytes by the host: ask for less, e.g. with a filter or a smaller limit]", tt.budget); !strings.HasSuffix(text, note) {
+				t.Errorf("text does not end with the note %q", note)
+			}
+		})
+	}
+}
+
+func TestProtocolErrorReachesTheModel(t *testing.T) {
+	h := startHost(t, Options{Servers: []ServerSpec{fixture("support", "SUPPORT_CALLER_ORG=harbour")}})
+	if n := len(h.Offered()); n != 2 {
+		t.Errorf("discovery offered %d tools, want 2: discovery works for a caller without access", n)
+	}
+	text, ev := call(t, h, "support__get_ticket", `{"ticket_id": "T-30002"}`)
+	if ev.Outcome != record.OutcomeError || ev.ErrorCode != -32003 {
+		t.Errorf("outcome %s, code %d; want error, -32003", ev.Outcome, ev.ErrorCode)
+	}
+	if want := "error: forbidden: you have no access to this organization"; text != want {
+		t.Errorf("text = %q, want %q", text, want)
+	}
+}
+
+func TestProtocolModes(t *testing.T) {
+	tests := []struct {
+		server string
+		args   []string
+		mode   Mode
+		want   record.Server // Protocol, Offered, Restarted, VersionFailure
+		errHas string
+	}{
+		{"cmdb", nil, ModeAuto, record.Server{Protocol: "2026-07-28", Offered: "2026-07-28"}, ""},
+		{"cmdb", nil, ModeLegacy, record.Server{Protocol: "2025-11-25", Offered: "2025-11-25"}, ""},
+		{"cmdb", nil, ModePinned, record.Server{Protocol: "2026-07-28", Offered: "2026-07-28"}, ""},
+		{"legacy", []string{"-discover=unknown"}, ModeAuto, record.Server{Protocol: "2025-11-25", Offered: "2025-11-25"}, ""},
+		{"legacy", []string{"-discover=unsupported"}, ModeAuto, record.Server{Protocol: "2025-11-25", Offered: "2025-11-25"}, ""},
+		{"legacy", []string{"-discover=silent"}, ModeAuto, record.Server{Protocol: "2025-11-25", Offered: "2025-11-25", Restarted: true}, ""},
+		{"legacy", []string{"-discover=unknown"}, ModeLegacy, record.Server{Protocol: "2025-11-25", Offered: "2025-11-25"}, ""},
+		{"legacy", []string{"-discover=unknown"}, ModePinned, record.Server{Offered: "2025-11-25", VersionFailure: true},
+			"server legacy speaks 2025-11-25, not 2026-07-28: the protocol mode is pinned to 2026-07-28"},
+		{"legacy", []string{"-discover=unsupported"}, ModePinned, record.Server{Offered: "2025-11-25", VersionFailure: true},
+			"server legacy speaks 2025-11-25, not 2026-07-28"},
+		{"legacy", []string{"-discover=silent"}, ModePinned, record.Server{VersionFailure: true},
+			"server legacy did not answer server/discover within 2s (pinned to 2026-07-28)"},
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprintf("%s%v/%s", tt.server, tt.args, tt.mode), func(t *testing.T) {
+			spec := fixture(tt.server)
+			spec.Args = tt.args
+			h, err := Start(context.Background(), Options{Servers: []ServerSpec{spec}, Protocol: tt.mode,
+				ConnectTimeout: 2 * time.Second, DiscoverTimeout: 500 * time.Millisecond})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer h.Close()
+			s := h.Servers()[0]
+			got := record.Server{Protocol: s.Protocol, Offered: s.Offered, Restarted: s.Restarted, VersionFailure: s.VersionFailure}
+			if got != tt.want {
+				t.Errorf("server = %+v\nwant     %+v", got, tt.want)
+			}
+			if tt.errHas == "" && s.Error != "" || !strings.Contains(s.Error, tt.errHas) {
+				t.Errorf("error = %q, want it to contain %q", s.Error, tt.errHas)
+			}
+			if tt.errHas != "" {
+				if n := len(h.Tools()); n != 0 {
+					t.Errorf("a server that failed offers %d tools, want none", n)
+				}
+				return
+			}
+			if tt.server == "legacy" {
+				text, ev := call(t, h, "legacy__hello", `{"name": "Amira"}`)
+				if text != `{"greeting":"Hello, Amira!"}` || ev.Protocol != "2025-11-25" {
+					t.Errorf("hello -> %q over %s, want Hello, Amira! over 2025-11-25", text, ev.Protocol)
+				}
+			}
+		})
+	}
+}
+
+// recordingApprover answers every approval with yes or no and remembers.
+type recordingApprover struct {
+	mu    sync.Mutex
+	yes   bool
+	asked []ApprovalRequest
+}
+
+func (r *recordingApprover) Approve(_ context.Context, req ApprovalRequest) (bool, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.asked = append(r.asked, req)
+	return r.yes, nil
+}
+
+func TestApprovalForEffects(t *testing.T) {
+	for _, yes := range []bool{false, true} {
+		t.Run(fmt.Sprintf("approve=%v", yes), func(t *testing.T) {
+			var serverLog logLines
+			ap := &recordingApprover{yes: yes}
+			el := &recordingElicitor{answer: ElicitAnswer{Action: ActionAccept, Content: map[string]any{"priority": "P2"}}}
+			h := startHost(t, Options{Servers: []ServerSpec{fixture("cmdb"), fixture("tickets")}, Approver: ap, Elicitor: el, ServerLog: &serverLog})
+
+			_, ev := call(t, h, "cmdb__get_asset", `{"hostname": "jump-prod-02"}`)
+			if ev.Outcome != "ok" || ev.Approval != "auto" || len(ap.asked) != 0 {
+				t.Fatalf("get_asset: outcome %s, approval %s, person asked %d times; want ok, auto, 0", ev.Outcome, ev.Approval, len(ap.asked))
+			}
+			text, ev := call(t, h, "tickets__open_ticket", `{"host": "jump-prod-02", "summary": "brute force then login"}`)
+			if len(ap.asked) != 1 || ap.asked[0].Name != "tickets__open_ticket" || ap.asked[0].Server != "tickets" || ap.asked[0].Arguments["host"] != "jump-prod-02" {
+				t.Fatalf("approvals asked = %+v, want one for tickets__open_ticket", ap.asked)
+			}
+			calls := serverLog.entries(map[string]any{"method": "tools/call", "tool": "open_ticket"})
+			if !yes {
+				if ev.Outcome != "denied" || ev.Approval != "denied" || ev.Rounds != 0 || ev.AskedUser {
+					t.Errorf("denied call: %+v", ev)
+				}
+				if !strings.Contains(text, "did not approve") {
+					t.Errorf("text = %q, want it to say the user did not approve", text)
+				}
+				h.Close()
+				if calls = serverLog.entries(map[string]any{"method": "tools/call", "tool": "open_ticket"}); len(calls) != 0 {
+					t.Errorf("a denied call reached the server: %v", calls)
+				}
+				return
+			}
+			if ev.Outcome != "ok" || ev.Approval != "approved" || ev.Rounds != 2 || !ev.AskedUser {
+				t.Errorf("approved call: outcome %s, approval %s, rounds %d, asked %v", ev.Outcome, ev.Approval, ev.Rounds, ev.AskedUser)
+			}
+			if !strings.Contains(text, `"id":"INC-4100"`) || !strings.Contains(text, `"priority":"P2"`) {
+				t.Errorf("text = %s, want ticket INC-4100 with priority P2", text)
+			}
+		})
+	}
+}
+
+func TestTicketConfirmation(t *testing.T) {
+	tests := []struct {
+		name          string
+		mode          Mode
+		noElicitation bool
+		answer        ElicitAnswer
+		answerErr     error
+		wantOutcome   string
+		wantText      string
+		wantRounds    int
+		wantAsked     bool
+	}{
+		{"accept", ModeAuto, false, ElicitAnswer{Action: ActionAccept, Content: map[string]any{"priority": "P1"}}, nil, "ok", `"id":"INC-4100"`, 2, true},
+		{"accept over 2025-11-25", ModeLegacy, false, ElicitAnswer{Action: ActionAccept, Content: map[string]any{"priority": "P1"}}, nil, "ok", `"id":"INC-4100"`, 1, true},
+		{"decline", ModeAuto, false, ElicitAnswer{Action: ActionDecline}, nil, "tool_error", "declined: no ticket was opened", 2, true},
+		{"decline over 2025-11-25", ModeLegacy, false, ElicitAnswer{Action: ActionDecline}, nil, "tool_error", "declined: no ticket was opened", 1, true},
+		{"cancel", ModeAuto, false, ElicitAnswer{Action: ActionCancel}, nil, "tool_error", "closed the form: no ticket was opened", 2, true},
+		{"no canned answer", ModeAuto, false, ElicitAnswer{}, ErrNoAnswer, "tool_error", "declined: no ticket was opened", 2, true},
+		{"no elicitation capability", ModeAuto, true, ElicitAnswer{}, nil, "tool_error", "No ticket was opened", 1, false},
+		{"no elicitation capability over 2025-11-25", ModeLegacy, true, ElicitAnswer{}, nil, "tool_error", "No ticket was opened", 1, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			el := &recordingElicitor{answer: tt.answer, err: tt.answerErr}
+			h := startHost(t, Options{Servers: []ServerSpec{fixture("tickets")}, Protocol: tt.mode, NoElicitation: tt.noElicitation,
+				Elicitor: el, Approver: CannedApprovals{Tools: []string{"tickets__open_ticket"}}})
+			text, ev := call(t, h, "tickets__open_ticket", `{"host": "jump-prod-02", "summary": "brute force then login"}`)
+			if ev.Outcome != tt.wantOutcome || ev.Rounds != tt.wantRounds || ev.AskedUser != tt.wantAsked {
+				t.Errorf("outcome %s, rounds %d, asked %v; want %s, %d, %v", ev.Outcome, ev.Rounds, ev.AskedUser, tt.wantOutcome, tt.wantRounds, tt.wantAsked)
+			}
+			if !strings.Contains(text, tt.wantText) {
+				t.Errorf("text = %q, want it to contain %q", text, tt.wantText)
+			}
+			if tt.wantAsked {
+				if len(el.asked) != 1 {
+					t.Fatalf("the person was asked %d times, want 1", len(el.asked))
+				}
+				q := el.asked[0]
+				if q.Server != "tickets" || q.Tool != "open_ticket" || !strings.Contains(q.Message, "jump-prod-02") {
+					t.Errorf("question = %+v, want tickets asking about jump-prod-02", q)
+				}
+			}
+			_, list := call(t, h, "tickets__list_tickets", `{}`)
+			wantTotal := 0
+			if tt.wantOutcome == "ok" {
+				wantTotal = 1
+			}
+			if !strings.Contains(list.Result, fmt.Sprintf(`"total":%d`, wantTotal)) {
+				t.Errorf("list_tickets = %s, want total %d", list.Result, wantTotal)
+			}
+		})
+	}
+}
+
+func TestEventsJoinServerLogs(t *testing.T) {
+	var hostLog, serverLog logLines
+	h := startHost(t, Options{
+		Servers: []ServerSpec{fixture("cmdb"), fixture("tickets")}, Log: &hostLog, ServerLog: &serverLog,
+		Elicitor: Canned{Answers: []CannedAnswer{{Server: "tickets", Action: ActionAccept, Content: map[string]any{"priority": "P1"}}}},
+		Approver: CannedApprovals{Tools: []string{"tickets__open_ticket"}},
+	})
+	m := script(t, `
+- call: "cmdb__get_asset {hostname: jump-prod-02}"
+- call: "tickets__open_ticket {host: jump-prod-02, summary: brute force then login}"
+- answer: Opened INC-4100.
+`)
+	res, err := h.NewConversation(m, "").Ask(context.Background(), "who owns jump-prod-02? Open a ticket for it")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.Close() // every server line is in
+	events := hostLog.entries(map[string]any{"operation": record.OpToolCall, "trace_id": res.TraceID})
+	if len(events) != 2 {
+		t.Fatalf("%d host.tool_call events for the trace, want 2", len(events))
+	}
+	want := map[string][]string{
+		"1": {"ok"},                   // get_asset
+		"2": {"input_required", "ok"}, // open_ticket: round 1 asks, round 2 opens
+	}
+	for _, ev := range events {
+		step := fmt.Sprint(ev["step"])
+		var outcomes []string
+		for _, line := range serverLog.entries(map[string]any{"trace_id": res.TraceID, "step": step}) {
+			if line["method"] == "tools/call" {
+				outcomes = append(outcomes, line["outcome"].(string))
+				if line["session_id"] != h.SessionID() {
+					t.Errorf("server line session_id = %v, want %s", line["session_id"], h.SessionID())
+				}
+			}
+		}
+		if fmt.Sprint(outcomes) != fmt.Sprint(want[step]) {
+			t.Errorf("step %s (%s): server outcomes %v, want %v", step, ev["tool"], outcomes, want[step])
+		}
+	}
+}
+
+func TestChaosNeverCrashesTheTurn(t *testing.T) {
+	opts := Options{ToolTimeout: 3 * time.Second, Approver: CannedApprovals{Tools: []string{"chaos__*"}}}
+	// Faults the server survives: the same server keeps answering.
+	t.Run("recoverable", func(t *testing.T) {
+		o := opts
+		o.Servers = []ServerSpec{fixture("chaos")}
+		h := startHost(t, o)
+		tests := []struct{ tool, wantOutcome, wantText string }{
+			{"ok", "ok", ""},
+			{"plain_error", "error", "error: "},
+			{"weird_content", "error", `error: the server's answer could not be read`},
+			{"huge", "ok", "[result cut to 4000 bytes by the host"},
+			{"hang", "timeout", "error: no answer within 3 seconds"},
+			{"ok", "ok", ""},
+		}
+		for _, tt := range tests {
+			text, ev := call(t, h, "chaos__"+tt.tool, `{}`)
+			if ev.Outcome != tt.wantOutcome || !strings.Contains(text, tt.wantText) {
+				t.Errorf("%s: outcome %s, text %q; want %s, containing %q", tt.tool, ev.Outcome, shorten(text, 300), tt.wantOutcome, tt.wantText)
+			}
+		}
+	})
+	// Faults that end the server: that call and every later call to it are
+	// errors, and the process is reaped.
+	for _, tt := range []struct{ tool, wantText string }{
+		{"crash", "error: the server chaos stopped during the call (it exited with status"},
+		{"garbage", "error: the server chaos stopped during the call"},
+	} {
+		t.Run(tt.tool, func(t *testing.T) {
+			o := opts
+			o.Servers = []ServerSpec{fixture("chaos")}
+			h := startHost(t, o)
+			pid := h.servers["chaos"].proc.cmd.Process.Pid
+			text, ev := call(t, h, "chaos__"+tt.tool, `{}`)
+			if ev.Outcome != "error" || !strings.Contains(text, tt.wantText) {
+				t.Errorf("outcome %s, text %q; want error, containing %q", ev.Outcome, text, tt.wantText)
+			}
+			text, ev = call(t, h, "chaos__ok", `{}`)
+			if ev.Outcome != "error" || ev.Rounds != 0 || !strings.HasPrefix(text, "error: the server chaos is not running (it ") {
+				t.Errorf("later call: outcome %s, rounds %d, text %q; want error, 0, not running", ev.Outcome, ev.Rounds, text)
+			}
+			h.Close()
+			if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+				t.Errorf("the chaos server (pid %d) is still there after Close: %v", pid, err)
+			}
+		})
+	}
+}

@@ -1,0 +1,224 @@
+// Package host is an MCP host: it starts MCP servers, one client each,
+// gathers their tools into one namespaced table, hands that table to a model,
+// runs the calls the model proposes with every check the host owes the
+// person, and asks the person, never the model, when a server needs a
+// decision.
+//
+// What it owns, in the order a call meets it:
+//   - servers: stdio child processes (own pipes, own process group, always
+//     reaped, short terminate grace) or Streamable HTTP endpoints, connected
+//     concurrently with a deadline; protocol modes auto, legacy and pinned;
+//     the negotiated revision recorded per server;
+//   - the tool table: server__tool names, sanitised, collisions refused,
+//     allow/deny lists, description overrides, definitions rendered once;
+//   - the call: unknown names, bad arguments, approval for effects, the
+//     per-round timeout, protocol errors, tool errors, dead servers, the
+//     input_required rounds run by the host itself, the result budget;
+//   - the person: Elicitor and Approver, one question at a time;
+//   - the turn loop (Conversation), and events: one host.tool_call record per
+//     call and one host.model_request record per model request, joinable
+//     with the servers' logs on trace_id + step through the request _meta.
+package host
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"hosteval/internal/model"
+	"hosteval/internal/record"
+)
+
+// Version is hosteval's version, sent as clientInfo.version.
+const Version = "0.1.0"
+
+// Host is a running MCP host. Create it with Start and stop it with Close.
+// Its methods are safe for concurrent use, but a Conversation is not.
+type Host struct {
+	opts      Options
+	sessionID string
+	servers   map[string]*serverConn
+	order     []*serverConn
+	table     *toolTable
+	wire      *wireTrace
+
+	logMu    sync.Mutex // serialises Log and ServerLog writes
+	personMu sync.Mutex // one question to the person at a time
+	stepMu   sync.Mutex
+}
+
+// Start starts and connects every server concurrently, lists their tools and
+// builds the table. A server that fails to connect does not stop the others:
+// it is in Servers with its error, and offers no tools. Start fails only for
+// what makes the whole host unusable: a tool name collision, or ctx ending.
+func Start(ctx context.Context, opts Options) (*Host, error) {
+	opts = opts.withDefaults()
+	h := &Host{opts: opts, sessionID: opts.SessionID, servers: map[string]*serverConn{}}
+	if h.sessionID == "" {
+		h.sessionID = NewID()
+	}
+	if opts.Wire != nil {
+		h.wire = &wireTrace{w: opts.Wire, start: time.Now()}
+	}
+	seen := map[string]bool{}
+	for _, spec := range opts.Servers {
+		if seen[spec.Name] {
+			return nil, fmt.Errorf("two servers are named %q", spec.Name)
+		}
+		seen[spec.Name] = true
+	}
+
+	conns := make([]*serverConn, len(opts.Servers))
+	var g errgroup.Group
+	for i, spec := range opts.Servers {
+		g.Go(func() error {
+			var s *serverConn
+			var err error
+			if spec.Shareable && opts.Pool != nil {
+				s, err = opts.Pool.get(ctx, spec, opts)
+			} else {
+				s, err = h.connect(ctx, spec)
+			}
+			conns[i] = s
+			if err != nil {
+				h.logf(slog.LevelWarn, "server did not connect", "server", spec.Name, "error", err.Error())
+			}
+			return nil
+		})
+	}
+	g.Wait()
+	for _, s := range conns {
+		h.servers[s.spec.Name] = s
+		h.order = append(h.order, s)
+		h.emitJSON(s.info)
+	}
+	if err := ctx.Err(); err != nil {
+		h.Close()
+		return nil, err
+	}
+	table, err := buildTable(h.order, opts)
+	if err != nil {
+		h.Close()
+		return nil, err
+	}
+	h.table = table
+	for _, s := range h.order {
+		if s.session != nil {
+			h.step("host", fmt.Sprintf("discovered %d tools: %s", len(s.tools), toolNames(s)),
+				map[string]any{"protocol": s.info.Protocol, "server": s.spec.Name})
+		}
+	}
+	return h, nil
+}
+
+func toolNames(s *serverConn) string {
+	names := ""
+	for i, t := range s.tools {
+		if i > 0 {
+			names += ", "
+		}
+		names += t.Name
+	}
+	return names
+}
+
+// Close stops every server, concurrently, and waits until each is reaped.
+func (h *Host) Close() error {
+	var wg sync.WaitGroup
+	for _, s := range h.order {
+		if !s.shared {
+			wg.Go(s.close)
+		}
+	}
+	wg.Wait()
+	return nil
+}
+
+// SessionID is the host session's id, as sent in every request's _meta.
+func (h *Host) SessionID() string { return h.sessionID }
+
+// Servers describes every server connection, in the order they were given.
+func (h *Host) Servers() []record.Server {
+	out := make([]record.Server, len(h.order))
+	for i, s := range h.order {
+		out[i] = s.info
+	}
+	return out
+}
+
+// Tools returns the whole table, offered or not, in a stable order.
+func (h *Host) Tools() []*Tool { return h.table.ordered }
+
+// Offered returns the tools offered to the model.
+func (h *Host) Offered() []*Tool { return h.table.offered }
+
+// ToolsJSON returns the tools array exactly as it is sent with every model
+// request.
+func (h *Host) ToolsJSON() []byte { return h.table.json }
+
+// ToolDefs measures the tools array sent with every model request.
+func (h *Host) ToolDefs() record.ToolDefs {
+	return record.ToolDefs{Tools: len(h.table.offered), Bytes: len(h.table.json), Tokens: h.table.tokens}
+}
+
+// UnknownNames lists names given in the allow and deny lists or the
+// description overrides that are not in the table.
+func (h *Host) UnknownNames() []string { return h.table.unknown }
+
+// ModelTools returns the offered tools in the model's shape.
+func (h *Host) ModelTools() []model.Tool { return h.table.modelTools() }
+
+// NewID returns a random 128-bit id as 32 hex digits: the shape of a W3C
+// trace id, used for sessions and traces alike.
+func NewID() string {
+	var b [16]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// emit logs a call's event. The log line carries argument keys, not values,
+// and no result text: logs are for joining and counting, and arguments and
+// results may hold what a log should not. Records keep both.
+func (h *Host) emit(ev record.Call) {
+	ev.Arguments, ev.Result = nil, ""
+	h.emitJSON(ev)
+}
+
+func (h *Host) emitJSON(v any) {
+	if h.opts.Log == nil {
+		return
+	}
+	data, err := json.Marshal(v)
+	if err != nil {
+		return
+	}
+	h.logMu.Lock()
+	h.opts.Log.Write(append(data, '\n'))
+	h.logMu.Unlock()
+}
+
+// logf writes a plain log line in the same JSON-lines stream.
+func (h *Host) logf(level slog.Level, msg string, args ...any) {
+	if h.opts.Log == nil {
+		return
+	}
+	h.logMu.Lock()
+	defer h.logMu.Unlock()
+	slog.New(slog.NewJSONHandler(h.opts.Log, nil)).Log(context.Background(), level, msg, args...)
+}
+
+func (h *Host) step(who, text string, data map[string]any) {
+	if h.opts.Steps == nil {
+		return
+	}
+	h.stepMu.Lock()
+	defer h.stepMu.Unlock()
+	h.opts.Steps(Step{Who: who, Text: text, Data: data})
+}

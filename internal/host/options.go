@@ -1,0 +1,177 @@
+package host
+
+import (
+	"fmt"
+	"io"
+	"time"
+)
+
+// Mode is how the host agrees on a protocol revision with each server.
+type Mode string
+
+const (
+	// ModeAuto sends server/discover for 2026-07-28 and falls back to the
+	// 2025-11-25 initialize handshake. A server that never answers discover is
+	// restarted and connected as legacy.
+	ModeAuto Mode = "auto"
+	// ModeLegacy forces the 2025-11-25 initialize handshake.
+	ModeLegacy Mode = "legacy"
+	// ModePinned accepts only 2026-07-28: an older server is a version
+	// failure naming what it offered, never a quiet downgrade.
+	ModePinned Mode = "2026-07-28"
+)
+
+// Protocol revisions the host speaks.
+const (
+	Revision20260728 = "2026-07-28"
+	Revision20251125 = "2025-11-25"
+)
+
+// ParseMode parses a protocol mode as written in flags and scenario files.
+func ParseMode(s string) (Mode, error) {
+	switch Mode(s) {
+	case ModeAuto, ModeLegacy, ModePinned:
+		return Mode(s), nil
+	case "":
+		return ModeAuto, nil
+	case "2025-11-25":
+		return ModeLegacy, nil
+	}
+	return "", fmt.Errorf("unknown protocol mode %q (want auto, legacy or 2026-07-28)", s)
+}
+
+// ServerSpec says how to start or reach one server.
+type ServerSpec struct {
+	// Name is the server's name in the host: the prefix of its tools.
+	Name string
+	// Command, Args, Env and Dir start a stdio server. Env entries
+	// ("KEY=value") are added to a minimal environment (see InheritEnv).
+	Command string
+	Args    []string
+	Env     []string
+	Dir     string
+	// InheritEnv passes the host's whole environment to the server. By
+	// default a server gets only what a program needs to run (PATH, HOME,
+	// locale, temp folder, ...) and its Env: a server can hand anything it
+	// sees to the model (server-everything's get-env tool does), and the
+	// host's environment holds API keys.
+	InheritEnv bool
+	// URL reaches a Streamable HTTP server instead; Headers are sent with
+	// every request.
+	URL     string
+	Headers map[string]string
+	// AutoRun lists the server's tools (by their own names) that run without
+	// asking the person. Nil means the tools whose annotations say read-only;
+	// an empty, non-nil list means none; "*" means all.
+	AutoRun []string
+	// Shareable marks a server that may be kept running and used by many
+	// hosts through a Pool: a stateless server, or a slow-starting one whose
+	// state the scenarios do not depend on. Without a Pool it is ignored.
+	Shareable bool
+}
+
+// Options configure a Host. The zero value of every field is a usable default.
+type Options struct {
+	Servers  []ServerSpec
+	Protocol Mode
+	// ConnectTimeout bounds starting and connecting one server (default 10s).
+	ConnectTimeout time.Duration
+	// DiscoverTimeout bounds the server/discover attempt in auto mode before
+	// the server is restarted as legacy (default: half of ConnectTimeout).
+	DiscoverTimeout time.Duration
+	// ToolTimeout bounds the wait for each round of a tool call (default 10s).
+	ToolTimeout time.Duration
+	// MaxResultBytes is the result budget (default 4,000; negative: none).
+	MaxResultBytes int
+	// MaxArgBytes bounds the arguments of one call (default 16 KiB).
+	MaxArgBytes int
+	// MaxRounds bounds the rounds of one multi-round-trip call (default 4).
+	MaxRounds int
+	// MaxSteps bounds the model requests of one turn (default 8).
+	MaxSteps int
+	// Allow, if not empty, lists the namespaced tools the model is offered;
+	// Deny removes tools from what is offered. A tool not offered is unknown
+	// to the model: calling it sends nothing.
+	Allow []string
+	Deny  []string
+	// Descriptions replace the server's description of a tool (by namespaced
+	// name), for A/B tests of descriptions.
+	Descriptions map[string]string
+	// NoElicitation makes the host declare no elicitation capability at all.
+	NoElicitation bool
+	// Elicitor answers servers' questions (default: decline all).
+	Elicitor Elicitor
+	// Approver decides on tools that are not on their server's auto-run
+	// list (default: deny all).
+	Approver Approver
+	// SessionID identifies the host session in events and _meta (default random).
+	SessionID string
+	// Log receives the host's events as JSON lines (host.connect,
+	// host.tool_call, host.model_request).
+	Log io.Writer
+	// ServerLog receives every server's stderr, one JSON line per line: lines
+	// that are JSON objects pass through, others are wrapped.
+	ServerLog io.Writer
+	// Wire, if set, receives every JSON-RPC message exchanged with every
+	// server, and the servers' stderr lines, as JSON lines.
+	Wire io.Writer
+	// Steps, if set, is told of each step of a turn as it happens (the
+	// chat's "[model] wants ..." lines). It is called from one goroutine at a time.
+	Steps func(Step)
+	// TerminateGrace is how long a stdio server gets to exit after its input
+	// is closed before it is signalled (default 100ms).
+	TerminateGrace time.Duration
+	// ClientName is the clientInfo name sent to servers (default "hosteval").
+	ClientName string
+	// Pool, if set, supplies the Shareable servers, already running; the
+	// host uses them and leaves them running when it closes.
+	Pool *Pool
+}
+
+// Step is one line of a turn as a person follows it: who acted, what
+// happened, and details.
+type Step struct {
+	Who  string // host, model, server
+	Text string
+	Data map[string]any
+}
+
+func (o Options) withDefaults() Options {
+	if o.Protocol == "" {
+		o.Protocol = ModeAuto
+	}
+	if o.ConnectTimeout <= 0 {
+		o.ConnectTimeout = 10 * time.Second
+	}
+	if o.DiscoverTimeout <= 0 {
+		o.DiscoverTimeout = o.ConnectTimeout / 2
+	}
+	if o.ToolTimeout <= 0 {
+		o.ToolTimeout = 10 * time.Second
+	}
+	if o.MaxResultBytes == 0 {
+		o.MaxResultBytes = 4000
+	}
+	if o.MaxArgBytes <= 0 {
+		o.MaxArgBytes = 16 << 10
+	}
+	if o.MaxRounds <= 0 {
+		o.MaxRounds = 4
+	}
+	if o.MaxSteps <= 0 {
+		o.MaxSteps = 8
+	}
+	if o.Elicitor == nil {
+		o.Elicitor = DeclineAll{}
+	}
+	if o.Approver == nil {
+		o.Approver = DenyAll{}
+	}
+	if o.TerminateGrace <= 0 {
+		o.TerminateGrace = 100 * time.Millisecond
+	}
+	if o.ClientName == "" {
+		o.ClientName = "hosteval"
+	}
+	return o
+}

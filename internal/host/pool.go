@@ -1,0 +1,117 @@
+package host
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Pool keeps Shareable servers running for many hosts, so that a batch of
+// cases pays for starting a slow server once. A shared server is connected
+// once per distinct configuration (spec, protocol mode, elicitation on or
+// off) and is never reset: it keeps whatever state earlier cases left, which
+// is why only stateless servers, or servers whose state no expectation reads,
+// should be marked shareable.
+//
+// Questions from a shared server go to the host whose call is in flight on
+// it, or are declined when none is (a 2025-11-25 server's elicitation/create
+// names no call). A shared server that died is started again on next use.
+type Pool struct {
+	opts Options // ServerLog, Wire, ConnectTimeout, TerminateGrace, ClientName
+
+	mu    sync.Mutex
+	conns map[string]*poolEntry
+}
+
+type poolEntry struct {
+	once sync.Once
+	conn *serverConn
+	err  error
+	// owner is the host used to connect: its options decide the client's
+	// capabilities and where stderr goes.
+	owner *Host
+}
+
+// NewPool returns an empty pool. Of opts, it uses the connection settings
+// (timeouts, terminate grace, client name) and the ServerLog and Wire
+// writers, which receive every shared server's stderr and traffic.
+func NewPool(opts Options) *Pool {
+	return &Pool{opts: opts, conns: map[string]*poolEntry{}}
+}
+
+func poolKey(spec ServerSpec, mode Mode, noElicitation bool) string {
+	return strings.Join([]string{
+		spec.Name, spec.Command, strings.Join(spec.Args, "\x00"), strings.Join(spec.Env, "\x00"), spec.Dir,
+		spec.URL, fmt.Sprint(spec.Headers), strings.Join(spec.AutoRun, ","), string(mode), fmt.Sprint(noElicitation),
+	}, "\x01")
+}
+
+// get returns a connected server for spec, starting it on first use (or
+// after it died). Concurrent callers for one configuration share one start.
+func (p *Pool) get(ctx context.Context, spec ServerSpec, hostOpts Options) (*serverConn, error) {
+	key := poolKey(spec, hostOpts.Protocol, hostOpts.NoElicitation)
+	p.mu.Lock()
+	e := p.conns[key]
+	var dead *serverConn
+	if e != nil && e.conn != nil && e.conn.deadReason() != "" {
+		dead, e = e.conn, nil
+	}
+	if e == nil {
+		e = &poolEntry{}
+		p.conns[key] = e
+	}
+	p.mu.Unlock()
+	if dead != nil {
+		dead.close() // its process has ended: this only reaps it
+	}
+	e.once.Do(func() {
+		o := p.opts
+		o.Protocol, o.NoElicitation = hostOpts.Protocol, hostOpts.NoElicitation
+		o = o.withDefaults()
+		// The owner is a host of its own that only connects. A question
+		// from the server goes to the host whose call is in flight on it
+		// (see Host.legacyElicit), not to the owner.
+		e.owner = &Host{opts: o, servers: map[string]*serverConn{}}
+		if o.Wire != nil {
+			e.owner.wire = &wireTrace{w: o.Wire, start: time.Now()}
+		}
+		// The server outlives the case that started it: only the connect
+		// deadline bounds its start, not the case's context.
+		e.conn, e.err = e.owner.connect(context.WithoutCancel(ctx), spec)
+		if e.conn != nil {
+			e.owner.servers[spec.Name] = e.conn
+			e.conn.shared = true
+			e.conn.info.Shared = true
+		}
+	})
+	if e.err != nil {
+		p.mu.Lock()
+		if p.conns[key] == e {
+			delete(p.conns, key) // let a later case try again
+		}
+		p.mu.Unlock()
+		return e.conn, e.err
+	}
+	return e.conn, nil
+}
+
+// Close stops every shared server and waits until each is reaped.
+func (p *Pool) Close() error {
+	p.mu.Lock()
+	entries := make([]*poolEntry, 0, len(p.conns))
+	for _, e := range p.conns {
+		entries = append(entries, e)
+	}
+	p.conns = map[string]*poolEntry{}
+	p.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, e := range entries {
+		if e.conn != nil {
+			wg.Go(e.conn.close)
+		}
+	}
+	wg.Wait()
+	return nil
+}

@@ -1,0 +1,9 @@
+package host
+
+import "syscall"
+
+// processAttr puts a server in its own process group, and has the kernel
+// kill it if the host dies without stopping it (a second Ctrl-C, a crash).
+func processAttr() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+}

@@ -1,0 +1,9 @@
+//go:build !linux
+
+package host
+
+import "syscall"
+
+func processAttr() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Setpgid: true}
+}

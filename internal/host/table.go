@@ -1,0 +1,176 @@
+package host
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"hosteval/internal/model"
+	"hosteval/internal/tokens"
+)
+
+// Tool is one entry of the host's tool table.
+type Tool struct {
+	// Name is the namespaced name the model sees: server__tool, sanitised.
+	Name   string
+	Server string
+	// MCP is the tool as its server listed it.
+	MCP *mcp.Tool
+	// Description is the description as sent to the model.
+	Description string
+	// AutoRun is set when the tool runs without asking the person.
+	AutoRun bool
+	// Offered is set when the model is offered the tool (allow/deny lists).
+	Offered bool
+	// Def is the tool's OpenAI-format definition, exactly as it stands in
+	// the tools array; Bytes and Tokens measure it.
+	Def    json.RawMessage
+	Bytes  int
+	Tokens int
+}
+
+var notAllowedInName = regexp.MustCompile(`[^a-zA-Z0-9_-]`)
+
+// Namespaced returns the name the model sees for a server's tool:
+// server__tool, made safe for OpenAI tool names (^[a-zA-Z0-9_-]{1,64}$).
+func Namespaced(server, tool string) string {
+	name := notAllowedInName.ReplaceAllString(server+"__"+tool, "_")
+	if len(name) > 64 {
+		name = name[:64]
+	}
+	return name
+}
+
+// toolTable is the host's table: every tool of every connected server, and
+// the rendered definitions of those offered to the model.
+type toolTable struct {
+	all     map[string]*Tool
+	ordered []*Tool // in server order, then the server's order
+	offered []*Tool
+	// json is the tools array as sent with every model request.
+	json   []byte
+	tokens int
+	// unknown lists names in the allow/deny lists and description overrides
+	// that are not in the table.
+	unknown []string
+}
+
+// buildTable namespaces every tool, refuses collisions, applies the
+// allow/deny lists and description overrides, and renders the definitions
+// once: every model request then sends these same bytes.
+func buildTable(servers []*serverConn, opts Options) (*toolTable, error) {
+	t := &toolTable{all: map[string]*Tool{}}
+	for _, s := range servers {
+		if s.session == nil {
+			continue
+		}
+		autoRun := autoRunSet(s)
+		for _, mt := range s.tools {
+			name := Namespaced(s.spec.Name, mt.Name)
+			if prev, ok := t.all[name]; ok {
+				return nil, fmt.Errorf("tool %q of server %s and tool %q of server %s both become %q: rename one, or give a server another name",
+					prev.MCP.Name, prev.Server, mt.Name, s.spec.Name, name)
+			}
+			tool := &Tool{Name: name, Server: s.spec.Name, MCP: mt, AutoRun: autoRun(mt)}
+			t.all[name] = tool
+			t.ordered = append(t.ordered, tool)
+		}
+	}
+	for _, name := range slices.Concat(opts.Allow, opts.Deny, sortedKeys(opts.Descriptions)) {
+		if _, ok := t.all[name]; !ok && !slices.Contains(t.unknown, name) {
+			t.unknown = append(t.unknown, name)
+		}
+	}
+	var defs [][]byte
+	for _, tool := range t.ordered {
+		tool.Offered = (len(opts.Allow) == 0 || slices.Contains(opts.Allow, tool.Name)) && !slices.Contains(opts.Deny, tool.Name)
+		desc := tool.MCP.Description
+		if d, ok := opts.Descriptions[tool.Name]; ok {
+			desc = d
+		}
+		tool.Description = strings.TrimSpace("[" + tool.Server + "] " + desc)
+		def, err := renderDef(tool.Name, tool.Description, tool.MCP.InputSchema)
+		if err != nil {
+			return nil, fmt.Errorf("render tool %s: %w", tool.Name, err)
+		}
+		tool.Def, tool.Bytes, tool.Tokens = def, len(def), tokens.Count(string(def))
+		if tool.Offered {
+			t.offered = append(t.offered, tool)
+			defs = append(defs, def)
+		}
+	}
+	t.json = append(append([]byte("["), bytes.Join(defs, []byte(","))...), ']')
+	t.tokens = tokens.Count(string(t.json))
+	return t, nil
+}
+
+// renderDef renders one tool in the OpenAI function-tool format. HTML
+// escaping is off: the endpoint would receive \u003c for every "<", which
+// costs bytes and tokens and means nothing to the model.
+func renderDef(name, description string, schema any) (json.RawMessage, error) {
+	if schema == nil {
+		schema = map[string]any{"type": "object", "properties": map[string]any{}}
+	}
+	def := struct {
+		Type     string `json:"type"`
+		Function struct {
+			Name        string `json:"name"`
+			Description string `json:"description"`
+			Parameters  any    `json:"parameters"`
+		} `json:"function"`
+	}{Type: "function"}
+	def.Function.Name, def.Function.Description, def.Function.Parameters = name, description, schema
+	return marshalCompact(def)
+}
+
+// marshalCompact encodes v as compact JSON without HTML escaping.
+func marshalCompact(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(buf.Bytes(), "\n"), nil
+}
+
+// autoRunSet returns whether a tool of s runs without asking: those on its
+// auto-run list, by default its read-only tools.
+func autoRunSet(s *serverConn) func(*mcp.Tool) bool {
+	list := s.spec.AutoRun
+	return func(t *mcp.Tool) bool {
+		if list == nil {
+			return t.Annotations != nil && t.Annotations.ReadOnlyHint
+		}
+		return slices.Contains(list, "*") || slices.Contains(list, t.Name)
+	}
+}
+
+// modelTools returns the offered tools in the model's shape.
+func (t *toolTable) modelTools() []model.Tool {
+	out := make([]model.Tool, len(t.offered))
+	for i, tool := range t.offered {
+		var def struct {
+			Function struct {
+				Parameters json.RawMessage `json:"parameters"`
+			} `json:"function"`
+		}
+		json.Unmarshal(tool.Def, &def)
+		out[i] = model.Tool{Name: tool.Name, Description: tool.Description, Parameters: def.Function.Parameters}
+	}
+	return out
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}

@@ -1,0 +1,151 @@
+package host
+
+import (
+	"context"
+	"fmt"
+	"log"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// The host's own test server: the test binary re-executed as a stdio MCP
+// server (as the go-sdk's tests do), for behaviour the fixture servers in
+// servers/ have no reason to show: url-mode questions, two questions in one
+// round, state-only retries, a server that never stops asking, tool names
+// that collide once sanitised, and a paginating tools/list.
+
+const testServerEnv = "HOSTEVAL_HOST_TEST_SERVER"
+
+// fixtureBin is the folder of the fixture servers' binaries, built once.
+var fixtureBin string
+
+func TestMain(m *testing.M) {
+	if os.Getenv(testServerEnv) != "" {
+		runTestServer()
+		return
+	}
+	os.Exit(runTests(m))
+}
+
+func runTests(m *testing.M) int {
+	dir, err := os.MkdirTemp("", "hosteval-fixtures-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	// The fixture servers are the host's peers in these tests: real
+	// processes over stdio, built without -race (they are not under test).
+	cmd := exec.Command("go", "build", "-o", dir+"/", "../../servers/cmdb", "../../servers/tickets",
+		"../../servers/support", "../../servers/legacy", "../../servers/chaos")
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Run(); err != nil {
+		fmt.Fprintf(os.Stderr, "build fixture servers: %v\n", err)
+		return 1
+	}
+	fixtureBin = dir
+	return m.Run()
+}
+
+// fixture returns a spec that starts the fixture server name.
+func fixture(name string, env ...string) ServerSpec {
+	return ServerSpec{Name: name, Command: filepath.Join(fixtureBin, name), Env: env}
+}
+
+// testServerSpec returns a spec that starts the test server.
+func testServerSpec(t testing.TB, name string, env ...string) ServerSpec {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ServerSpec{Name: name, Command: exe, Env: append([]string{testServerEnv + "=1"}, env...)}
+}
+
+type empty struct{}
+
+type echoOut struct {
+	Answers map[string]any `json:"answers,omitempty"`
+	Rounds  int            `json:"rounds"`
+}
+
+func runTestServer() {
+	s := mcp.NewServer(&mcp.Implementation{Name: "hosttest", Version: "1"}, nil)
+	readOnly := &mcp.ToolAnnotations{ReadOnlyHint: true}
+	form := func(msg string) *mcp.ElicitParams {
+		return &mcp.ElicitParams{Message: msg, RequestedSchema: map[string]any{
+			"type": "object",
+			"properties": map[string]any{
+				"color": map[string]any{"type": "string", "enum": []any{"red", "blue"}},
+				"size":  map[string]any{"type": "integer", "default": 3},
+			},
+		}}
+	}
+	answers := func(req *mcp.CallToolRequest) map[string]any {
+		out := map[string]any{}
+		for k, v := range req.Params.InputResponses {
+			if r, ok := v.(*mcp.ElicitResult); ok {
+				out[k] = map[string]any{"action": r.Action, "content": r.Content}
+			}
+		}
+		return out
+	}
+	rounds := func(req *mcp.CallToolRequest) int {
+		n, _ := strconv.Atoi(req.Params.RequestState)
+		return n
+	}
+
+	mcp.AddTool(s, &mcp.Tool{Name: "two_questions", Annotations: readOnly},
+		func(_ context.Context, req *mcp.CallToolRequest, _ empty) (*mcp.CallToolResult, echoOut, error) {
+			if len(req.Params.InputResponses) == 0 {
+				return &mcp.CallToolResult{RequestState: "1", InputRequests: mcp.InputRequestMap{
+					"first": form("first question"), "second": form("second question"),
+				}}, echoOut{}, nil
+			}
+			return nil, echoOut{Answers: answers(req), Rounds: 2}, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "url_ask", Annotations: readOnly},
+		func(_ context.Context, req *mcp.CallToolRequest, _ empty) (*mcp.CallToolResult, echoOut, error) {
+			if len(req.Params.InputResponses) == 0 {
+				return &mcp.CallToolResult{RequestState: "1", InputRequests: mcp.InputRequestMap{
+					"login": &mcp.ElicitParams{Mode: "url", Message: "sign in", URL: "https://example.com/login", ElicitationID: "e1"},
+				}}, echoOut{}, nil
+			}
+			return nil, echoOut{Answers: answers(req), Rounds: 2}, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "state_only", Annotations: readOnly},
+		func(_ context.Context, req *mcp.CallToolRequest, _ empty) (*mcp.CallToolResult, echoOut, error) {
+			if n := rounds(req); n < 2 {
+				// Shed load twice: no questions, just come back.
+				return &mcp.CallToolResult{RequestState: strconv.Itoa(n + 1), InputRequests: mcp.InputRequestMap{}}, echoOut{}, nil
+			}
+			return nil, echoOut{Rounds: 3}, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "ask_forever", Annotations: readOnly},
+		func(_ context.Context, req *mcp.CallToolRequest, _ empty) (*mcp.CallToolResult, echoOut, error) {
+			n := rounds(req) + 1
+			return &mcp.CallToolResult{RequestState: strconv.Itoa(n), InputRequests: mcp.InputRequestMap{
+				"again": form(fmt.Sprintf("question %d", n)),
+			}}, echoOut{}, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "write_thing"}, // not read-only: needs approval
+		func(_ context.Context, _ *mcp.CallToolRequest, _ empty) (*mcp.CallToolResult, echoOut, error) {
+			return nil, echoOut{Rounds: 1}, nil
+		})
+	if os.Getenv("HOSTTEST_COLLIDE") != "" {
+		for _, name := range []string{"a.b", "a_b"} {
+			mcp.AddTool(s, &mcp.Tool{Name: name, Annotations: readOnly},
+				func(context.Context, *mcp.CallToolRequest, empty) (*mcp.CallToolResult, echoOut, error) {
+					return nil, echoOut{}, nil
+				})
+		}
+	}
+	if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
+		log.Fatal(err)
+	}
+}

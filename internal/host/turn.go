@@ -1,0 +1,113 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"hosteval/internal/model"
+	"hosteval/internal/record"
+)
+
+// StoppedText is the answer of a turn that reached max_steps.
+const StoppedText = "(stopped: reached max_steps)"
+
+// Conversation is one conversation with a model through the host: the
+// messages so far and the model. It is not safe for concurrent use.
+type Conversation struct {
+	h        *Host
+	model    model.Model
+	messages []model.Message
+	turns    int
+}
+
+// NewConversation starts a conversation with m, with an optional system prompt.
+func (h *Host) NewConversation(m model.Model, system string) *Conversation {
+	c := &Conversation{h: h, model: m}
+	if system != "" {
+		c.messages = append(c.messages, model.Message{Role: model.RoleSystem, Content: system})
+	}
+	return c
+}
+
+// Messages returns the conversation so far.
+func (c *Conversation) Messages() []model.Message { return c.messages }
+
+// TurnResult is what one user turn produced.
+type TurnResult struct {
+	Answer   string
+	TraceID  string
+	Calls    []record.Call
+	Requests []record.ModelRequest
+	// Steps counts the tool calls of the turn.
+	Steps int
+	// Stopped is set when the turn reached max_steps.
+	Stopped bool
+	MS      float64
+}
+
+// Ask runs one user turn: the model proposes, the host decides and runs,
+// until the model answers or max_steps model requests were made. One trace
+// per turn; step counts the turn's tool calls. A model error (the endpoint
+// failed for good) ends the turn with that error and what happened so far.
+func (c *Conversation) Ask(ctx context.Context, question string) (TurnResult, error) {
+	h := c.h
+	c.turns++
+	start := time.Now()
+	res := TurnResult{TraceID: NewID()}
+	c.messages = append(c.messages, model.Message{Role: model.RoleUser, Content: question})
+	tools := h.table.modelTools()
+	defs := h.ToolDefs()
+	for i := 1; i <= h.opts.MaxSteps; i++ {
+		req := model.Request{Messages: c.messages, Tools: tools, ToolsJSON: h.table.json}
+		t0 := time.Now()
+		resp, err := c.model.Next(ctx, req)
+		mr := record.ModelRequest{
+			Operation: record.OpModelRequest, Time: t0.UTC(), SessionID: h.sessionID, TraceID: res.TraceID,
+			Turn: c.turns, Index: i, Model: c.model.Name(), Messages: len(req.Messages),
+			ToolDefBytes: defs.Bytes, ToolDefTokens: defs.Tokens, MS: round1(msSince(t0)),
+			ToolCalls: len(resp.ToolCalls), Usage: resp.Usage,
+		}
+		if err != nil {
+			mr.Error = err.Error()
+		}
+		h.emitJSON(mr)
+		res.Requests = append(res.Requests, mr)
+		if err != nil {
+			res.MS = msSince(start)
+			return res, fmt.Errorf("model %s: %w", c.model.Name(), err)
+		}
+		if len(resp.ToolCalls) == 0 {
+			c.messages = append(c.messages, model.Message{Role: model.RoleAssistant, Content: resp.Text})
+			h.step("model", "final answer", nil)
+			res.Answer = resp.Text
+			res.MS = msSince(start)
+			return res, nil
+		}
+		c.messages = append(c.messages, model.Message{Role: model.RoleAssistant, Content: resp.Text, ToolCalls: resp.ToolCalls})
+		// Calls of one message run one after another, in order: the person
+		// sees one question at a time, steps are numbered as proposed, and a
+		// 2025-11-25 server's question is counted against the right call.
+		for _, tc := range resp.ToolCalls {
+			res.Steps++
+			h.step("model", "wants "+tc.Name, map[string]any{"arguments": rawOrText(tc.Arguments)})
+			text, ev := h.Call(ctx, CallRequest{Name: tc.Name, Arguments: tc.Arguments, TraceID: res.TraceID, Step: res.Steps})
+			res.Calls = append(res.Calls, ev)
+			c.messages = append(c.messages, model.Message{Role: model.RoleTool, Content: text, ToolCallID: tc.ID, Name: tc.Name})
+		}
+	}
+	h.step("host", "stopped: reached max_steps", map[string]any{"max_steps": h.opts.MaxSteps})
+	res.Answer, res.Stopped = StoppedText, true
+	c.messages = append(c.messages, model.Message{Role: model.RoleAssistant, Content: StoppedText})
+	res.MS = msSince(start)
+	return res, nil
+}
+
+// rawOrText shows arguments as JSON when they are, and as text when not.
+func rawOrText(s string) any {
+	if json.Valid([]byte(s)) {
+		return json.RawMessage(s)
+	}
+	return s
+}

@@ -1,0 +1,86 @@
+// Package model holds the models that propose tool calls to the host, behind
+// one small interface: scripted (exact calls a test wants), rules (regular
+// expressions on the question and answer templates over results) and openai
+// (any OpenAI-compatible Chat Completions endpoint).
+//
+// A model only ever proposes. It never sees a server, a person or an
+// elicitation; the host decides what runs and what the model is told.
+package model
+
+import (
+	"context"
+	"encoding/json"
+
+	"hosteval/internal/record"
+)
+
+// Model proposes the next step of a conversation: tool calls, or an answer.
+type Model interface {
+	// Name identifies the model in results (e.g. "scripted", "openai:gpt-oss-120b").
+	Name() string
+	// Next returns the model's next message for the conversation so far.
+	Next(ctx context.Context, req Request) (Response, error)
+}
+
+// Roles of a [Message].
+const (
+	RoleSystem    = "system"
+	RoleUser      = "user"
+	RoleAssistant = "assistant"
+	RoleTool      = "tool"
+)
+
+// Message is one message of a conversation, in the Chat Completions shape.
+type Message struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+	// ToolCalls are the calls an assistant message proposed.
+	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
+	// ToolCallID ties a tool message to the call it answers.
+	ToolCallID string `json:"tool_call_id,omitempty"`
+	// Name is the tool a tool message answers. It is for local models'
+	// convenience and is not sent to an endpoint.
+	Name string `json:"-"`
+}
+
+// ToolCall is one call proposed by the model.
+type ToolCall struct {
+	ID   string `json:"id"`
+	Name string `json:"name"`
+	// Arguments is the arguments text exactly as the model wrote it: it may
+	// be invalid JSON, and the host, not the model, checks it.
+	Arguments string `json:"arguments"`
+}
+
+// Tool is one tool definition offered to the model.
+type Tool struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	Parameters  json.RawMessage `json:"parameters"`
+}
+
+// Request is what the host sends the model for one step.
+type Request struct {
+	Messages []Message
+	Tools    []Tool
+	// ToolsJSON is the tools array exactly as the host rendered it, in the
+	// OpenAI format. A model that talks to an endpoint sends these bytes
+	// unchanged, so the host's measured tool-definition cost is what the
+	// endpoint receives.
+	ToolsJSON json.RawMessage
+}
+
+// Response is the model's next message: an answer (Text, no ToolCalls) or
+// one or more tool calls to run in parallel (Text may hold commentary).
+type Response struct {
+	Text      string
+	ToolCalls []ToolCall
+	// Usage is the token usage the endpoint reported, nil when unknown.
+	Usage *record.Usage
+}
+
+var (
+	_ Model = (*Scripted)(nil)
+	_ Model = (*Rules)(nil)
+	_ Model = (*OpenAI)(nil)
+)

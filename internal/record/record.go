@@ -1,0 +1,244 @@
+// Package record owns the flat result records that hosteval writes and reads:
+// the host's per-call and per-model-request events, and the per-case Record
+// that the runner appends to records.jsonl the moment a case ends.
+//
+// It is a leaf package on purpose. The host emits these types, the runner
+// writes them, and internal/report reads them back without importing anything
+// that runs servers or models, so every report can be rebuilt from a results
+// folder alone (also one from an interrupted run).
+//
+// The JSON tags are the stable, versioned schema ([SchemaVersion]). Adding a
+// field is compatible; renaming or removing one needs a new version.
+package record
+
+import "time"
+
+// SchemaVersion is the version of the JSON schema of [Record] and the events.
+const SchemaVersion = 1
+
+// Operation names, as they appear in the "operation" field of log lines.
+const (
+	OpToolCall     = "host.tool_call"
+	OpModelRequest = "host.model_request"
+	OpConnect      = "host.connect"
+)
+
+// Outcomes of one tool call, as the host saw it.
+const (
+	OutcomeOK           = "ok"            // the server answered with a result
+	OutcomeToolError    = "tool_error"    // the server answered with isError: true
+	OutcomeError        = "error"         // JSON-RPC error, transport failure, dead server, too many rounds
+	OutcomeTimeout      = "timeout"       // no answer within the host's tool timeout
+	OutcomeUnknownTool  = "unknown_tool"  // not in the host's table (or not offered); nothing sent
+	OutcomeBadArguments = "bad_arguments" // not a JSON object, or too large; nothing sent
+	OutcomeDenied       = "denied"        // the person did not approve it; nothing sent
+)
+
+// Approval decisions for a call.
+const (
+	ApprovalAuto     = "auto"     // on the server's auto-run list
+	ApprovalApproved = "approved" // put to the person, who said yes
+	ApprovalDenied   = "denied"   // put to the person, who said no (or nobody answered)
+)
+
+// Call is one tool call as the host saw it: the host.tool_call event.
+// Host and server logs join on TraceID + Step.
+type Call struct {
+	Operation string    `json:"operation"` // always OpToolCall
+	Time      time.Time `json:"ts"`
+	SessionID string    `json:"session_id"`
+	TraceID   string    `json:"trace_id"`
+	Step      int       `json:"step"`
+	// Name is the namespaced name the model used; Server and Tool are what it
+	// resolved to ("-" and the name when it resolved to nothing).
+	Name    string   `json:"name"`
+	Server  string   `json:"server"`
+	Tool    string   `json:"tool"`
+	ArgKeys []string `json:"arg_keys"`
+	// Arguments are the arguments as sent (absent when nothing was sent).
+	Arguments map[string]any `json:"arguments,omitempty"`
+	Outcome   string         `json:"outcome"`
+	// ErrorCode is the JSON-RPC error code of a protocol error (0 for none).
+	ErrorCode int `json:"error_code,omitempty"`
+	// Error is the short text the model was given for a failed call.
+	Error     string `json:"error,omitempty"`
+	Approval  string `json:"approval,omitempty"`
+	AskedUser bool   `json:"asked_user"`
+	// Rounds counts tools/call requests sent for this call (2 for a
+	// confirmation answered through input_required). Zero when nothing was sent.
+	Rounds int `json:"rounds"`
+	// InputKeys are the keys of every input request the server made, in order.
+	InputKeys []string `json:"input_keys,omitempty"`
+	// Elicitations counts the questions put to the Elicitor; Declined how many
+	// of those were declined or cancelled (including url-mode and unanswered ones).
+	Elicitations int `json:"elicitations,omitempty"`
+	Declined     int `json:"declined,omitempty"`
+	// MS is wall time in the host, from dispatch to answer. ServerMS is the
+	// part spent waiting on the server; PersonMS the part spent waiting on the
+	// person (approval and elicitation).
+	MS       float64 `json:"ms"`
+	ServerMS float64 `json:"server_ms"`
+	PersonMS float64 `json:"person_ms"`
+	// ResultBytes is the size of the text given to the model; RawBytes the
+	// size before the host's budget cut it.
+	ResultBytes int  `json:"result_bytes"`
+	RawBytes    int  `json:"raw_bytes"`
+	Clipped     bool `json:"clipped"`
+	Structured  bool `json:"structured"`
+	// Result is the text the model was given, cut to 4 KiB in the record.
+	Result string `json:"result,omitempty"`
+	// Protocol is the revision negotiated with the server that ran the call.
+	Protocol string `json:"protocol,omitempty"`
+}
+
+// ModelRequest is one request to the model: the host.model_request event.
+type ModelRequest struct {
+	Operation string    `json:"operation"` // always OpModelRequest
+	Time      time.Time `json:"ts"`
+	SessionID string    `json:"session_id"`
+	TraceID   string    `json:"trace_id"`
+	Turn      int       `json:"turn"`
+	Index     int       `json:"index"` // 1-based within the turn
+	Model     string    `json:"model"`
+	Messages  int       `json:"messages"`
+	// ToolDefBytes and ToolDefTokens are the exact bytes of the tools array
+	// sent with this request, and their o200k_base token count.
+	ToolDefBytes  int     `json:"tool_def_bytes"`
+	ToolDefTokens int     `json:"tool_def_tokens"`
+	MS            float64 `json:"ms"`
+	ToolCalls     int     `json:"tool_calls"`
+	// Usage is what the endpoint reported; absent for scripted models.
+	Usage *Usage `json:"usage,omitempty"`
+	Error string `json:"error,omitempty"`
+}
+
+// Usage is token usage reported by a model endpoint.
+type Usage struct {
+	PromptTokens     int `json:"prompt_tokens"`
+	CompletionTokens int `json:"completion_tokens"`
+	TotalTokens      int `json:"total_tokens"`
+}
+
+// Add returns the sum of u and v; either may be nil.
+func (u *Usage) Add(v *Usage) *Usage {
+	if u == nil && v == nil {
+		return nil
+	}
+	var sum Usage
+	for _, x := range []*Usage{u, v} {
+		if x != nil {
+			sum.PromptTokens += x.PromptTokens
+			sum.CompletionTokens += x.CompletionTokens
+			sum.TotalTokens += x.TotalTokens
+		}
+	}
+	return &sum
+}
+
+// Server is one server connection as the host made it: the host.connect event.
+type Server struct {
+	Operation string    `json:"operation,omitempty"` // OpConnect in logs
+	Time      time.Time `json:"ts"`
+	Name      string    `json:"server"`
+	// Mode is the protocol mode asked for: auto, legacy or 2026-07-28.
+	Mode string `json:"mode"`
+	// Protocol is the negotiated revision ("" when the connection failed).
+	Protocol string `json:"protocol,omitempty"`
+	// Offered is the newest revision the server offered, when known; for a
+	// version failure it names what the server speaks.
+	Offered       string  `json:"offered,omitempty"`
+	ServerName    string  `json:"server_name,omitempty"`
+	ServerVersion string  `json:"server_version,omitempty"`
+	Tools         int     `json:"tools"`
+	ConnectMS     float64 `json:"connect_ms"`
+	// Restarted is set when auto mode restarted a server that never answered
+	// server/discover and connected to it as legacy.
+	Restarted bool `json:"restarted,omitempty"`
+	// Shared is set for a server kept running across cases by the runner.
+	Shared bool `json:"shared,omitempty"`
+	// VersionFailure is set when no common revision could be agreed.
+	VersionFailure bool   `json:"version_failure,omitempty"`
+	Error          string `json:"error,omitempty"`
+}
+
+// Case statuses.
+const (
+	StatusPass  = "pass"  // every expectation held
+	StatusFail  = "fail"  // an expectation failed
+	StatusError = "error" // the case could not run (a server would not start, the model endpoint failed)
+)
+
+// Record is one finished case: a line of records.jsonl.
+type Record struct {
+	Schema int    `json:"schema"`
+	RunID  string `json:"run_id"`
+	// CaseID is unique within a run: scenario/variant/model#repeat.
+	CaseID   string `json:"case_id"`
+	Scenario string `json:"scenario"`
+	File     string `json:"file"`
+	Line     int    `json:"line,omitempty"`
+	Variant  string `json:"variant,omitempty"`
+	Model    string `json:"model"`
+	Repeat   int    `json:"repeat"` // 0-based index of the repeat
+	Status   string `json:"status"`
+	// Error says why a case with StatusError could not run.
+	Error     string    `json:"error,omitempty"`
+	Started   time.Time `json:"started"`
+	MS        float64   `json:"ms"`
+	SessionID string    `json:"session_id"`
+
+	Servers       []Server       `json:"servers"`
+	Turns         []Turn         `json:"turns"`
+	Calls         []Call         `json:"calls"`
+	ModelRequests []ModelRequest `json:"model_requests"`
+	Expectations  []Expectation  `json:"expectations"`
+	// Checks are the harness's own calls after the conversation (state checks).
+	Checks []Call `json:"checks,omitempty"`
+
+	// ToolDefs describes the tool catalog offered to the model.
+	ToolDefs ToolDefs `json:"tool_defs"`
+	Usage    *Usage   `json:"usage,omitempty"`
+	// Logs are paths, relative to the run folder, of the case's log files.
+	Logs map[string]string `json:"logs,omitempty"`
+}
+
+// Turn is one user turn of a case.
+type Turn struct {
+	Question string  `json:"question"`
+	Answer   string  `json:"answer"`
+	TraceID  string  `json:"trace_id"`
+	Steps    int     `json:"steps"` // tool calls in the turn
+	Requests int     `json:"model_requests"`
+	Stopped  bool    `json:"stopped,omitempty"` // ended by max_steps
+	MS       float64 `json:"ms"`
+	Error    string  `json:"error,omitempty"`
+}
+
+// ToolDefs is the cost of the tool definitions offered to the model.
+type ToolDefs struct {
+	Tools  int `json:"tools"`
+	Bytes  int `json:"bytes"`
+	Tokens int `json:"tokens"`
+}
+
+// Expectation is the verdict on one expectation of a scenario.
+type Expectation struct {
+	// Name describes the expectation, as written (e.g. `tool tickets__open_ticket outcome=ok`).
+	Name   string `json:"name"`
+	Line   int    `json:"line,omitempty"`
+	Passed bool   `json:"passed"`
+	// Detail says what was found when it failed.
+	Detail string `json:"detail,omitempty"`
+}
+
+// Keys of the correlation fields the host puts in every request's _meta, so
+// that servers' request logs join the host's events on trace_id + step. The
+// prefix is our own reverse-DNS name; MetaTraceparent is the W3C Trace
+// Context header value ("00-<trace_id>-<span_id>-01"), which tracing-aware
+// servers read without knowing our prefix.
+const (
+	MetaSessionID   = "dev.hosteval/session_id"
+	MetaTraceID     = "dev.hosteval/trace_id"
+	MetaStep        = "dev.hosteval/step"
+	MetaTraceparent = "traceparent"
+)

@@ -1,0 +1,99 @@
+package report
+
+import (
+	"cmp"
+	"slices"
+)
+
+// ABTables returns, for every scenario and model run with several variants,
+// a table of the variants side by side, each compared with the baseline
+// with the same rules as Compare: pass rate by Fisher's exact test and
+// call latency by the Mann-Whitney U test when both have two or more
+// cases ("~" when not significant), tool-definition tokens exactly.
+//
+// The baseline is the variant whose name sorts first: records do not keep
+// the order of variants in the scenario file, and a run's output must not
+// depend on the order in which cases finished. Name variants so that the
+// baseline sorts first (e.g. "a-terse", "b-verbose").
+func ABTables(s *Summary) []*Table {
+	type key struct{ scenario, model string }
+	byKey := make(map[key][]*GroupStats)
+	var keys []key
+	for i := range s.Groups {
+		g := &s.Groups[i]
+		k := key{g.Scenario, g.Model}
+		if _, ok := byKey[k]; !ok {
+			keys = append(keys, k)
+		}
+		byKey[k] = append(byKey[k], g)
+	}
+	slices.SortFunc(keys, func(a, b key) int {
+		return cmp.Or(cmp.Compare(a.scenario, b.scenario), cmp.Compare(a.model, b.model))
+	})
+	var tables []*Table
+	for _, k := range keys {
+		groups := byKey[k]
+		if len(groups) < 2 {
+			continue
+		}
+		// Groups are sorted by variant within a scenario and model already.
+		tables = append(tables, abTable(groups, DefaultAlpha))
+	}
+	return tables
+}
+
+func abTable(groups []*GroupStats, alpha float64) *Table {
+	base := groups[0]
+	title := "A/B " + GroupKey{Scenario: base.Scenario, Model: base.Model}.String() + " (baseline: " + variantName(base.Variant) + ")"
+	t := &Table{
+		Title: title,
+		Columns: []Column{
+			{Name: "variant"}, {Name: "n", Right: true},
+			{Name: "pass rate", Right: true}, {Name: "vs base", Right: true},
+			{Name: "steps/case", Right: true},
+			{Name: "def tok/req", Right: true}, {Name: "vs base", Right: true},
+			{Name: "unknown/case", Right: true},
+			{Name: "calls", Right: true}, {Name: "p50 ms", Right: true}, {Name: "p95 ms", Right: true},
+			{Name: "vs base", Right: true},
+		},
+		Notes: []string{"pass rate: Fisher's exact test; latency: Mann-Whitney U over calls; ~ = not significant at alpha " + fmtFloat(alpha) + "; ? = too few cases to test"},
+	}
+	for i, g := range groups {
+		row := []Cell{
+			textCell(variantName(g.Variant)), intCell(g.Cases),
+			pctCell(g.PassRate), {},
+			floatCell(g.MeanSteps),
+			intCell(g.ToolDefTokens), {},
+			floatCell(float64(g.UnknownTools) / float64(g.Cases)),
+			intCell(g.Latency.N), latCell(g.Latency, g.Latency.P50), latCell(g.Latency, g.Latency.P95),
+			{},
+		}
+		if i == 0 {
+			row[3], row[6], row[11] = textCell("base"), textCell("base"), textCell("base")
+		} else {
+			gc := compareGroups(base, g, alpha)
+			row[3] = withP(passDelta(gc.PassRate), gc.PassRate)
+			row[6] = relDelta(gc.ToolDefTokens)
+			row[11] = withP(relDelta(gc.P95), gc.P95)
+		}
+		t.Rows = append(t.Rows, row)
+	}
+	return t
+}
+
+// withP appends the p-value, or the sample counts when untested, to a delta.
+func withP(c Cell, ch Change) Cell {
+	if ch.Tested {
+		c.Text += " (p=" + fmtP(ch.P) + ")"
+	} else {
+		c.Text += " (n=" + fmtFloat(float64(ch.OldN)) + "+" + fmtFloat(float64(ch.NewN)) + ")"
+	}
+	return c
+}
+
+func variantName(v string) string {
+	if v == "" {
+		return "(none)"
+	}
+	return v
+}

@@ -1,0 +1,465 @@
+package report
+
+import (
+	"cmp"
+	"maps"
+	"slices"
+	"strconv"
+	"time"
+
+	"hosteval/internal/record"
+)
+
+// SummarySchema is the version of the summary.json schema ([Summary]).
+// Adding a field is compatible; renaming or removing one needs a new version.
+const SummarySchema = 1
+
+// Summary is a run aggregated per case and per group; it is also the
+// content of summary.json, whose schema is versioned by SummarySchema.
+//
+// summary.json fields (all names are stable within a schema version):
+//
+//	schema      int       SummarySchema
+//	run         object    run.json when present: run_id, started, finished, args, hosteval_version, interrupted
+//	run_id      string    the run's ID (see Run.ID)
+//	totals      object    cases, passed, failed, errored, pass_rate over the whole run
+//	groups      []object  one per scenario+variant+model, sorted by those names: see GroupStats
+//	cases       []object  one per case, sorted by scenario, variant, model, repeat: see CaseStats
+//	warnings    []string  lines skipped while reading the run
+//
+// Times are RFC 3339 in UTC; durations are milliseconds; counts are ints;
+// means are float64. Latency objects hold n, min, mean, p50, p90, p95, p99
+// and max over the calls that were sent to a server (calls rejected by the
+// host, which send nothing, would only drag the figures to zero).
+type Summary struct {
+	Schema   int          `json:"schema"`
+	Run      *RunInfo     `json:"run,omitempty"`
+	RunID    string       `json:"run_id"`
+	Totals   Totals       `json:"totals"`
+	Groups   []GroupStats `json:"groups"`
+	Cases    []CaseStats  `json:"cases"`
+	Warnings []string     `json:"warnings"`
+}
+
+// Totals counts the cases of a whole run.
+type Totals struct {
+	Cases    int     `json:"cases"`
+	Passed   int     `json:"passed"`
+	Failed   int     `json:"failed"`
+	Errored  int     `json:"errored"`
+	PassRate float64 `json:"pass_rate"`
+}
+
+// GroupKey identifies the cases that are repeats of one another.
+type GroupKey struct {
+	Scenario string `json:"scenario"`
+	Variant  string `json:"variant,omitempty"`
+	Model    string `json:"model"`
+}
+
+// String is scenario[/variant][/model].
+func (k GroupKey) String() string {
+	s := k.Scenario
+	if k.Variant != "" {
+		s += "/" + k.Variant
+	}
+	if k.Model != "" {
+		s += "/" + k.Model
+	}
+	return s
+}
+
+func (k GroupKey) compare(o GroupKey) int {
+	return cmp.Or(
+		cmp.Compare(k.Scenario, o.Scenario),
+		cmp.Compare(k.Variant, o.Variant),
+		cmp.Compare(k.Model, o.Model),
+	)
+}
+
+// CodeCount is how many protocol errors had one JSON-RPC code.
+type CodeCount struct {
+	Code  int `json:"code"`
+	Count int `json:"count"`
+}
+
+// ServerInfo is one server connection of a case, as negotiated.
+type ServerInfo struct {
+	Name           string `json:"name"`
+	Mode           string `json:"mode,omitempty"`
+	Protocol       string `json:"protocol,omitempty"`
+	Offered        string `json:"offered,omitempty"`
+	Restarted      bool   `json:"restarted,omitempty"`
+	VersionFailure bool   `json:"version_failure,omitempty"`
+	Error          string `json:"error,omitempty"`
+}
+
+// TurnStats is the tool-definition cost of one turn: every model request of
+// the turn carries the whole catalog again.
+type TurnStats struct {
+	Turn          int `json:"turn"`
+	ModelRequests int `json:"model_requests"`
+	ToolDefBytes  int `json:"tool_def_bytes"`
+	ToolDefTokens int `json:"tool_def_tokens"`
+}
+
+// CaseStats is the figures of one case (one Record).
+type CaseStats struct {
+	GroupKey
+	// Name is scenario[/variant][/model]#repeat, the name JUnit shows.
+	Name   string `json:"name"`
+	CaseID string `json:"case_id"`
+	Repeat int    `json:"repeat"`
+	File   string `json:"file,omitempty"`
+	Line   int    `json:"line,omitempty"`
+	Status string `json:"status"`
+	// Error says why an errored case could not run.
+	Error   string    `json:"error,omitempty"`
+	Started time.Time `json:"started,omitzero"`
+	MS      float64   `json:"ms"`
+
+	Expectations int                  `json:"expectations"`
+	Failed       []record.Expectation `json:"failed_expectations"`
+
+	// Steps sums the turns' steps (tool calls the model proposed);
+	// ToolCalls counts the calls recorded; they differ only for a case cut
+	// short mid-turn.
+	Steps         int `json:"steps"`
+	ToolCalls     int `json:"tool_calls"`
+	ModelRequests int `json:"model_requests"`
+	Turns         int `json:"turns"`
+	Stopped       int `json:"stopped_turns"`
+
+	UnknownTools   int         `json:"unknown_tools"`
+	BadArguments   int         `json:"bad_arguments"`
+	Denied         int         `json:"denied"`
+	ToolErrors     int         `json:"tool_errors"`
+	Timeouts       int         `json:"timeouts"`
+	ProtocolErrors int         `json:"protocol_errors"`
+	ErrorCodes     []CodeCount `json:"error_codes"`
+	// OtherErrors are calls with outcome error but no JSON-RPC code
+	// (transport failures, dead servers, too many rounds).
+	OtherErrors     int `json:"other_errors"`
+	VersionFailures int `json:"version_failures"`
+	Restarts        int `json:"restarts"`
+	AskedUser       int `json:"asked_user"`
+	Clipped         int `json:"clipped"`
+
+	ResultBytes    int `json:"result_bytes"`
+	MaxResultBytes int `json:"max_result_bytes"`
+
+	// ToolDefBytes and ToolDefTokens are per model request: the largest
+	// catalog sent (the catalog offered when no request was made).
+	// The totals sum every request of the case.
+	ToolDefBytes       int         `json:"tool_def_bytes"`
+	ToolDefTokens      int         `json:"tool_def_tokens"`
+	ToolDefBytesTotal  int         `json:"tool_def_bytes_total"`
+	ToolDefTokensTotal int         `json:"tool_def_tokens_total"`
+	PerTurn            []TurnStats `json:"per_turn"`
+
+	Latency Latency       `json:"call_ms"`
+	Usage   *record.Usage `json:"usage,omitempty"`
+	Servers []ServerInfo  `json:"servers"`
+
+	callMS []float64
+}
+
+// Passed reports whether the case passed.
+func (c *CaseStats) Passed() bool { return c.Status == record.StatusPass }
+
+// GroupStats aggregates the repeats of one scenario+variant+model.
+// Means are per case; sums are over the cases; latency pools the calls of
+// every case.
+type GroupStats struct {
+	GroupKey
+	Cases    int     `json:"cases"`
+	Passed   int     `json:"passed"`
+	Failed   int     `json:"failed"`
+	Errored  int     `json:"errored"`
+	PassRate float64 `json:"pass_rate"`
+
+	MeanSteps         float64 `json:"mean_steps"`
+	MeanToolCalls     float64 `json:"mean_tool_calls"`
+	MeanModelRequests float64 `json:"mean_model_requests"`
+	MeanResultBytes   float64 `json:"mean_result_bytes"`
+	MeanCaseMS        float64 `json:"mean_case_ms"`
+	// MeanToolDefTokensTotal is the mean over cases of the tokens of every
+	// request's catalog summed.
+	MeanToolDefTokensTotal float64 `json:"mean_tool_def_tokens_total"`
+	// ToolDefBytes and ToolDefTokens are the largest per-request catalog.
+	ToolDefBytes  int `json:"tool_def_bytes"`
+	ToolDefTokens int `json:"tool_def_tokens"`
+
+	ToolCalls          int         `json:"tool_calls"`
+	ModelRequests      int         `json:"model_requests"`
+	UnknownTools       int         `json:"unknown_tools"`
+	BadArguments       int         `json:"bad_arguments"`
+	Denied             int         `json:"denied"`
+	Timeouts           int         `json:"timeouts"`
+	ProtocolErrors     int         `json:"protocol_errors"`
+	ErrorCodes         []CodeCount `json:"error_codes"`
+	VersionFailures    int         `json:"version_failures"`
+	AskedUser          int         `json:"asked_user"`
+	Clipped            int         `json:"clipped"`
+	ResultBytes        int         `json:"result_bytes"`
+	MaxResultBytes     int         `json:"max_result_bytes"`
+	ToolDefTokensTotal int         `json:"tool_def_tokens_total"`
+
+	Latency Latency       `json:"call_ms"`
+	Usage   *record.Usage `json:"usage,omitempty"`
+
+	// callMS pools the calls' latencies, sorted, for significance tests.
+	callMS []float64
+}
+
+// Case names are scenario[/variant][/model]#repeat.
+func caseName(k GroupKey, repeat int) string {
+	return k.String() + "#" + strconv.Itoa(repeat)
+}
+
+// sentNothing reports whether the host rejected a call before sending it;
+// such calls take no server time and are left out of latency.
+func sentNothing(outcome string) bool {
+	switch outcome {
+	case record.OutcomeUnknownTool, record.OutcomeBadArguments, record.OutcomeDenied:
+		return true
+	}
+	return false
+}
+
+// CaseOf computes the figures of one record.
+func CaseOf(rec *record.Record) CaseStats {
+	k := GroupKey{Scenario: rec.Scenario, Variant: rec.Variant, Model: rec.Model}
+	c := CaseStats{
+		GroupKey:      k,
+		Name:          caseName(k, rec.Repeat),
+		CaseID:        rec.CaseID,
+		Repeat:        rec.Repeat,
+		File:          rec.File,
+		Line:          rec.Line,
+		Status:        rec.Status,
+		Error:         rec.Error,
+		Started:       rec.Started.UTC(),
+		MS:            rec.MS,
+		Expectations:  len(rec.Expectations),
+		Failed:        []record.Expectation{},
+		ToolCalls:     len(rec.Calls),
+		ModelRequests: len(rec.ModelRequests),
+		Turns:         len(rec.Turns),
+		ErrorCodes:    []CodeCount{},
+		Servers:       []ServerInfo{},
+		PerTurn:       []TurnStats{},
+	}
+	for _, e := range rec.Expectations {
+		if !e.Passed {
+			c.Failed = append(c.Failed, e)
+		}
+	}
+	for _, t := range rec.Turns {
+		c.Steps += t.Steps
+		if t.Stopped {
+			c.Stopped++
+		}
+	}
+	codes := make(map[int]int)
+	c.callMS = make([]float64, 0, len(rec.Calls))
+	for i := range rec.Calls {
+		call := &rec.Calls[i]
+		switch call.Outcome {
+		case record.OutcomeUnknownTool:
+			c.UnknownTools++
+		case record.OutcomeBadArguments:
+			c.BadArguments++
+		case record.OutcomeDenied:
+			c.Denied++
+		case record.OutcomeToolError:
+			c.ToolErrors++
+		case record.OutcomeTimeout:
+			c.Timeouts++
+		case record.OutcomeError:
+			if call.ErrorCode != 0 {
+				c.ProtocolErrors++
+				codes[call.ErrorCode]++
+			} else {
+				c.OtherErrors++
+			}
+		}
+		if call.AskedUser {
+			c.AskedUser++
+		}
+		if call.Clipped {
+			c.Clipped++
+		}
+		c.ResultBytes += call.ResultBytes
+		c.MaxResultBytes = max(c.MaxResultBytes, call.ResultBytes)
+		if !sentNothing(call.Outcome) {
+			c.callMS = append(c.callMS, call.MS)
+		}
+	}
+	for _, code := range slices.Sorted(maps.Keys(codes)) {
+		c.ErrorCodes = append(c.ErrorCodes, CodeCount{Code: code, Count: codes[code]})
+	}
+	for _, s := range rec.Servers {
+		if s.VersionFailure {
+			c.VersionFailures++
+		}
+		if s.Restarted {
+			c.Restarts++
+		}
+		c.Servers = append(c.Servers, ServerInfo{
+			Name: s.Name, Mode: s.Mode, Protocol: s.Protocol, Offered: s.Offered,
+			Restarted: s.Restarted, VersionFailure: s.VersionFailure, Error: s.Error,
+		})
+	}
+	slices.SortStableFunc(c.Servers, func(a, b ServerInfo) int { return cmp.Compare(a.Name, b.Name) })
+
+	var usage *record.Usage
+	turnIndex := make(map[int]int)
+	for i := range rec.ModelRequests {
+		mr := &rec.ModelRequests[i]
+		c.ToolDefBytes = max(c.ToolDefBytes, mr.ToolDefBytes)
+		c.ToolDefTokens = max(c.ToolDefTokens, mr.ToolDefTokens)
+		c.ToolDefBytesTotal += mr.ToolDefBytes
+		c.ToolDefTokensTotal += mr.ToolDefTokens
+		usage = usage.Add(mr.Usage)
+		j, ok := turnIndex[mr.Turn]
+		if !ok {
+			j = len(c.PerTurn)
+			turnIndex[mr.Turn] = j
+			c.PerTurn = append(c.PerTurn, TurnStats{Turn: mr.Turn})
+		}
+		t := &c.PerTurn[j]
+		t.ModelRequests++
+		t.ToolDefBytes += mr.ToolDefBytes
+		t.ToolDefTokens += mr.ToolDefTokens
+	}
+	slices.SortFunc(c.PerTurn, func(a, b TurnStats) int { return cmp.Compare(a.Turn, b.Turn) })
+	if len(rec.ModelRequests) == 0 {
+		c.ToolDefBytes = rec.ToolDefs.Bytes
+		c.ToolDefTokens = rec.ToolDefs.Tokens
+	}
+	// The record's own usage is the endpoint's total when the runner kept
+	// it; the requests' sum stands in when it did not.
+	c.Usage = rec.Usage
+	if c.Usage == nil {
+		c.Usage = usage
+	}
+	c.Latency = latencyOf(c.callMS)
+	return c
+}
+
+// Aggregate computes the figures of a run. Cases and groups are sorted by
+// scenario, variant, model (and repeat), so that output does not depend on
+// the order in which cases finished.
+func Aggregate(run *Run) *Summary {
+	s := &Summary{
+		Schema:   SummarySchema,
+		Run:      run.Info,
+		RunID:    run.ID(),
+		Cases:    make([]CaseStats, 0, len(run.Records)),
+		Groups:   []GroupStats{},
+		Warnings: slices.Clone(run.Warnings),
+	}
+	if s.Warnings == nil {
+		s.Warnings = []string{}
+	}
+	for i := range run.Records {
+		s.Cases = append(s.Cases, CaseOf(&run.Records[i]))
+	}
+	slices.SortFunc(s.Cases, func(a, b CaseStats) int {
+		return cmp.Or(a.GroupKey.compare(b.GroupKey), cmp.Compare(a.Repeat, b.Repeat), cmp.Compare(a.CaseID, b.CaseID))
+	})
+	for i := 0; i < len(s.Cases); {
+		j := i
+		for j < len(s.Cases) && s.Cases[j].GroupKey == s.Cases[i].GroupKey {
+			j++
+		}
+		s.Groups = append(s.Groups, groupOf(s.Cases[i:j]))
+		i = j
+	}
+	for i := range s.Cases {
+		c := &s.Cases[i]
+		s.Totals.Cases++
+		switch c.Status {
+		case record.StatusPass:
+			s.Totals.Passed++
+		case record.StatusError:
+			s.Totals.Errored++
+		default:
+			s.Totals.Failed++
+		}
+	}
+	if s.Totals.Cases > 0 {
+		s.Totals.PassRate = float64(s.Totals.Passed) / float64(s.Totals.Cases)
+	}
+	return s
+}
+
+// groupOf aggregates the cases of one group; cases is not empty.
+func groupOf(cases []CaseStats) GroupStats {
+	g := GroupStats{GroupKey: cases[0].GroupKey, Cases: len(cases), ErrorCodes: []CodeCount{}}
+	codes := make(map[int]int)
+	var steps, calls, requests, resultBytes, caseMS, defTotal float64
+	for i := range cases {
+		c := &cases[i]
+		switch c.Status {
+		case record.StatusPass:
+			g.Passed++
+		case record.StatusError:
+			g.Errored++
+		default:
+			// Any status but pass and error counts as a failure, so that
+			// an unexpected status is never reported as a pass.
+			g.Failed++
+		}
+		steps += float64(c.Steps)
+		calls += float64(c.ToolCalls)
+		requests += float64(c.ModelRequests)
+		resultBytes += float64(c.ResultBytes)
+		caseMS += c.MS
+		defTotal += float64(c.ToolDefTokensTotal)
+
+		g.ToolDefBytes = max(g.ToolDefBytes, c.ToolDefBytes)
+		g.ToolDefTokens = max(g.ToolDefTokens, c.ToolDefTokens)
+		g.ToolCalls += c.ToolCalls
+		g.ModelRequests += c.ModelRequests
+		g.UnknownTools += c.UnknownTools
+		g.BadArguments += c.BadArguments
+		g.Denied += c.Denied
+		g.Timeouts += c.Timeouts
+		g.ProtocolErrors += c.ProtocolErrors
+		for _, cc := range c.ErrorCodes {
+			codes[cc.Code] += cc.Count
+		}
+		g.VersionFailures += c.VersionFailures
+		g.AskedUser += c.AskedUser
+		g.Clipped += c.Clipped
+		g.ResultBytes += c.ResultBytes
+		g.MaxResultBytes = max(g.MaxResultBytes, c.MaxResultBytes)
+		g.ToolDefTokensTotal += c.ToolDefTokensTotal
+		g.Usage = g.Usage.Add(c.Usage)
+		g.callMS = append(g.callMS, c.callMS...)
+	}
+	for _, code := range slices.Sorted(maps.Keys(codes)) {
+		g.ErrorCodes = append(g.ErrorCodes, CodeCount{Code: code, Count: codes[code]})
+	}
+	n := float64(g.Cases)
+	g.PassRate = float64(g.Passed) / n
+	g.MeanSteps = steps / n
+	g.MeanToolCalls = calls / n
+	g.MeanModelRequests = requests / n
+	g.MeanResultBytes = resultBytes / n
+	g.MeanCaseMS = caseMS / n
+	g.MeanToolDefTokensTotal = defTotal / n
+	g.Latency = latencyOf(g.callMS)
+	return g
+}
+
+// Group returns the group with key k, or nil.
+func (s *Summary) Group(k GroupKey) *GroupStats {
+	i, ok := slices.BinarySearchFunc(s.Groups, k, func(g GroupStats, k GroupKey) int { return g.GroupKey.compare(k) })
+	if !ok {
+		return nil
+	}
+	return &s.Groups[i]
+}

@@ -1,0 +1,424 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+)
+
+// DefaultAlpha is the significance level used when a Thresholds leaves
+// Alpha zero.
+const DefaultAlpha = 0.05
+
+// Thresholds decide which changes between two runs are regressions.
+//
+// Pass rate and latency vary from run to run with a real model, so a change
+// counts only when it is significant: pass rates with Fisher's exact test,
+// call latency with the Mann-Whitney U test, both two-sided, and only when
+// both runs have at least two cases of the group (a single case can't tell
+// noise from change). With one case on either side any pass-rate drop
+// counts, since a scripted model makes that case deterministic.
+// Tool-definition tokens, result bytes and unknown tools are compared
+// exactly: with a scripted model they do not vary at all.
+//
+// A negative limit turns its check off. The zero Thresholds is the
+// strictest: any significant pass-rate drop, any growth of tokens, bytes or
+// unknown tools, any significant growth of p95 latency.
+type Thresholds struct {
+	// Alpha is the significance level; zero means DefaultAlpha.
+	Alpha float64
+	// PassRateDrop is the drop in pass rate (0.1 = ten points) that a
+	// significant drop must exceed to count.
+	PassRateDrop float64
+	// ToolDefTokensPct and ResultBytesPct are the growth in percent of the
+	// per-request tool-definition tokens and of the mean result bytes per
+	// case that is tolerated.
+	ToolDefTokensPct float64
+	ResultBytesPct   float64
+	// UnknownTools is the tolerated growth of unknown tools per case.
+	UnknownTools float64
+	// P95LatencyPct is the tolerated growth in percent of p95 call latency;
+	// growth beyond it counts only when significant.
+	P95LatencyPct float64
+}
+
+// DefaultThresholds are the thresholds `hosteval compare` uses unless told
+// otherwise: any significant pass-rate drop, tool-definition tokens up more
+// than 5%, result bytes up more than 10%, any new unknown tool, p95 latency
+// up more than 20% and significant.
+func DefaultThresholds() Thresholds {
+	return Thresholds{
+		Alpha:            DefaultAlpha,
+		ToolDefTokensPct: 5,
+		ResultBytesPct:   10,
+		P95LatencyPct:    20,
+	}
+}
+
+func (th Thresholds) alpha() float64 {
+	if th.Alpha <= 0 {
+		return DefaultAlpha
+	}
+	return th.Alpha
+}
+
+// Change is one metric of one group in two runs.
+type Change struct {
+	Old, New float64
+	// OldN and NewN count the samples behind each side: cases for pass
+	// rate and the exact metrics, calls for latency.
+	OldN, NewN int
+	// Tested is set when a significance test ran; P is its p-value.
+	Tested bool
+	P      float64
+	// Significant is set when Tested and P < alpha.
+	Significant bool
+	// Exact is set for metrics compared exactly, without a test.
+	Exact bool
+	// Shift is the direction the test found: +1 when new values tend to
+	// be larger, -1 when smaller, 0 when untested or balanced.
+	Shift int
+}
+
+// GroupChange is one scenario+variant+model in two runs.
+type GroupChange struct {
+	GroupKey
+	InOld, InNew bool
+	// OldCases and NewCases count the repeats on each side.
+	OldCases, NewCases int
+	PassRate           Change
+	ToolDefTokens      Change
+	ResultBytes        Change
+	UnknownTools       Change
+	P50, P95           Change
+}
+
+// Verdict is the outcome of a comparison or a gate check.
+type Verdict struct {
+	Regressed bool
+	// Reasons name each regression, one line each.
+	Reasons []string
+	// Notes are worth knowing but are not regressions (a group only in one
+	// run, an improvement).
+	Notes []string
+}
+
+// Comparison is two runs side by side, benchstat style.
+type Comparison struct {
+	OldID, NewID string
+	Thresholds   Thresholds
+	Groups       []GroupChange
+	Verdict      Verdict
+}
+
+// Compare compares every scenario+variant+model present in either run and
+// decides, with th, whether new regressed from old. Both summaries must
+// come from Aggregate (the latency samples are not in summary.json).
+func Compare(old, new *Summary, th Thresholds) *Comparison {
+	c := &Comparison{OldID: old.RunID, NewID: new.RunID, Thresholds: th}
+	alpha := th.alpha()
+	i, j := 0, 0
+	for i < len(old.Groups) || j < len(new.Groups) {
+		var o, n *GroupStats
+		switch {
+		case j >= len(new.Groups):
+			o = &old.Groups[i]
+			i++
+		case i >= len(old.Groups):
+			n = &new.Groups[j]
+			j++
+		default:
+			switch d := old.Groups[i].GroupKey.compare(new.Groups[j].GroupKey); {
+			case d < 0:
+				o = &old.Groups[i]
+				i++
+			case d > 0:
+				n = &new.Groups[j]
+				j++
+			default:
+				o, n = &old.Groups[i], &new.Groups[j]
+				i++
+				j++
+			}
+		}
+		gc := compareGroups(o, n, alpha)
+		c.Groups = append(c.Groups, gc)
+		judge(&c.Verdict, &gc, th)
+	}
+	return c
+}
+
+func compareGroups(o, n *GroupStats, alpha float64) GroupChange {
+	var gc GroupChange
+	if o != nil {
+		gc.GroupKey, gc.InOld, gc.OldCases = o.GroupKey, true, o.Cases
+	}
+	if n != nil {
+		gc.GroupKey, gc.InNew, gc.NewCases = n.GroupKey, true, n.Cases
+	}
+	if o == nil || n == nil {
+		return gc
+	}
+	gc.PassRate = passChange(o.Passed, o.Cases, n.Passed, n.Cases, alpha)
+	gc.ToolDefTokens = exactChange(float64(o.ToolDefTokens), float64(n.ToolDefTokens), o.Cases, n.Cases)
+	gc.ResultBytes = exactChange(o.MeanResultBytes, n.MeanResultBytes, o.Cases, n.Cases)
+	gc.UnknownTools = exactChange(float64(o.UnknownTools)/float64(o.Cases), float64(n.UnknownTools)/float64(n.Cases), o.Cases, n.Cases)
+	gc.P50, gc.P95 = latencyChanges(o, n, alpha)
+	return gc
+}
+
+// passChange compares pass rates; with two or more cases on each side
+// Fisher's exact test decides whether the change is significant.
+func passChange(oldPass, oldN, newPass, newN int, alpha float64) Change {
+	ch := Change{
+		Old: float64(oldPass) / float64(oldN), New: float64(newPass) / float64(newN),
+		OldN: oldN, NewN: newN,
+	}
+	if oldN >= 2 && newN >= 2 {
+		ch.Tested = true
+		ch.P = FisherExact(oldPass, oldN-oldPass, newPass, newN-newPass)
+		ch.Significant = ch.P < alpha
+	}
+	return ch
+}
+
+func exactChange(old, new float64, oldN, newN int) Change {
+	return Change{Old: old, New: new, OldN: oldN, NewN: newN, Exact: true}
+}
+
+// latencyChanges compares call latency. The test is one Mann-Whitney U test
+// over the pooled calls of each side, shared by p50 and p95: it asks
+// whether calls in one run tend to take longer, which is what a shift of
+// either percentile means. It runs only with two or more cases a side.
+func latencyChanges(o, n *GroupStats, alpha float64) (p50, p95 Change) {
+	p50 = Change{Old: o.Latency.P50, New: n.Latency.P50, OldN: o.Latency.N, NewN: n.Latency.N}
+	p95 = Change{Old: o.Latency.P95, New: n.Latency.P95, OldN: o.Latency.N, NewN: n.Latency.N}
+	// A summary read back from summary.json has no samples: no test then.
+	if o.Cases >= 2 && n.Cases >= 2 && len(o.callMS) > 0 && len(n.callMS) > 0 {
+		// U counts the pairs in which the old call was slower.
+		u, p := MannWhitneyU(o.callMS, n.callMS)
+		half := float64(len(o.callMS)*len(n.callMS)) / 2
+		shift := 0
+		switch {
+		case u < half:
+			shift = 1
+		case u > half:
+			shift = -1
+		}
+		for _, ch := range []*Change{&p50, &p95} {
+			ch.Tested = true
+			ch.P = p
+			ch.Significant = p < alpha
+			ch.Shift = shift
+		}
+	}
+	return p50, p95
+}
+
+// judge adds gc's regressions to v.
+func judge(v *Verdict, gc *GroupChange, th Thresholds) {
+	name := gc.GroupKey.String()
+	switch {
+	case !gc.InNew:
+		v.Notes = append(v.Notes, fmt.Sprintf("%s: only in the old run", name))
+		return
+	case !gc.InOld:
+		v.Notes = append(v.Notes, fmt.Sprintf("%s: only in the new run", name))
+		return
+	}
+	regress := func(format string, args ...any) {
+		v.Regressed = true
+		v.Reasons = append(v.Reasons, name+": "+fmt.Sprintf(format, args...))
+	}
+	pr := gc.PassRate
+	drop := pr.Old - pr.New
+	switch {
+	case th.PassRateDrop < 0 || drop <= 0:
+	case !pr.Tested:
+		regress("pass rate %s -> %s (n=%d+%d, untested: any drop counts)", fmtPct(pr.Old), fmtPct(pr.New), pr.OldN, pr.NewN)
+	case pr.Significant && drop > th.PassRateDrop:
+		regress("pass rate %s -> %s (p=%s n=%d+%d)", fmtPct(pr.Old), fmtPct(pr.New), fmtP(pr.P), pr.OldN, pr.NewN)
+	case !pr.Significant:
+		v.Notes = append(v.Notes, fmt.Sprintf("%s: pass rate %s -> %s is within noise (p=%s n=%d+%d)", name, fmtPct(pr.Old), fmtPct(pr.New), fmtP(pr.P), pr.OldN, pr.NewN))
+	}
+	if grewBeyond(gc.ToolDefTokens, th.ToolDefTokensPct) {
+		regress("tool-definition tokens per request %s -> %s (%s, limit +%s%%)", fmtFloat(gc.ToolDefTokens.Old), fmtFloat(gc.ToolDefTokens.New), fmtRel(gc.ToolDefTokens.Old, gc.ToolDefTokens.New), fmtFloat(th.ToolDefTokensPct))
+	}
+	if grewBeyond(gc.ResultBytes, th.ResultBytesPct) {
+		regress("result bytes per case %s -> %s (%s, limit +%s%%)", fmtFloat(gc.ResultBytes.Old), fmtFloat(gc.ResultBytes.New), fmtRel(gc.ResultBytes.Old, gc.ResultBytes.New), fmtFloat(th.ResultBytesPct))
+	}
+	if u := gc.UnknownTools; th.UnknownTools >= 0 && u.New-u.Old > th.UnknownTools {
+		regress("unknown tools per case %s -> %s", fmtFloat(u.Old), fmtFloat(u.New))
+	}
+	// Latency regresses when calls got significantly slower overall and
+	// the p95 grew beyond the limit: a heavier tail on calls that are
+	// faster overall is not a slowdown the test has shown.
+	if l := gc.P95; th.P95LatencyPct >= 0 && l.Significant && l.Shift > 0 && grewBeyond(l, th.P95LatencyPct) {
+		regress("p95 call latency %s ms -> %s ms (%s, p=%s n=%d+%d calls)", fmtMS(l.Old), fmtMS(l.New), fmtRel(l.Old, l.New), fmtP(l.P), l.OldN, l.NewN)
+	}
+}
+
+// grewBeyond reports whether ch grew by more than pct percent; pct < 0
+// turns the check off. Growth from zero is always beyond.
+func grewBeyond(ch Change, pct float64) bool {
+	if pct < 0 || ch.New <= ch.Old {
+		return false
+	}
+	if ch.Old == 0 {
+		return true
+	}
+	return (ch.New-ch.Old)/ch.Old*100 > pct
+}
+
+// fmtRel prints the relative change from old to new: "+12.5%", "-3%", or
+// the absolute change when old is zero.
+func fmtRel(old, new float64) string {
+	if old == 0 {
+		if new == 0 {
+			return "0%"
+		}
+		return signed(new) + " from 0"
+	}
+	return signed((new-old)/old*100) + "%"
+}
+
+func signed(x float64) string {
+	s := fmtFloat(x)
+	if x > 0 && s != "0" {
+		s = "+" + s
+	}
+	return s
+}
+
+// fmtP prints a p-value with three decimals (benchstat's precision).
+func fmtP(p float64) string { return strconv.FormatFloat(p, 'f', 3, 64) }
+
+// Tables returns one table per metric, benchstat style: each group's old
+// and new value, the change, and the test behind it. A change that is not
+// significant shows as "~".
+func (c *Comparison) Tables() []*Table {
+	type metric struct {
+		title string
+		get   func(*GroupChange) Change
+		cell  func(float64) Cell
+		delta func(Change) Cell
+	}
+	metrics := []metric{
+		{"pass rate", func(g *GroupChange) Change { return g.PassRate }, func(x float64) Cell { return pctCell(x) }, passDelta},
+		{"tool-definition tokens per request", func(g *GroupChange) Change { return g.ToolDefTokens }, floatCell, relDelta},
+		{"result bytes per case", func(g *GroupChange) Change { return g.ResultBytes }, floatCell, relDelta},
+		{"unknown tools per case", func(g *GroupChange) Change { return g.UnknownTools }, floatCell, absDelta},
+		{"call latency p50 (ms)", func(g *GroupChange) Change { return g.P50 }, msCell, relDelta},
+		{"call latency p95 (ms)", func(g *GroupChange) Change { return g.P95 }, msCell, relDelta},
+	}
+	var tables []*Table
+	for _, m := range metrics {
+		t := &Table{
+			Title: m.title,
+			Columns: []Column{
+				{Name: "scenario"}, {Name: c.OldID, Right: true}, {Name: c.NewID, Right: true},
+				{Name: "vs old", Right: true}, {Name: ""},
+			},
+		}
+		for i := range c.Groups {
+			g := &c.Groups[i]
+			row := []Cell{textCell(g.GroupKey.String())}
+			if !g.InOld || !g.InNew {
+				missing := textCell("-")
+				oldCell, newCell := missing, missing
+				if g.InOld {
+					oldCell = textCell("present")
+				} else {
+					newCell = textCell("present")
+				}
+				row = append(row, oldCell, newCell, textCell(""), noteCell(fmt.Sprintf("(n=%d+%d)", g.OldCases, g.NewCases)))
+				t.Rows = append(t.Rows, row)
+				continue
+			}
+			ch := m.get(g)
+			oldCell, newCell := m.cell(ch.Old), m.cell(ch.New)
+			if !ch.Exact && !ch.Tested && ch.OldN == 0 {
+				oldCell = textCell("-")
+			}
+			if !ch.Exact && !ch.Tested && ch.NewN == 0 {
+				newCell = textCell("-")
+			}
+			row = append(row, oldCell, newCell, m.delta(ch), changeNote(ch))
+			t.Rows = append(t.Rows, row)
+		}
+		tables = append(tables, t)
+	}
+	return tables
+}
+
+func noteCell(s string) Cell { return Cell{Kind: KindNote, Text: s} }
+
+// changeNote says what stands behind a change: the test and the samples.
+func changeNote(ch Change) Cell {
+	switch {
+	case ch.Exact:
+		return noteCell(fmt.Sprintf("(exact n=%d+%d)", ch.OldN, ch.NewN))
+	case ch.Tested:
+		return noteCell(fmt.Sprintf("(p=%s n=%d+%d)", fmtP(ch.P), ch.OldN, ch.NewN))
+	}
+	return noteCell(fmt.Sprintf("(n=%d+%d)", ch.OldN, ch.NewN))
+}
+
+// passDelta is the pass-rate change in percentage points, "~" when a test
+// found it within noise.
+func passDelta(ch Change) Cell {
+	if ch.Tested && !ch.Significant {
+		return Cell{Kind: KindDelta, Text: "~"}
+	}
+	d := (ch.New - ch.Old) * 100
+	return Cell{Kind: KindDelta, Text: signed(d) + "pp", Value: d, Bad: d < 0}
+}
+
+// relDelta is a relative change, "~" when a test found it within noise.
+func relDelta(ch Change) Cell {
+	if ch.Tested && !ch.Significant {
+		return Cell{Kind: KindDelta, Text: "~"}
+	}
+	if !ch.Tested && !ch.Exact {
+		// Latency with too few cases: show the figures, claim nothing.
+		return Cell{Kind: KindDelta, Text: "?"}
+	}
+	return Cell{Kind: KindDelta, Text: fmtRel(ch.Old, ch.New), Value: ch.New - ch.Old, Bad: ch.New > ch.Old}
+}
+
+func absDelta(ch Change) Cell {
+	d := ch.New - ch.Old
+	return Cell{Kind: KindDelta, Text: signed(d), Value: d, Bad: d > 0}
+}
+
+// WriteCompare writes the comparison tables and the verdict.
+func WriteCompare(w io.Writer, c *Comparison) error {
+	for i, t := range c.Tables() {
+		if i > 0 {
+			if _, err := io.WriteString(w, "\n"); err != nil {
+				return err
+			}
+		}
+		if err := t.WriteText(w); err != nil {
+			return err
+		}
+	}
+	return writeVerdict(w, c.Verdict, "REGRESSED", "no regression")
+}
+
+func writeVerdict(w io.Writer, v Verdict, bad, ok string) error {
+	ew := &errWriter{w: w}
+	fmt.Fprint(ew, "\n")
+	for _, n := range v.Notes {
+		fmt.Fprintf(ew, "note: %s\n", n)
+	}
+	if v.Regressed {
+		fmt.Fprintf(ew, "%s: %d reason(s)\n", bad, len(v.Reasons))
+		for _, r := range v.Reasons {
+			fmt.Fprintf(ew, "  %s\n", r)
+		}
+	} else {
+		fmt.Fprintf(ew, "%s\n", ok)
+	}
+	return ew.err
+}

@@ -1,0 +1,84 @@
+package report
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
+
+// golden compares got with testdata/golden/name, or rewrites the file
+// with -update.
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", "golden", name)
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if diff := cmp.Diff(string(want), string(got)); diff != "" {
+		t.Errorf("%s mismatch (-want +got):\n%s", path, diff)
+	}
+}
+
+// fixture reads and aggregates a run under testdata/runs.
+func fixture(t testing.TB, name string) *Summary {
+	t.Helper()
+	run, err := ReadRun(filepath.Join("testdata", "runs", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Aggregate(run)
+}
+
+func TestGolden(t *testing.T) {
+	base := fixture(t, "base")
+	next := fixture(t, "new")
+	gates, err := LoadGates(filepath.Join("testdata", "gates", "ci.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	gateResults := EvaluateGates(next, gates, base)
+	comparison := Compare(base, next, DefaultThresholds())
+	opts := Options{Gates: gateResults, Comparison: comparison}
+
+	tests := []struct {
+		name  string
+		write func(w *bytes.Buffer) error
+	}{
+		{"base.txt", func(w *bytes.Buffer) error { return WriteText(w, base) }},
+		{"new.txt", func(w *bytes.Buffer) error { return WriteText(w, next) }},
+		{"base.summary.json", func(w *bytes.Buffer) error { return WriteSummaryJSON(w, base) }},
+		{"base.junit.xml", func(w *bytes.Buffer) error { return WriteJUnit(w, base) }},
+		{"base.md", func(w *bytes.Buffer) error { return WriteMarkdown(w, base, Options{}) }},
+		{"new.md", func(w *bytes.Buffer) error { return WriteMarkdown(w, next, opts) }},
+		{"base.html", func(w *bytes.Buffer) error { return WriteHTML(w, base, Options{}) }},
+		{"new.html", func(w *bytes.Buffer) error { return WriteHTML(w, next, opts) }},
+		{"base.cases.csv", func(w *bytes.Buffer) error { return CaseTable(base).WriteCSV(w) }},
+		{"compare.txt", func(w *bytes.Buffer) error { return WriteCompare(w, comparison) }},
+		{"gates.txt", func(w *bytes.Buffer) error { return WriteGates(w, gateResults) }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var buf bytes.Buffer
+			if err := tt.write(&buf); err != nil {
+				t.Fatal(err)
+			}
+			golden(t, tt.name, buf.Bytes())
+		})
+	}
+}

@@ -1,0 +1,291 @@
+package report
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"hosteval/internal/record"
+)
+
+// File names inside a run folder.
+const (
+	RecordsFile = "records.jsonl"
+	RunInfoFile = "run.json"
+)
+
+// RunInfo is run.json: what the runner knows about a run as a whole. The
+// runner writes it when the run starts and again when it ends, so a run that
+// was killed has Finished unset; one stopped by Ctrl-C has Interrupted set.
+type RunInfo struct {
+	RunID    string    `json:"run_id"`
+	Started  time.Time `json:"started"`
+	Finished time.Time `json:"finished,omitzero"`
+	// Args are the command-line arguments of the run, for reproducing it.
+	Args        []string `json:"args,omitempty"`
+	Version     string   `json:"hosteval_version,omitempty"`
+	Interrupted bool     `json:"interrupted"`
+}
+
+// Run is the content of one run folder.
+type Run struct {
+	Dir string
+	// Info is nil when the folder has no usable run.json.
+	Info    *RunInfo
+	Records []record.Record
+	// Warnings say what was skipped while reading (a truncated last line, a
+	// malformed line, a case recorded twice). They never stop a report.
+	Warnings []string
+}
+
+// ID names the run: run.json's run_id, else the records' run_id, else the
+// folder's base name.
+func (r *Run) ID() string {
+	if r.Info != nil && r.Info.RunID != "" {
+		return r.Info.RunID
+	}
+	for _, rec := range r.Records {
+		if rec.RunID != "" {
+			return rec.RunID
+		}
+	}
+	return filepath.Base(r.Dir)
+}
+
+// ReadRun reads a run folder: records.jsonl (required) and run.json
+// (optional). It works on a run that was interrupted: a last line cut short
+// by a crash is skipped with a warning. Within the run a case ID recorded
+// twice keeps its last record, with a warning.
+func ReadRun(dir string) (*Run, error) {
+	run := &Run{Dir: dir}
+	path := filepath.Join(dir, RecordsFile)
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("read run %s: %w", dir, err)
+	}
+	defer f.Close()
+
+	rd := NewReader(f, path)
+	index := make(map[string]int)
+	for {
+		rec, err := rd.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read run %s: %w", dir, err)
+		}
+		if i, dup := index[rec.CaseID]; dup && rec.CaseID != "" {
+			run.Warnings = append(run.Warnings, fmt.Sprintf("%s:%d: case %q recorded again; the later record is used", path, rd.Line(), rec.CaseID))
+			run.Records[i] = rec
+			continue
+		}
+		index[rec.CaseID] = len(run.Records)
+		run.Records = append(run.Records, rec)
+	}
+	run.Warnings = append(rd.Warnings(), run.Warnings...)
+	if len(run.Records) == 0 && len(rd.Warnings()) > 0 {
+		return nil, fmt.Errorf("read run %s: no valid record in %s (%d lines skipped)", dir, RecordsFile, len(rd.Warnings()))
+	}
+
+	info, err := readRunInfo(filepath.Join(dir, RunInfoFile))
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		// A report from the records alone beats no report.
+		run.Warnings = append(run.Warnings, err.Error())
+	default:
+		run.Info = info
+	}
+	return run, nil
+}
+
+func readRunInfo(path string) (*RunInfo, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var info RunInfo
+	if err := json.Unmarshal(data, &info); err != nil {
+		return nil, fmt.Errorf("%s: ignored: %w", path, err)
+	}
+	return &info, nil
+}
+
+// WriteRunInfo writes run.json into dir, replacing it atomically so that a
+// reader never sees half of it.
+func WriteRunInfo(dir string, info RunInfo) error {
+	data, err := json.MarshalIndent(info, "", "  ")
+	if err != nil {
+		return fmt.Errorf("write run info: %w", err)
+	}
+	if err := writeFileAtomic(filepath.Join(dir, RunInfoFile), append(data, '\n')); err != nil {
+		return fmt.Errorf("write run info: %w", err)
+	}
+	return nil
+}
+
+// Reader reads records.jsonl one record at a time, so that a large run need
+// not be held in memory twice.
+//
+// A line that does not decode is skipped and reported by Warnings: the last
+// line of a run that crashed is usually cut short, and one bad line must not
+// cost the whole report. A record of a newer schema than this program knows
+// is an error, since its fields may mean something else.
+type Reader struct {
+	name     string
+	r        *bufio.Reader
+	line     int
+	warnings []string
+}
+
+// NewReader returns a Reader of r; name (usually the file's path) prefixes
+// warnings and errors.
+func NewReader(r io.Reader, name string) *Reader {
+	return &Reader{name: name, r: bufio.NewReaderSize(r, 64<<10)}
+}
+
+// Next returns the next record, or io.EOF after the last one.
+func (r *Reader) Next() (record.Record, error) {
+	for {
+		// ReadBytes, not a Scanner: a record with large arguments can exceed
+		// any fixed token size.
+		line, err := r.r.ReadBytes('\n')
+		if len(line) == 0 && err != nil {
+			if errors.Is(err, io.EOF) {
+				return record.Record{}, io.EOF
+			}
+			return record.Record{}, fmt.Errorf("%s: %w", r.name, err)
+		}
+		if err != nil && !errors.Is(err, io.EOF) {
+			return record.Record{}, fmt.Errorf("%s:%d: %w", r.name, r.line+1, err)
+		}
+		r.line++
+		complete := line[len(line)-1] == '\n'
+		line = bytes.TrimSpace(line)
+		if len(line) == 0 {
+			continue
+		}
+		var rec record.Record
+		if derr := json.Unmarshal(line, &rec); derr != nil {
+			if !complete {
+				r.warnings = append(r.warnings, fmt.Sprintf("%s:%d: skipped a truncated last line (%d bytes): %v", r.name, r.line, len(line), derr))
+			} else {
+				r.warnings = append(r.warnings, fmt.Sprintf("%s:%d: skipped a malformed line: %v", r.name, r.line, derr))
+			}
+			continue
+		}
+		if rec.Schema > record.SchemaVersion {
+			return record.Record{}, fmt.Errorf("%s:%d: record schema %d is newer than this program reads (%d)", r.name, r.line, rec.Schema, record.SchemaVersion)
+		}
+		return rec, nil
+	}
+}
+
+// Line is the 1-based line number of the record Next last returned.
+func (r *Reader) Line() int { return r.line }
+
+// Warnings lists the lines skipped so far.
+func (r *Reader) Warnings() []string { return r.warnings }
+
+// Writer appends records to records.jsonl, one line per record, and syncs
+// the file after each so that a finished case survives a crash of the run.
+// It is safe for concurrent use.
+type Writer struct {
+	mu sync.Mutex
+	f  *os.File
+}
+
+// OpenWriter opens path for appending records, creating it if needed. When
+// the file ends in a partial line (a crash mid-write), a newline is written
+// first, so that the partial line is skipped by readers and the next record
+// stays whole.
+func OpenWriter(path string) (*Writer, error) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("open records: %w", err)
+	}
+	if err := terminateLastLine(f, path); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return &Writer{f: f}, nil
+}
+
+func terminateLastLine(f *os.File, path string) error {
+	st, err := f.Stat()
+	if err != nil {
+		return fmt.Errorf("open records: %w", err)
+	}
+	if st.Size() == 0 {
+		return nil
+	}
+	r, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("open records: %w", err)
+	}
+	defer r.Close()
+	last := make([]byte, 1)
+	if _, err := r.ReadAt(last, st.Size()-1); err != nil {
+		return fmt.Errorf("open records: %w", err)
+	}
+	if last[0] == '\n' {
+		return nil
+	}
+	if _, err := f.Write([]byte{'\n'}); err != nil {
+		return fmt.Errorf("open records: %w", err)
+	}
+	return nil
+}
+
+// Write appends rec as one line and syncs the file. A zero Schema is
+// written as [record.SchemaVersion]; rec itself is not changed.
+func (w *Writer) Write(rec *record.Record) error {
+	if rec.Schema == 0 {
+		withSchema := *rec
+		withSchema.Schema = record.SchemaVersion
+		rec = &withSchema
+	}
+	data, err := json.Marshal(rec)
+	if err != nil {
+		return fmt.Errorf("write record %s: %w", rec.CaseID, err)
+	}
+	data = append(data, '\n')
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.f == nil {
+		return fmt.Errorf("write record %s: %w", rec.CaseID, os.ErrClosed)
+	}
+	// One write call per line: with O_APPEND the line lands whole at the
+	// end even if another process appends to the same file.
+	if _, err := w.f.Write(data); err != nil {
+		return fmt.Errorf("write record %s: %w", rec.CaseID, err)
+	}
+	if err := w.f.Sync(); err != nil {
+		return fmt.Errorf("write record %s: %w", rec.CaseID, err)
+	}
+	return nil
+}
+
+// Close closes the file. Writes after Close fail with [os.ErrClosed].
+func (w *Writer) Close() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.f == nil {
+		return nil
+	}
+	err := w.f.Close()
+	w.f = nil
+	if err != nil {
+		return fmt.Errorf("close records: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,96 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+)
+
+// WriteSummaryJSON writes s as summary.json: indented, fields in a fixed
+// order, one trailing newline.
+func WriteSummaryJSON(w io.Writer, s *Summary) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	// Scenario names and errors are data, not HTML; keep them readable.
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(s); err != nil {
+		return fmt.Errorf("write summary: %w", err)
+	}
+	return nil
+}
+
+// ReadSummaryJSON reads a summary.json. Gates can be evaluated on it, but
+// it holds no latency samples: Compare on it reports latency untested.
+func ReadSummaryJSON(r io.Reader) (*Summary, error) {
+	var s Summary
+	if err := json.NewDecoder(r).Decode(&s); err != nil {
+		return nil, fmt.Errorf("read summary: %w", err)
+	}
+	if s.Schema < 1 || s.Schema > SummarySchema {
+		return nil, fmt.Errorf("read summary: schema %d, want 1 to %d", s.Schema, SummarySchema)
+	}
+	return &s, nil
+}
+
+// File names of the reports WriteReports puts in a run folder.
+const (
+	SummaryFile = "summary.json"
+	JUnitFile   = "junit.xml"
+	HTMLFile    = "report.html"
+)
+
+// WriteReports writes summary.json, junit.xml and report.html into dir
+// (usually the run folder) and returns their paths. Each file is written
+// whole to a temporary name and renamed, so that a reader never sees half
+// a report.
+func WriteReports(dir string, s *Summary, opts Options) ([]string, error) {
+	files := []struct {
+		name  string
+		write func(io.Writer) error
+	}{
+		{SummaryFile, func(w io.Writer) error { return WriteSummaryJSON(w, s) }},
+		{JUnitFile, func(w io.Writer) error { return WriteJUnit(w, s) }},
+		{HTMLFile, func(w io.Writer) error { return WriteHTML(w, s, opts) }},
+	}
+	var paths []string
+	for _, f := range files {
+		var buf bytes.Buffer
+		if err := f.write(&buf); err != nil {
+			return paths, err
+		}
+		path := filepath.Join(dir, f.name)
+		if err := writeFileAtomic(path, buf.Bytes()); err != nil {
+			return paths, fmt.Errorf("write %s: %w", f.name, err)
+		}
+		paths = append(paths, path)
+	}
+	return paths, nil
+}
+
+func writeFileAtomic(path string, data []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name()) // a no-op once renamed
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	// Sync before the rename, or a crash could leave an empty file under
+	// the final name.
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}

@@ -1,0 +1,284 @@
+package scenario
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"hosteval/internal/host"
+	"hosteval/internal/model"
+)
+
+// CaseOptions select and multiply the cases of a suite.
+type CaseOptions struct {
+	// Run, if set, keeps the scenarios whose name, or "name/variant", it
+	// matches.
+	Run *regexp.Regexp
+	// Repeat, when positive, replaces every scenario's repeat.
+	Repeat int
+	// Models, when not nil, replaces every scenario's models (the CLI's
+	// -model flag).
+	Models []ModelSpec
+}
+
+// Case is one run of a scenario: one variant, one model, one repeat. Its
+// exported fields are what the runner puts in the record.
+type Case struct {
+	// ID is unique within the suite: scenario[/variant][/model]#repeat. The
+	// variant is there when the scenario has variants, the model when the
+	// scenario runs more than one.
+	ID string
+	// Scenario is the scenario the case runs: its Name, File and Line go
+	// in the record.
+	Scenario  *Scenario
+	Variant   string
+	ModelName string
+	Repeat    int // 0-based
+	File      string
+	Line      int
+
+	sc       *Scenario
+	variant  *variant
+	model    ModelSpec
+	settings hostSettings
+}
+
+// Cases expands the suite into cases: scenario x variant x model x repeat,
+// in that order of nesting, in the order the scenarios were loaded.
+func (s *Suite) Cases(opts CaseOptions) ([]*Case, error) {
+	if opts.Models != nil {
+		opts.Models = slices.Clone(opts.Models) // names are filled in below
+		if len(opts.Models) == 0 {
+			return nil, errors.New("no models given")
+		}
+		seen := map[string]bool{}
+		for i, m := range opts.Models {
+			built, err := m.New()
+			if err != nil {
+				return nil, fmt.Errorf("model %s: %w", m.Name, err)
+			}
+			if m.Name == "" {
+				opts.Models[i].Name = built.Name()
+			}
+			if seen[opts.Models[i].Name] {
+				return nil, fmt.Errorf("model %s is given twice", opts.Models[i].Name)
+			}
+			seen[opts.Models[i].Name] = true
+		}
+	}
+	var cases []*Case
+	for _, sc := range s.Scenarios {
+		variants := sc.variants
+		if len(variants) == 0 {
+			variants = []*variant{nil}
+		}
+		models := sc.models
+		if opts.Models != nil {
+			models = opts.Models
+		}
+		repeat := sc.repeat
+		if opts.Repeat > 0 {
+			repeat = opts.Repeat
+		}
+		for _, v := range variants {
+			settings, vname := sc.settings, ""
+			if v != nil {
+				settings, vname = sc.settings.over(v.settings), v.name
+			}
+			if opts.Run != nil && !opts.Run.MatchString(sc.Name) && (vname == "" || !opts.Run.MatchString(sc.Name+"/"+vname)) {
+				continue
+			}
+			for _, m := range models {
+				for r := range repeat {
+					id := sc.Name
+					if vname != "" {
+						id += "/" + vname
+					}
+					if len(models) > 1 {
+						id += "/" + m.Name
+					}
+					cases = append(cases, &Case{
+						ID: id + "#" + strconv.Itoa(r), Scenario: sc, Variant: vname, ModelName: m.Name, Repeat: r,
+						File: sc.File, Line: sc.Line, sc: sc, variant: v, model: m, settings: settings,
+					})
+				}
+			}
+		}
+	}
+	if len(cases) == 0 && opts.Run != nil {
+		return nil, fmt.Errorf("no scenario or scenario/variant matches %q", opts.Run)
+	}
+	return cases, nil
+}
+
+// HostOptions are the host options of the case: its servers (with their
+// auto-run lists as the scenario sets them), limits, tool lists,
+// description overrides, elicitation capability and the scenario's canned
+// answers and approvals. Log, ServerLog, Wire, Steps and SessionID are the
+// runner's. Every call returns a fresh copy.
+func (c *Case) HostOptions() host.Options {
+	var o host.Options
+	for _, def := range c.sc.servers {
+		spec := def.spec
+		spec.Args = slices.Clone(spec.Args)
+		spec.Env = slices.Clone(spec.Env)
+		spec.Headers = maps.Clone(spec.Headers)
+		spec.AutoRun = slices.Clone(spec.AutoRun)
+		if list, ok := c.settings.autoRun[spec.Name]; ok {
+			spec.AutoRun = append([]string{}, list...) // empty, not nil: none
+		}
+		o.Servers = append(o.Servers, spec)
+	}
+	c.settings.apply(&o)
+	answers := make([]host.CannedAnswer, len(c.sc.elicitation))
+	for i, a := range c.sc.elicitation {
+		a.Content = maps.Clone(a.Content)
+		answers[i] = a
+	}
+	o.Elicitor = host.Canned{Answers: answers}
+	o.Approver = host.CannedApprovals{Tools: slices.Clone(c.sc.approvals)}
+	return o
+}
+
+// NewModel builds a fresh model for the case: a model keeps
+// per-conversation state, so every case needs its own.
+func (c *Case) NewModel() (model.Model, error) {
+	m, err := c.model.New()
+	if err != nil {
+		return nil, fmt.Errorf("case %s: model %s: %w", c.ID, c.ModelName, err)
+	}
+	return m, nil
+}
+
+// System is the system prompt: the variant's if it sets one.
+func (c *Case) System() string {
+	if c.variant != nil && c.variant.system != nil {
+		return *c.variant.system
+	}
+	return c.sc.system
+}
+
+// Turns are the user's questions, one per turn.
+func (c *Case) Turns() []string { return slices.Clone(c.sc.turns) }
+
+// Timeout is the case's deadline.
+func (c *Case) Timeout() time.Duration { return c.sc.timeout }
+
+// StateChecks are the calls the runner makes through host.Check after the
+// last turn, in order; it appends one record.Call per check to
+// Record.Checks, which Evaluate reads by position. The runner fills TraceID
+// and Step.
+func (c *Case) StateChecks() []host.CallRequest { return slices.Clone(c.sc.states) }
+
+// Shareable reports whether the server's definition marks it as safe to
+// keep running and reuse across cases (HostOptions carries the same flag in
+// host.ServerSpec.Shareable).
+func (c *Case) Shareable(server string) bool {
+	for _, def := range c.sc.servers {
+		if def.spec.Name == server {
+			return def.spec.Shareable
+		}
+	}
+	return false
+}
+
+// ExpectsServerFailure reports whether the scenario expects the server not
+// to connect ({server: x, connected: false} or {server: x,
+// version_failure: true}): its failure to connect is then the verdict to
+// check, not an infrastructure error.
+func (c *Case) ExpectsServerFailure(server string) bool {
+	for _, e := range c.sc.expects {
+		s, ok := e.check.(*serverExpect)
+		if ok && s.server == server && ((s.connected != nil && !*s.connected) || (s.versionFailure != nil && *s.versionFailure)) {
+			return true
+		}
+	}
+	return false
+}
+
+// CheckTools checks the tool names a case's scenario uses against the tools
+// its servers offer (every namespaced name in the host's table, offered to
+// the model or not): names in allow, deny, descriptions, approvals, state
+// checks and auto_run lists, and expectation tool names namespaced for a
+// server of the scenario. Names of a server that has no tools in the list
+// (it did not connect) are not checked: its failure is reported elsewhere.
+// Scripted calls are not checked, since calling a tool that does not exist
+// is a thing a scenario may want to test.
+func CheckTools(c *Case, tools []string) []Problem {
+	have := map[string]bool{}
+	for _, t := range tools {
+		have[t] = true
+	}
+	connected := map[string]bool{}
+	var servers []string
+	for _, def := range c.sc.servers {
+		name := def.spec.Name
+		servers = append(servers, name)
+		connected[name] = slices.ContainsFunc(tools, func(t string) bool { return strings.HasPrefix(t, name+"__") })
+	}
+	refs := slices.Clone(c.sc.refs)
+	if c.variant != nil {
+		refs = append(refs, c.variant.refs...)
+	}
+	for _, def := range c.sc.servers {
+		refs = append(refs, def.refs...)
+	}
+	var ps []Problem
+	for _, r := range refs {
+		problem := func(format string, args ...any) {
+			ps = append(ps, Problem{File: r.file, Line: r.line, Path: r.path, Msg: fmt.Sprintf(format, args...)})
+		}
+		switch r.kind {
+		case refTool, refExpect, refApproval:
+			name := r.name
+			prefix := r.kind == refApproval && strings.HasSuffix(name, "*")
+			name = strings.TrimSuffix(name, "*")
+			server, _, ok := strings.Cut(name, "__")
+			if !ok || !connected[server] || !slices.Contains(servers, server) {
+				continue
+			}
+			switch {
+			case prefix && !slices.ContainsFunc(tools, func(t string) bool { return strings.HasPrefix(t, name) }):
+				problem("no tool of server %s matches %q", server, r.name)
+			case !prefix && !have[name]:
+				problem("server %s offers no tool %q%s", server, name, suggest(name, tools))
+			}
+		case refAutoRun:
+			if r.name == "*" || !connected[r.server] {
+				continue
+			}
+			if !have[host.Namespaced(r.server, r.name)] {
+				var own []string
+				for _, t := range tools {
+					if rest, ok := strings.CutPrefix(t, r.server+"__"); ok {
+						own = append(own, rest)
+					}
+				}
+				problem("server %s offers no tool %q%s", r.server, r.name, suggest(r.name, own))
+			}
+		}
+	}
+	sortProblems(ps)
+	return ps
+}
+
+// ParseModelFlag parses the CLI's -model flag: "openai:<model>", with the
+// endpoint's base URL and key from OPENAI_BASE_URL and OPENAI_API_KEY.
+func ParseModelFlag(s string) (ModelSpec, error) {
+	name, ok := strings.CutPrefix(s, "openai:")
+	if !ok || strings.TrimSpace(name) == "" {
+		return ModelSpec{}, fmt.Errorf("model %q: want openai:<model>, e.g. openai:gpt-oss-120b", s)
+	}
+	cfg := model.OpenAIConfig{Model: name}.WithEnv(os.Getenv)
+	spec := ModelSpec{Name: "openai:" + name, Config: model.Config{OpenAI: &cfg}}
+	if _, err := spec.New(); err != nil {
+		return ModelSpec{}, fmt.Errorf("model %q: %w", s, err)
+	}
+	return spec, nil
+}

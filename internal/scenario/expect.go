@@ -1,0 +1,1020 @@
+package scenario
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math/big"
+	"reflect"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"gopkg.in/yaml.v3"
+
+	"hosteval/internal/host"
+	"hosteval/internal/model"
+	"hosteval/internal/record"
+)
+
+// expectation is one entry of a scenario's expect list.
+type expectation struct {
+	line  int
+	check checker
+}
+
+// checker is one kind of expectation.
+type checker interface {
+	// name is the short canonical rendering of the expectation.
+	name() string
+	// eval says whether rec meets it and, when not, what was found.
+	eval(rec *record.Record) (bool, string)
+}
+
+// Evaluate checks every expectation of the case's scenario against a
+// finished record, in the order written. A record of a case that could not
+// run (StatusError) is evaluated as far as it goes; the runner decides the
+// case's status.
+func Evaluate(c *Case, rec *record.Record) []record.Expectation {
+	if rec == nil {
+		rec = &record.Record{}
+	}
+	out := make([]record.Expectation, 0, len(c.sc.expects))
+	for _, e := range c.sc.expects {
+		ok, detail := e.check.eval(rec)
+		x := record.Expectation{Name: e.check.name(), Line: e.line, Passed: ok}
+		if !ok {
+			x.Detail = detail
+		}
+		out = append(out, x)
+	}
+	return out
+}
+
+// Fields of each kind of expectation. The kind is chosen by the presence of
+// tool, order, server or state; a mapping with none of them holds answer,
+// count and bound checks, all of which must hold.
+var (
+	toolExpectFields   = []string{"tool", "nth", "called", "count", "outcome", "approval", "asked_user", "rounds", "error_code", "error_matches", "args", "args_exact", "clipped", "result_matches"}
+	orderExpectFields  = []string{"order"}
+	serverExpectFields = []string{"server", "protocol", "version_failure", "restarted", "connected"}
+	stateExpectFields  = []string{"state", "matches", "result_matches"}
+	countKeys          = []string{"unknown_tools", "timeouts", "protocol_errors", "tool_errors", "denied", "steps", "model_requests", "elicitations", "declined"}
+	boundKeys          = []string{"result_bytes", "tool_def_bytes", "tool_def_tokens"}
+	caseExpectFields   = slices.Concat([]string{"answer_matches", "answer_not_matches", "turn"}, countKeys, boundKeys)
+
+	expectKinds = []struct {
+		key    string
+		fields []string
+	}{{"tool", toolExpectFields}, {"order", orderExpectFields}, {"server", serverExpectFields}, {"state", stateExpectFields}}
+	allExpectFields = slices.Concat(toolExpectFields, orderExpectFields, serverExpectFields, stateExpectFields, caseExpectFields)
+
+	outcomes  = []string{record.OutcomeOK, record.OutcomeToolError, record.OutcomeError, record.OutcomeTimeout, record.OutcomeUnknownTool, record.OutcomeBadArguments, record.OutcomeDenied}
+	approvals = []string{record.ApprovalAuto, record.ApprovalApproved, record.ApprovalDenied}
+	revisions = []string{host.Revision20260728, host.Revision20251125}
+)
+
+func (f *fileCtx) expectation(n *yaml.Node, path string, sc *Scenario) *expectation {
+	fs := f.fields(n, path, nil)
+	if fs == nil {
+		return nil
+	}
+	if len(fs.order) == 0 {
+		f.errorf(n, path, "empty expectation: want e.g. {tool: server__tool, outcome: ok} or {answer_matches: regex}")
+		return nil
+	}
+	var kinds []string
+	known, kindName := caseExpectFields, "an answer/count"
+	for _, k := range expectKinds {
+		if _, ok := fs.keys[k.key]; ok {
+			kinds = append(kinds, k.key)
+			known, kindName = k.fields, "a "+k.key
+		}
+	}
+	if len(kinds) > 1 {
+		f.errorf(fs.keys[kinds[1]], path, "want one of tool, order, server or state in an expectation, got %s (write two expectations)", strings.Join(kinds, " and "))
+		return nil
+	}
+	before := len(f.l.problems)
+	for _, k := range fs.order {
+		if slices.Contains(known, k) {
+			continue
+		}
+		if owner := fieldOwner(k); owner != "" {
+			if len(kinds) == 0 {
+				f.errorf(fs.keys[k], path, "field %q belongs to %s expectation: add %s", k, article(owner), ownerExample[owner])
+			} else {
+				f.errorf(fs.keys[k], path, "field %q does not go in %s expectation (it belongs to %s expectation)", k, kindName, article(owner))
+			}
+			continue
+		}
+		hint := suggest(k, known)
+		if hint == "" {
+			hint = suggest(k, allExpectFields)
+		}
+		f.errorf(fs.keys[k], path, "unknown field %q%s", k, hint)
+	}
+	var c checker
+	switch {
+	case len(kinds) == 0:
+		c = f.caseExpect(fs, path)
+	case kinds[0] == "tool":
+		c = f.toolExpect(fs, path, sc)
+	case kinds[0] == "order":
+		c = f.orderExpect(fs, path, sc)
+	case kinds[0] == "server":
+		c = f.serverExpect(fs, path, sc)
+	default:
+		c = f.stateExpect(fs, path, sc)
+	}
+	if c == nil || len(f.l.problems) > before {
+		return nil
+	}
+	return &expectation{line: n.Line, check: c}
+}
+
+var ownerExample = map[string]string{
+	"tool": "tool: server__tool", "order": "order: [...]", "server": "server: <name>", "state": `state: "server__tool {...}"`,
+	"answer/count": "no tool, order, server or state",
+}
+
+func article(kind string) string {
+	if kind == "answer/count" {
+		return "an " + kind
+	}
+	return "a " + kind
+}
+
+// fieldOwner names the kind of expectation a field belongs to ("" for
+// none).
+func fieldOwner(key string) string {
+	for _, k := range expectKinds {
+		if slices.Contains(k.fields, key) {
+			return k.key
+		}
+	}
+	if slices.Contains(caseExpectFields, key) {
+		return "answer/count"
+	}
+	return ""
+}
+
+// intRange is a count or size: exact, at least, at most, or between.
+type intRange struct {
+	min, max       int
+	hasMin, hasMax bool
+}
+
+func (r intRange) contains(n int) bool {
+	return (!r.hasMin || n >= r.min) && (!r.hasMax || n <= r.max)
+}
+
+// render writes the range after key: key=2, key>=1, key<=3, key=1..3.
+func (r intRange) render(key string) string {
+	switch {
+	case r.hasMin && r.hasMax && r.min == r.max:
+		return fmt.Sprintf("%s=%d", key, r.min)
+	case r.hasMin && r.hasMax:
+		return fmt.Sprintf("%s=%d..%d", key, r.min, r.max)
+	case r.hasMin:
+		return fmt.Sprintf("%s>=%d", key, r.min)
+	}
+	return fmt.Sprintf("%s<=%d", key, r.max)
+}
+
+// intRange reads N or {min: N, max: N}.
+func (f *fileCtx) intRange(n *yaml.Node, path string) (intRange, bool) {
+	var r intRange
+	if n.Kind == yaml.ScalarNode {
+		v, ok := f.integer(n, path)
+		if ok && v < 0 {
+			f.errorf(n, path, "want 0 or more, got %d", v)
+			return r, false
+		}
+		return intRange{min: v, max: v, hasMin: true, hasMax: true}, ok
+	}
+	if n.Kind != yaml.MappingNode {
+		f.errorf(n, path, "want a number or {min: N, max: N}, got %s", describe(n))
+		return r, false
+	}
+	fs := f.fields(n, path, []string{"min", "max"})
+	ok := true
+	for _, b := range []struct {
+		key string
+		dst *int
+		has *bool
+	}{{"min", &r.min, &r.hasMin}, {"max", &r.max, &r.hasMax}} {
+		v := fs.get(b.key)
+		if v == nil {
+			continue
+		}
+		i, good := f.integer(v, join(path, b.key))
+		if good && i < 0 {
+			f.errorf(v, join(path, b.key), "want 0 or more, got %d", i)
+			good = false
+		}
+		ok = ok && good
+		*b.dst, *b.has = i, good
+	}
+	switch {
+	case !ok:
+	case !r.hasMin && !r.hasMax:
+		f.errorf(n, path, "want min, max or both")
+		ok = false
+	case r.hasMin && r.hasMax && r.min > r.max:
+		f.errorf(n, path, "min %d is more than max %d", r.min, r.max)
+		ok = false
+	}
+	return r, ok
+}
+
+func (f *fileCtx) oneOf(n *yaml.Node, path string, choices []string) (*string, bool) {
+	s, ok := f.str(n, path)
+	if !ok {
+		return nil, false
+	}
+	if !slices.Contains(choices, s) {
+		f.errorf(n, path, "unknown value %q (want %s)%s", s, strings.Join(choices, ", "), suggest(s, choices))
+		return nil, false
+	}
+	return &s, true
+}
+
+func (f *fileCtx) optBool(fs *fields, path, key string) *bool {
+	v := fs.get(key)
+	if v == nil {
+		return nil
+	}
+	b, ok := f.boolean(v, join(path, key))
+	if !ok {
+		return nil
+	}
+	return &b
+}
+
+func (f *fileCtx) optInt(fs *fields, path, key string) *int {
+	v := fs.get(key)
+	if v == nil {
+		return nil
+	}
+	i, ok := f.integer(v, join(path, key))
+	if !ok {
+		return nil
+	}
+	return &i
+}
+
+func (f *fileCtx) optRegex(fs *fields, path, key string) *regexp.Regexp {
+	v := fs.get(key)
+	if v == nil {
+		return nil
+	}
+	re, _ := f.regex(v, join(path, key))
+	return re
+}
+
+// object reads a mapping of JSON-like values, normalised for comparison.
+func (f *fileCtx) object(fs *fields, path, key string) map[string]any {
+	n := fs.get(key)
+	if n == nil {
+		return nil
+	}
+	if n.Kind != yaml.MappingNode {
+		f.errorf(n, join(path, key), "want a mapping, got %s", describe(n))
+		return nil
+	}
+	v, ok := f.value(n, join(path, key), 0)
+	if !ok {
+		return nil
+	}
+	return normalize(v).(map[string]any)
+}
+
+// toolExpect is an expectation on the calls of one tool.
+type toolExpect struct {
+	tool          string
+	nth           int // 1-based; 0: any call
+	called        *bool
+	count         *intRange
+	outcome       *string
+	approval      *string
+	askedUser     *bool
+	rounds        *int
+	errorCode     *int
+	errorMatches  *regexp.Regexp
+	args          map[string]any
+	argsExact     map[string]any
+	clipped       *bool
+	resultMatches *regexp.Regexp
+}
+
+func (f *fileCtx) toolExpect(fs *fields, path string, sc *Scenario) checker {
+	t := &toolExpect{}
+	tn := fs.get("tool")
+	if tn == nil {
+		f.errorf(fs.keys["tool"], join(path, "tool"), "empty: want a tool name")
+		return nil
+	}
+	var ok bool
+	if t.tool, ok = f.str(tn, join(path, "tool")); ok && strings.TrimSpace(t.tool) == "" {
+		f.errorf(tn, join(path, "tool"), "empty: want a tool name")
+	}
+	if v := fs.get("nth"); v != nil {
+		if i, ok := f.integer(v, join(path, "nth")); ok && i < 1 {
+			f.errorf(v, join(path, "nth"), "want 1 or more (the first call is 1), got %d", i)
+		} else {
+			t.nth = i
+		}
+	}
+	t.called = f.optBool(fs, path, "called")
+	if v := fs.get("count"); v != nil {
+		if r, ok := f.intRange(v, join(path, "count")); ok {
+			t.count = &r
+		}
+	}
+	if v := fs.get("outcome"); v != nil {
+		t.outcome, _ = f.oneOf(v, join(path, "outcome"), outcomes)
+	}
+	if v := fs.get("approval"); v != nil {
+		t.approval, _ = f.oneOf(v, join(path, "approval"), approvals)
+	}
+	t.askedUser = f.optBool(fs, path, "asked_user")
+	t.rounds = f.optInt(fs, path, "rounds")
+	t.errorCode = f.optInt(fs, path, "error_code")
+	t.errorMatches = f.optRegex(fs, path, "error_matches")
+	t.args = f.object(fs, path, "args")
+	t.argsExact = f.object(fs, path, "args_exact")
+	t.clipped = f.optBool(fs, path, "clipped")
+	t.resultMatches = f.optRegex(fs, path, "result_matches")
+	if t.called != nil && !*t.called {
+		var with []string
+		for _, k := range fs.order {
+			if k != "tool" && k != "called" && k != "count" {
+				with = append(with, k)
+			}
+		}
+		if len(with) > 0 {
+			f.errorf(fs.keys["called"], path, "called: false cannot go with %s, which are about a call that happened", strings.Join(with, ", "))
+		}
+	}
+	// A name the expectation says is unknown, or never called, is allowed
+	// not to exist: that is what it checks.
+	expectsUnknown := t.outcome != nil && *t.outcome == record.OutcomeUnknownTool
+	neverCalled := (t.called != nil && !*t.called) || (t.count != nil && t.count.hasMax && t.count.max == 0)
+	if !expectsUnknown && !neverCalled {
+		sc.refs = append(sc.refs, toolRef{kind: refExpect, file: f.name, line: tn.Line, path: join(path, "tool"), name: t.tool})
+	}
+	return t
+}
+
+// matchFields says whether the expectation asks anything of a single call.
+func (t *toolExpect) matchFields() bool {
+	return t.outcome != nil || t.approval != nil || t.askedUser != nil || t.rounds != nil || t.errorCode != nil ||
+		t.errorMatches != nil || t.args != nil || t.argsExact != nil || t.clipped != nil || t.resultMatches != nil
+}
+
+func (t *toolExpect) name() string {
+	parts := []string{"tool " + t.tool}
+	if t.nth > 0 {
+		parts = append(parts, fmt.Sprintf("nth=%d", t.nth))
+	}
+	if t.called != nil {
+		parts = append(parts, fmt.Sprintf("called=%t", *t.called))
+	}
+	if t.count != nil {
+		parts = append(parts, t.count.render("count"))
+	}
+	parts = append(parts, t.callParts()...)
+	return strings.Join(parts, " ")
+}
+
+// callParts renders the single-call fields the expectation asks for.
+func (t *toolExpect) callParts() []string {
+	var parts []string
+	add := func(want bool, key string, value func() string) {
+		if want {
+			parts = append(parts, key+"="+value())
+		}
+	}
+	add(t.outcome != nil, "outcome", func() string { return *t.outcome })
+	add(t.approval != nil, "approval", func() string { return *t.approval })
+	add(t.askedUser != nil, "asked_user", func() string { return strconv.FormatBool(*t.askedUser) })
+	add(t.rounds != nil, "rounds", func() string { return strconv.Itoa(*t.rounds) })
+	add(t.errorCode != nil, "error_code", func() string { return strconv.Itoa(*t.errorCode) })
+	add(t.errorMatches != nil, "error_matches", func() string { return strconv.Quote(t.errorMatches.String()) })
+	add(t.args != nil, "args", func() string { return render(t.args) })
+	add(t.argsExact != nil, "args_exact", func() string { return render(t.argsExact) })
+	add(t.clipped != nil, "clipped", func() string { return strconv.FormatBool(*t.clipped) })
+	add(t.resultMatches != nil, "result_matches", func() string { return strconv.Quote(t.resultMatches.String()) })
+	return parts
+}
+
+// describeCall shows what call #i has of what the expectation asks, with
+// its outcome, approval and error to say why.
+func (t *toolExpect) describeCall(i int, c record.Call) string {
+	parts := []string{fmt.Sprintf("#%d outcome=%s", i, c.Outcome)}
+	if c.Approval != "" {
+		parts = append(parts, "approval="+c.Approval)
+	}
+	for _, p := range []struct {
+		want bool
+		text string
+	}{
+		{t.askedUser != nil, fmt.Sprintf("asked_user=%t", c.AskedUser)},
+		{t.rounds != nil, fmt.Sprintf("rounds=%d", c.Rounds)},
+		{t.errorCode != nil, fmt.Sprintf("error_code=%d", c.ErrorCode)},
+		{t.args != nil || t.argsExact != nil, "args=" + render(normalize(c.Arguments))},
+		{t.clipped != nil, fmt.Sprintf("clipped=%t", c.Clipped)},
+		{t.resultMatches != nil, "result=" + strconv.Quote(shorten(c.Result, 120))},
+		{c.Error != "", "error=" + strconv.Quote(shorten(c.Error, 120))},
+	} {
+		if p.want {
+			parts = append(parts, p.text)
+		}
+	}
+	return strings.Join(parts, " ")
+}
+
+func (t *toolExpect) matches(c record.Call) bool {
+	switch {
+	case t.outcome != nil && c.Outcome != *t.outcome,
+		t.approval != nil && c.Approval != *t.approval,
+		t.askedUser != nil && c.AskedUser != *t.askedUser,
+		t.rounds != nil && c.Rounds != *t.rounds,
+		t.errorCode != nil && c.ErrorCode != *t.errorCode,
+		t.errorMatches != nil && !t.errorMatches.MatchString(c.Error),
+		t.clipped != nil && c.Clipped != *t.clipped,
+		t.resultMatches != nil && !t.resultMatches.MatchString(c.Result):
+		return false
+	}
+	if t.args == nil && t.argsExact == nil {
+		return true
+	}
+	got, _ := normalize(c.Arguments).(map[string]any)
+	if t.argsExact != nil && !reflect.DeepEqual(t.argsExact, got) {
+		return false
+	}
+	for k, want := range t.args {
+		if v, ok := got[k]; !ok || !reflect.DeepEqual(want, v) {
+			return false
+		}
+	}
+	return true
+}
+
+func (t *toolExpect) eval(rec *record.Record) (bool, string) {
+	var calls []record.Call
+	for _, c := range rec.Calls {
+		if c.Name == t.tool {
+			calls = append(calls, c)
+		}
+	}
+	var fails []string
+	if t.called != nil && !*t.called && len(calls) > 0 {
+		fails = append(fails, fmt.Sprintf("%s was called %s: %s", t.tool, times(len(calls)), t.describeCalls(calls)))
+	}
+	if t.count != nil && !t.count.contains(len(calls)) {
+		fails = append(fails, fmt.Sprintf("%s was called %s", t.tool, times(len(calls))))
+	}
+	mustExist := t.matchFields() || t.nth > 0 || (t.called != nil && *t.called) || (t.called == nil && t.count == nil)
+	switch {
+	case !mustExist:
+	case len(calls) == 0:
+		fails = append(fails, fmt.Sprintf("no calls of %s (%s)", t.tool, callList(rec.Calls)))
+	case t.nth > len(calls):
+		fails = append(fails, fmt.Sprintf("no call #%d of %s: it was called %s", t.nth, t.tool, times(len(calls))))
+	case t.nth > 0:
+		if c := calls[t.nth-1]; !t.matches(c) {
+			fails = append(fails, fmt.Sprintf("call of %s: %s", t.tool, t.describeCall(t.nth, c)))
+		}
+	case !slices.ContainsFunc(calls, t.matches):
+		fails = append(fails, fmt.Sprintf("calls of %s: %s", t.tool, t.describeCalls(calls)))
+	}
+	return len(fails) == 0, strings.Join(fails, "; ")
+}
+
+func (t *toolExpect) describeCalls(calls []record.Call) string {
+	parts := make([]string, len(calls))
+	for i, c := range calls {
+		parts[i] = t.describeCall(i+1, c)
+	}
+	return strings.Join(parts, "; ")
+}
+
+func times(n int) string {
+	if n == 1 {
+		return "once"
+	}
+	return fmt.Sprintf("%d times", n)
+}
+
+// callList names the calls of a record, for a detail saying what happened
+// instead.
+func callList(calls []record.Call) string {
+	if len(calls) == 0 {
+		return "no tool calls"
+	}
+	names := make([]string, len(calls))
+	for i, c := range calls {
+		names[i] = c.Name
+	}
+	return "calls: " + strings.Join(names, ", ")
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
+}
+
+// orderExpect says that tools were called in a relative order.
+type orderExpect struct {
+	tools []string
+}
+
+func (f *fileCtx) orderExpect(fs *fields, path string, sc *Scenario) checker {
+	n := fs.get("order")
+	if n == nil {
+		f.errorf(fs.keys["order"], join(path, "order"), "empty: want a list of tool names")
+		return nil
+	}
+	tools, ok := f.strList(n, join(path, "order"))
+	if !ok {
+		return nil
+	}
+	if len(tools) < 2 {
+		f.errorf(n, join(path, "order"), "want two or more tools")
+		return nil
+	}
+	for i, t := range tools {
+		sc.refs = append(sc.refs, toolRef{kind: refExpect, file: f.name, line: deref(n.Content[i]).Line, path: idx(join(path, "order"), i), name: t})
+	}
+	return &orderExpect{tools: tools}
+}
+
+func (o *orderExpect) name() string { return "order " + strings.Join(o.tools, " < ") }
+
+func (o *orderExpect) eval(rec *record.Record) (bool, string) {
+	next := 0
+	for _, c := range rec.Calls {
+		if next < len(o.tools) && c.Name == o.tools[next] {
+			next++
+		}
+	}
+	if next == len(o.tools) {
+		return true, ""
+	}
+	return false, fmt.Sprintf("no %s after %s in the %s", o.tools[next], strings.Join(o.tools[:next], " < "), callList(rec.Calls))
+}
+
+// caseExpect holds answer, count and bound checks, all of which must hold.
+type caseExpect struct {
+	turn             int // 1-based; 0: the last
+	answerMatches    *regexp.Regexp
+	answerNotMatches *regexp.Regexp
+	counts           []countCheck
+	bounds           []countCheck
+}
+
+type countCheck struct {
+	key string
+	r   intRange
+}
+
+func (f *fileCtx) caseExpect(fs *fields, path string) checker {
+	c := &caseExpect{}
+	c.answerMatches = f.optRegex(fs, path, "answer_matches")
+	c.answerNotMatches = f.optRegex(fs, path, "answer_not_matches")
+	if v := fs.get("turn"); v != nil {
+		if i, ok := f.integer(v, join(path, "turn")); ok && i < 1 {
+			f.errorf(v, join(path, "turn"), "want 1 or more (the first turn is 1), got %d", i)
+		} else {
+			c.turn = i
+		}
+		if fs.get("answer_matches") == nil && fs.get("answer_not_matches") == nil {
+			f.errorf(v, join(path, "turn"), "turn goes with answer_matches or answer_not_matches")
+		}
+	}
+	for _, keys := range []struct {
+		keys []string
+		dst  *[]countCheck
+	}{{countKeys, &c.counts}, {boundKeys, &c.bounds}} {
+		for _, k := range keys.keys {
+			if v := fs.get(k); v != nil {
+				if r, ok := f.intRange(v, join(path, k)); ok {
+					*keys.dst = append(*keys.dst, countCheck{key: k, r: r})
+				}
+			}
+		}
+	}
+	if c.answerMatches == nil && c.answerNotMatches == nil && len(c.counts) == 0 && len(c.bounds) == 0 {
+		return nil // its problems are reported
+	}
+	return c
+}
+
+func (c *caseExpect) name() string {
+	var parts []string
+	if c.answerMatches != nil {
+		parts = append(parts, "answer_matches="+strconv.Quote(c.answerMatches.String()))
+	}
+	if c.answerNotMatches != nil {
+		parts = append(parts, "answer_not_matches="+strconv.Quote(c.answerNotMatches.String()))
+	}
+	if c.turn > 0 {
+		parts = append(parts, fmt.Sprintf("turn=%d", c.turn))
+	}
+	for _, k := range slices.Concat(c.counts, c.bounds) {
+		parts = append(parts, k.r.render(k.key))
+	}
+	return strings.Join(parts, " ")
+}
+
+func (c *caseExpect) eval(rec *record.Record) (bool, string) {
+	var fails []string
+	if c.answerMatches != nil || c.answerNotMatches != nil {
+		if fail := c.evalAnswer(rec); fail != "" {
+			fails = append(fails, fail)
+		}
+	}
+	for _, k := range c.counts {
+		n, names := count(k.key, rec)
+		if k.r.contains(n) {
+			continue
+		}
+		fail := fmt.Sprintf("%s=%d", k.key, n)
+		if len(names) > 0 {
+			fail += " (" + strings.Join(names, ", ") + ")"
+		}
+		fails = append(fails, fail)
+	}
+	for _, b := range c.bounds {
+		switch b.key {
+		case "result_bytes":
+			var over []string
+			for i, call := range rec.Calls {
+				if !b.r.contains(call.ResultBytes) {
+					over = append(over, fmt.Sprintf("#%d %s result_bytes=%d", i+1, call.Name, call.ResultBytes))
+				}
+			}
+			fails = append(fails, over...)
+		case "tool_def_bytes":
+			if !b.r.contains(rec.ToolDefs.Bytes) {
+				fails = append(fails, fmt.Sprintf("tool_def_bytes=%d", rec.ToolDefs.Bytes))
+			}
+		case "tool_def_tokens":
+			if !b.r.contains(rec.ToolDefs.Tokens) {
+				fails = append(fails, fmt.Sprintf("tool_def_tokens=%d", rec.ToolDefs.Tokens))
+			}
+		}
+	}
+	return len(fails) == 0, strings.Join(fails, "; ")
+}
+
+func (c *caseExpect) evalAnswer(rec *record.Record) string {
+	if len(rec.Turns) == 0 {
+		return "no turns in the record"
+	}
+	n := len(rec.Turns)
+	if c.turn > 0 {
+		if c.turn > n {
+			return fmt.Sprintf("no turn %d: the record has %d", c.turn, n)
+		}
+		n = c.turn
+	}
+	turn := rec.Turns[n-1]
+	ok := (c.answerMatches == nil || c.answerMatches.MatchString(turn.Answer)) &&
+		(c.answerNotMatches == nil || !c.answerNotMatches.MatchString(turn.Answer))
+	if ok {
+		return ""
+	}
+	detail := fmt.Sprintf("answer of turn %d: %q", n, shorten(turn.Answer, 200))
+	if turn.Error != "" {
+		detail += fmt.Sprintf(" (turn error: %s)", shorten(turn.Error, 200))
+	}
+	return detail
+}
+
+// count returns one of the counted figures of a record and, for those
+// counted over calls, the names of the calls counted.
+func count(key string, rec *record.Record) (int, []string) {
+	var outcome string
+	switch key {
+	case "steps":
+		return len(rec.Calls), nil
+	case "model_requests":
+		return len(rec.ModelRequests), nil
+	case "elicitations", "declined":
+		n := 0
+		for _, c := range rec.Calls {
+			if key == "elicitations" {
+				n += c.Elicitations
+			} else {
+				n += c.Declined
+			}
+		}
+		return n, nil
+	case "unknown_tools":
+		outcome = record.OutcomeUnknownTool
+	case "timeouts":
+		outcome = record.OutcomeTimeout
+	case "tool_errors":
+		outcome = record.OutcomeToolError
+	case "denied":
+		outcome = record.OutcomeDenied
+	case "protocol_errors":
+		outcome = record.OutcomeError
+	}
+	var names []string
+	for _, c := range rec.Calls {
+		if c.Outcome == outcome && (key != "protocol_errors" || c.ErrorCode != 0) {
+			name := c.Name
+			if key == "protocol_errors" {
+				name = fmt.Sprintf("%s %d", c.Name, c.ErrorCode)
+			}
+			names = append(names, name)
+		}
+	}
+	return len(names), names
+}
+
+// serverExpect is an expectation on one server's connection.
+type serverExpect struct {
+	server         string
+	protocol       *string
+	versionFailure *bool
+	restarted      *bool
+	connected      *bool
+}
+
+func (f *fileCtx) serverExpect(fs *fields, path string, sc *Scenario) checker {
+	s := &serverExpect{}
+	n := fs.get("server")
+	if n == nil {
+		f.errorf(fs.keys["server"], join(path, "server"), "empty: want a server name")
+		return nil
+	}
+	var ok bool
+	if s.server, ok = f.str(n, join(path, "server")); !ok {
+		return nil
+	}
+	sc.refs = append(sc.refs, toolRef{kind: refServer, file: f.name, line: n.Line, path: join(path, "server"), name: s.server})
+	if v := fs.get("protocol"); v != nil {
+		s.protocol, _ = f.oneOf(v, join(path, "protocol"), revisions)
+	}
+	s.versionFailure = f.optBool(fs, path, "version_failure")
+	s.restarted = f.optBool(fs, path, "restarted")
+	s.connected = f.optBool(fs, path, "connected")
+	if s.protocol == nil && s.versionFailure == nil && s.restarted == nil && s.connected == nil {
+		yes := true
+		s.connected = &yes
+	}
+	return s
+}
+
+func (s *serverExpect) name() string {
+	parts := []string{"server " + s.server}
+	if s.protocol != nil {
+		parts = append(parts, "protocol="+*s.protocol)
+	}
+	if s.versionFailure != nil {
+		parts = append(parts, fmt.Sprintf("version_failure=%t", *s.versionFailure))
+	}
+	if s.restarted != nil {
+		parts = append(parts, fmt.Sprintf("restarted=%t", *s.restarted))
+	}
+	if s.connected != nil {
+		parts = append(parts, fmt.Sprintf("connected=%t", *s.connected))
+	}
+	return strings.Join(parts, " ")
+}
+
+func (s *serverExpect) eval(rec *record.Record) (bool, string) {
+	i := slices.IndexFunc(rec.Servers, func(r record.Server) bool { return r.Name == s.server })
+	if i < 0 {
+		return false, fmt.Sprintf("no server %s in the record", s.server)
+	}
+	r := rec.Servers[i]
+	connected := r.Protocol != "" && r.Error == ""
+	ok := (s.protocol == nil || r.Protocol == *s.protocol) &&
+		(s.versionFailure == nil || r.VersionFailure == *s.versionFailure) &&
+		(s.restarted == nil || r.Restarted == *s.restarted) &&
+		(s.connected == nil || connected == *s.connected)
+	if ok {
+		return true, ""
+	}
+	detail := fmt.Sprintf("server %s: protocol=%s version_failure=%t restarted=%t connected=%t", s.server, orNone(r.Protocol), r.VersionFailure, r.Restarted, connected)
+	if r.Offered != "" {
+		detail += " offered=" + r.Offered
+	}
+	if r.Error != "" {
+		detail += " error=" + strconv.Quote(shorten(r.Error, 200))
+	}
+	return false, detail
+}
+
+// stateExpect is a call the harness makes after the conversation, and what
+// its result must hold.
+type stateExpect struct {
+	index         int // into the case's state checks and Record.Checks
+	call          string
+	matches       map[string]any
+	resultMatches *regexp.Regexp
+}
+
+func (f *fileCtx) stateExpect(fs *fields, path string, sc *Scenario) checker {
+	s := &stateExpect{}
+	n := fs.get("state")
+	if n == nil {
+		f.errorf(fs.keys["state"], join(path, "state"), `empty: want a call like "tickets__list_tickets {}"`)
+		return nil
+	}
+	var ok bool
+	if s.call, ok = f.str(n, join(path, "state")); !ok {
+		return nil
+	}
+	call, err := model.ParseCall(s.call)
+	if err != nil {
+		f.errorf(n, join(path, "state"), "%v", err)
+		return nil
+	}
+	sc.refs = append(sc.refs, toolRef{kind: refTool, file: f.name, line: n.Line, path: join(path, "state"), name: call.Name})
+	s.matches = f.object(fs, path, "matches")
+	s.resultMatches = f.optRegex(fs, path, "result_matches")
+	s.index = len(sc.states)
+	sc.states = append(sc.states, host.CallRequest{Name: call.Name, Arguments: call.Arguments})
+	return s
+}
+
+func (s *stateExpect) name() string {
+	parts := []string{"state " + strconv.Quote(s.call)}
+	if s.matches != nil {
+		parts = append(parts, "matches="+render(s.matches))
+	}
+	if s.resultMatches != nil {
+		parts = append(parts, "result_matches="+strconv.Quote(s.resultMatches.String()))
+	}
+	return strings.Join(parts, " ")
+}
+
+func (s *stateExpect) eval(rec *record.Record) (bool, string) {
+	if s.index >= len(rec.Checks) {
+		return false, fmt.Sprintf("no result for this state check: the record has %d", len(rec.Checks))
+	}
+	c := rec.Checks[s.index]
+	if c.Outcome != record.OutcomeOK {
+		return false, fmt.Sprintf("state call outcome=%s error=%q", c.Outcome, shorten(c.Error, 200))
+	}
+	if s.resultMatches != nil && !s.resultMatches.MatchString(c.Result) {
+		return false, fmt.Sprintf("result: %q", shorten(c.Result, 200))
+	}
+	if s.matches == nil {
+		return true, ""
+	}
+	dec := json.NewDecoder(strings.NewReader(c.Result))
+	dec.UseNumber()
+	var got any
+	if err := dec.Decode(&got); err != nil {
+		return false, fmt.Sprintf("result is not JSON: %q", shorten(c.Result, 200))
+	}
+	obj, ok := got.(map[string]any)
+	if !ok {
+		return false, fmt.Sprintf("result is not a JSON object: %s", shorten(c.Result, 200))
+	}
+	if d := mismatch(s.matches, normalize(obj), ""); d != "" {
+		return false, d
+	}
+	return true, ""
+}
+
+// mismatch describes the first place where got does not match want: every
+// key of a wanted object must be in got and match (objects as subsets, all
+// other values equal). It returns "" when got matches.
+func mismatch(want, got any, path string) string {
+	at := path
+	if at == "" {
+		at = "result"
+	}
+	w, isMap := want.(map[string]any)
+	if !isMap {
+		if reflect.DeepEqual(want, got) {
+			return ""
+		}
+		return fmt.Sprintf("%s: got %s, want %s", at, shorten(render(got), 200), shorten(render(want), 200))
+	}
+	g, ok := got.(map[string]any)
+	if !ok {
+		return fmt.Sprintf("%s: got %s, want an object", at, shorten(render(got), 200))
+	}
+	keys := make([]string, 0, len(w))
+	for k := range w {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		gv, ok := g[k]
+		if !ok {
+			return fmt.Sprintf("%s: missing", join(path, k))
+		}
+		if d := mismatch(w[k], gv, join(path, k)); d != "" {
+			return d
+		}
+	}
+	return ""
+}
+
+// number is a JSON number in a canonical form (big.Rat's), so that 1, 1.0,
+// 1e0 from YAML, from a JSON record and from the host compare equal.
+type number string
+
+func (n number) MarshalJSON() ([]byte, error) {
+	r, ok := new(big.Rat).SetString(string(n))
+	if !ok {
+		return nil, fmt.Errorf("bad number %q", string(n))
+	}
+	if r.IsInt() {
+		return []byte(r.Num().String()), nil
+	}
+	x, _ := r.Float64()
+	return []byte(strconv.FormatFloat(x, 'g', -1, 64)), nil
+}
+
+func numberOf(text string) any {
+	r, ok := new(big.Rat).SetString(text)
+	if !ok {
+		return text
+	}
+	return number(r.RatString())
+}
+
+// normalize turns JSON-like values into a form where equal JSON values
+// are reflect.DeepEqual: numbers of every Go type become [number].
+func normalize(v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		m := make(map[string]any, len(v))
+		for k, x := range v {
+			m[k] = normalize(x)
+		}
+		return m
+	case []any:
+		l := make([]any, len(v))
+		for i, x := range v {
+			l[i] = normalize(x)
+		}
+		return l
+	case json.Number:
+		return numberOf(string(v))
+	case float64:
+		return numberOf(strconv.FormatFloat(v, 'g', -1, 64))
+	case float32:
+		return numberOf(strconv.FormatFloat(float64(v), 'g', -1, 32))
+	case int:
+		return numberOf(strconv.Itoa(v))
+	case int64:
+		return numberOf(strconv.FormatInt(v, 10))
+	case int32:
+		return numberOf(strconv.FormatInt(int64(v), 10))
+	case uint64:
+		return numberOf(strconv.FormatUint(v, 10))
+	case nil, string, bool, number:
+		return v
+	}
+	// Anything else (a struct from a record read in-process): through JSON.
+	data, err := json.Marshal(v)
+	if err != nil {
+		return v
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var out any
+	if dec.Decode(&out) != nil {
+		return v
+	}
+	return normalize(out)
+}
+
+// render is compact JSON for details and names, without HTML escaping.
+func render(v any) string {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return fmt.Sprint(v)
+	}
+	return strings.TrimSuffix(buf.String(), "\n")
+}
+
+// shorten cuts s to about n bytes on a character boundary.
+func shorten(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "..."
+}

@@ -1,0 +1,284 @@
+// Package scenario owns hosteval's scenario files: their YAML schema, strict
+// loading (every problem at once, each with file:line and the field's path),
+// the expansion of a scenario into cases (variants x models x repeat), and
+// the evaluation of a scenario's expectations against a finished record.
+//
+// Loading happens before anything runs, so a typo in a scenario is a usage
+// error with a precise line, never a failed case at the end of a long run.
+//
+// A scenario file holds one or more YAML documents:
+//
+//	name: ticket-accepted              # required, unique, [A-Za-z0-9_.-]+
+//	servers: [cmdb, {name: x, command: ./x}]   # from the nearest servers.yaml, or inline
+//	servers_file: ../servers.yaml      # optional: instead of the nearest one
+//	host: {protocol: auto, tool_timeout: 2s, max_steps: 8, allow: [...], descriptions: {...}, auto_run: {...}}
+//	system: "..."
+//	model: {scripted: [...]}           # or models: [{name: a, rules: {...}}, {openai: {...}}]
+//	turns: ["...", "..."]              # or question: "..."
+//	elicitation: [{server: tickets, message: regex, key: k, action: accept, content: {...}}]
+//	approvals: [tickets__open_ticket, "support__*"]
+//	variants: [{name: short, host: {...}, system: "..."}]
+//	repeat: 3
+//	timeout: 30s
+//	expect: [{tool: ..., outcome: ok}, {order: [...]}, {answer_matches: regex}, {unknown_tools: 0},
+//	         {server: legacy, protocol: 2025-11-25}, {state: "tickets__list_tickets {}", matches: {total: 1}}]
+//	gates: ["pass_rate >= 1"]
+//
+// A servers file maps names to {command, args, env, inherit_env, dir} or
+// {url, headers}, with auto_run and shareable; ${VAR} expands from the
+// environment, ${HERE} is the file's folder, $$ is a literal $.
+package scenario
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"hosteval/internal/host"
+	"hosteval/internal/model"
+	"hosteval/internal/report"
+)
+
+// Defaults of a scenario whose fields are not set.
+const (
+	DefaultTimeout = 60 * time.Second
+	DefaultRepeat  = 1
+)
+
+// Suite is every scenario loaded, in the order of the files and of the
+// documents within them.
+type Suite struct {
+	Scenarios []*Scenario
+}
+
+// Scenario is one scenario document. Its settings are reached through the
+// cases it expands into ([Suite.Cases]).
+type Scenario struct {
+	Name        string
+	Description string
+	// File is the scenario's file as given to Load (or found in a folder);
+	// Line is where its document starts.
+	File string
+	Line int
+	// Gates are the scenario's own gates, restricted to its groups, with
+	// Pos set to where each was written.
+	Gates []report.Gate
+
+	servers     []*serverDef
+	settings    hostSettings
+	system      string
+	models      []ModelSpec
+	turns       []string
+	elicitation []host.CannedAnswer
+	approvals   []string
+	variants    []*variant
+	repeat      int
+	timeout     time.Duration
+	expects     []*expectation
+	states      []host.CallRequest
+	refs        []toolRef
+}
+
+// variant is a named set of overrides; each variant is a case of its own.
+type variant struct {
+	name        string
+	description string
+	system      *string
+	settings    hostSettings
+	refs        []toolRef
+}
+
+// serverDef is one server as a servers file or an inline definition gives
+// it, with ${VAR} expanded and paths resolved.
+type serverDef struct {
+	spec host.ServerSpec
+	file string
+	line int
+	refs []toolRef // its auto_run names
+}
+
+// hostSettings are the host settings of a scenario or a variant. Nil means
+// not set, so that a variant's settings merge over its scenario's.
+type hostSettings struct {
+	protocol        *host.Mode
+	connectTimeout  *time.Duration
+	discoverTimeout *time.Duration
+	toolTimeout     *time.Duration
+	maxResultBytes  *int
+	maxArgBytes     *int
+	maxSteps        *int
+	maxRounds       *int
+	// allow and deny replace as a whole (an empty, non-nil list clears the
+	// scenario's); descriptions and auto_run merge key by key.
+	allow        []string
+	deny         []string
+	descriptions map[string]string
+	elicitation  *bool
+	autoRun      map[string][]string
+}
+
+// over returns s with every setting that o sets replaced by o's.
+func (s hostSettings) over(o hostSettings) hostSettings {
+	r := s
+	r.protocol = or(o.protocol, s.protocol)
+	r.connectTimeout = or(o.connectTimeout, s.connectTimeout)
+	r.discoverTimeout = or(o.discoverTimeout, s.discoverTimeout)
+	r.toolTimeout = or(o.toolTimeout, s.toolTimeout)
+	r.maxResultBytes = or(o.maxResultBytes, s.maxResultBytes)
+	r.maxArgBytes = or(o.maxArgBytes, s.maxArgBytes)
+	r.maxSteps = or(o.maxSteps, s.maxSteps)
+	r.maxRounds = or(o.maxRounds, s.maxRounds)
+	r.elicitation = or(o.elicitation, s.elicitation)
+	if o.allow != nil {
+		r.allow = o.allow
+	}
+	if o.deny != nil {
+		r.deny = o.deny
+	}
+	if o.descriptions != nil {
+		r.descriptions = maps.Clone(s.descriptions)
+		if r.descriptions == nil {
+			r.descriptions = map[string]string{}
+		}
+		maps.Copy(r.descriptions, o.descriptions)
+	}
+	if o.autoRun != nil {
+		r.autoRun = maps.Clone(s.autoRun)
+		if r.autoRun == nil {
+			r.autoRun = map[string][]string{}
+		}
+		maps.Copy(r.autoRun, o.autoRun)
+	}
+	return r
+}
+
+func or[T any](a, b *T) *T {
+	if a != nil {
+		return a
+	}
+	return b
+}
+
+// apply sets the options the settings set; the host's defaults apply to
+// the rest.
+func (s hostSettings) apply(o *host.Options) {
+	if s.protocol != nil {
+		o.Protocol = *s.protocol
+	}
+	setIf(&o.ConnectTimeout, s.connectTimeout)
+	setIf(&o.DiscoverTimeout, s.discoverTimeout)
+	setIf(&o.ToolTimeout, s.toolTimeout)
+	setIf(&o.MaxResultBytes, s.maxResultBytes)
+	setIf(&o.MaxArgBytes, s.maxArgBytes)
+	setIf(&o.MaxSteps, s.maxSteps)
+	setIf(&o.MaxRounds, s.maxRounds)
+	o.Allow = slices.Clone(s.allow)
+	o.Deny = slices.Clone(s.deny)
+	o.Descriptions = maps.Clone(s.descriptions)
+	o.NoElicitation = s.elicitation != nil && !*s.elicitation
+}
+
+func setIf[T any](dst *T, v *T) {
+	if v != nil {
+		*dst = *v
+	}
+}
+
+// ModelSpec names a model and configures it: exactly one of the embedded
+// Config's Scripted, Rules or OpenAI is set.
+type ModelSpec struct {
+	// Name identifies the model in case IDs and records; by default the
+	// model's own name ("scripted", "rules", "openai:<model>").
+	Name string
+	model.Config
+}
+
+// New builds a fresh model from the spec. A model keeps per-conversation
+// state (a script's position), so every case gets its own.
+func (m ModelSpec) New() (model.Model, error) {
+	return model.New(m.Config)
+}
+
+// Problem is one thing wrong with a scenario or servers file.
+type Problem struct {
+	File string
+	Line int
+	// Path is the field's path, e.g. "expect[2].answer_matches" ("" for
+	// the document itself).
+	Path string
+	Msg  string
+}
+
+// String formats the problem as "file:line: path: msg".
+func (p Problem) String() string {
+	var b strings.Builder
+	b.WriteString(p.File)
+	if p.Line > 0 {
+		fmt.Fprintf(&b, ":%d", p.Line)
+	}
+	b.WriteString(": ")
+	if p.Path != "" {
+		b.WriteString(p.Path + ": ")
+	}
+	b.WriteString(p.Msg)
+	return b.String()
+}
+
+// LoadError holds every problem Load found, sorted by file and line.
+type LoadError struct {
+	Problems []Problem
+}
+
+// Error prints one problem per line.
+func (e *LoadError) Error() string {
+	lines := make([]string, len(e.Problems))
+	for i, p := range e.Problems {
+		lines[i] = p.String()
+	}
+	return strings.Join(lines, "\n")
+}
+
+// sortProblems orders problems by file and line, keeping the order they
+// were found in on the same line.
+func sortProblems(ps []Problem) {
+	slices.SortStableFunc(ps, func(a, b Problem) int {
+		if c := strings.Compare(a.File, b.File); c != 0 {
+			return c
+		}
+		return a.Line - b.Line
+	})
+}
+
+// refKind says how a name written in a scenario is checked.
+type refKind int
+
+const (
+	// refServer is a server of the scenario (auto_run keys, elicitation
+	// answers, server expectations).
+	refServer refKind = iota
+	// refTool is a namespaced tool that must exist (allow, deny,
+	// descriptions, state checks).
+	refTool
+	// refApproval is a namespaced tool or a prefix ending in "*".
+	refApproval
+	// refExpect is a tool named in an expectation: a model may try a name
+	// that does not exist, so it is checked only when it is namespaced for
+	// a server of the scenario.
+	refExpect
+	// refAutoRun is a server's own name for one of its tools.
+	refAutoRun
+)
+
+// toolRef is a name written in a scenario or servers file, kept with where
+// it was written so that CheckTools can point at it once the servers have
+// listed their tools.
+type toolRef struct {
+	kind   refKind
+	file   string
+	line   int
+	path   string
+	name   string
+	server string // refAutoRun: the server whose tool it is
+}

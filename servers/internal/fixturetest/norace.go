@@ -1,0 +1,5 @@
+//go:build !race
+
+package fixturetest
+
+const raceEnabled = false
