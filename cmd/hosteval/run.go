@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"time"
 
 	"hosteval/internal/report"
@@ -95,7 +96,15 @@ func runRun(ctx context.Context, e *env, args []string) int {
 	if len(cases) == 0 {
 		return usageErr(e, "run: no scenario matches -run %q", *runFilter)
 	}
-	gates, err := loadGates(suite, *gatesFile)
+	// Only the scenarios that run are judged by their own gates: a -run
+	// filter must not fail the gates of a scenario it left out.
+	ran := &scenario.Suite{}
+	for _, c := range cases {
+		if !slices.Contains(ran.Scenarios, c.Scenario) {
+			ran.Scenarios = append(ran.Scenarios, c.Scenario)
+		}
+	}
+	gates, err := loadGates(ran, *gatesFile)
 	if err != nil {
 		return usageErr(e, "run: %v", err)
 	}

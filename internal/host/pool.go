@@ -27,7 +27,9 @@ type Pool struct {
 
 type poolEntry struct {
 	once sync.Once
-	conn *serverConn
+	// ready is closed once conn and err are set.
+	ready chan struct{}
+	conn  *serverConn
 	err  error
 	// owner is the host used to connect: its options decide the client's
 	// capabilities and where stderr goes.
@@ -55,11 +57,11 @@ func (p *Pool) get(ctx context.Context, spec ServerSpec, hostOpts Options) (*ser
 	p.mu.Lock()
 	e := p.conns[key]
 	var dead *serverConn
-	if e != nil && e.conn != nil && e.conn.deadReason() != "" {
+	if e != nil && e.started() && e.conn != nil && e.conn.deadReason() != "" {
 		dead, e = e.conn, nil
 	}
 	if e == nil {
-		e = &poolEntry{}
+		e = &poolEntry{ready: make(chan struct{})}
 		p.conns[key] = e
 	}
 	p.mu.Unlock()
@@ -67,6 +69,7 @@ func (p *Pool) get(ctx context.Context, spec ServerSpec, hostOpts Options) (*ser
 		dead.close() // its process has ended: this only reaps it
 	}
 	e.once.Do(func() {
+		defer close(e.ready)
 		o := p.opts
 		o.Protocol, o.NoElicitation = hostOpts.Protocol, hostOpts.NoElicitation
 		o = o.withDefaults()
@@ -97,6 +100,16 @@ func (p *Pool) get(ctx context.Context, spec ServerSpec, hostOpts Options) (*ser
 	return e.conn, nil
 }
 
+// started reports whether the entry's connection attempt has ended.
+func (e *poolEntry) started() bool {
+	select {
+	case <-e.ready:
+		return true
+	default:
+		return false
+	}
+}
+
 // Close stops every shared server and waits until each is reaped.
 func (p *Pool) Close() error {
 	p.mu.Lock()
@@ -108,6 +121,7 @@ func (p *Pool) Close() error {
 	p.mu.Unlock()
 	var wg sync.WaitGroup
 	for _, e := range entries {
+		<-e.ready // a start in flight finishes before it is stopped
 		if e.conn != nil {
 			wg.Go(e.conn.close)
 		}

@@ -199,6 +199,7 @@ func runCase(ctx context.Context, idx int, c *Case, opts RunOptions, pool *host.
 	defer closeLogs()
 	rec.Logs = logs.paths
 
+	parent := ctx
 	ctx, cancel := context.WithTimeout(ctx, c.Timeout())
 	defer cancel()
 	m, err := c.NewModel()
@@ -245,7 +246,7 @@ func runCase(ctx context.Context, idx int, c *Case, opts RunOptions, pool *host.
 		if err != nil {
 			turn.Error = err.Error()
 			rec.Turns = append(rec.Turns, turn)
-			infra = caseError(ctx, c, err)
+			infra = caseError(parent, ctx, c, err)
 			return rec
 		}
 		rec.Turns = append(rec.Turns, turn)
@@ -259,19 +260,19 @@ func runCase(ctx context.Context, idx int, c *Case, opts RunOptions, pool *host.
 	// Close before the verdict, so the servers' last log lines are in.
 	closeHost()
 	if ctx.Err() != nil {
-		infra = caseError(ctx, c, ctx.Err())
+		infra = caseError(parent, ctx, c, ctx.Err())
 	}
 	return rec
 }
 
-// caseError says why a case stopped: its deadline, an interrupted run, or
-// the model endpoint.
-func caseError(ctx context.Context, c *Case, err error) error {
+// caseError says why a case stopped: an interrupted run (parent ended),
+// the case's own deadline (ctx ended), or the model endpoint.
+func caseError(parent, ctx context.Context, c *Case, err error) error {
 	switch {
+	case parent.Err() != nil:
+		return errors.New("interrupted before it finished")
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
 		return fmt.Errorf("the case did not finish within its timeout of %v", c.Timeout())
-	case ctx.Err() != nil:
-		return errors.New("interrupted before it finished")
 	}
 	return err
 }

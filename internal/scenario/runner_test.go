@@ -1,0 +1,296 @@
+package scenario
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"hosteval/internal/record"
+	"hosteval/internal/report"
+)
+
+// The runner's tests run real cases: real scenario files, the fixture
+// servers as real processes, real result folders.
+
+var fixtureBin string
+
+func TestMain(m *testing.M) {
+	os.Exit(func() int {
+		dir, err := os.MkdirTemp("", "hosteval-runner-")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		defer os.RemoveAll(dir)
+		cmd := exec.Command("go", "build", "-o", dir+"/", "../../servers/cmdb", "../../servers/tickets", "../../servers/support")
+		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+		if err := cmd.Run(); err != nil {
+			fmt.Fprintf(os.Stderr, "build fixture servers: %v\n", err)
+			return 1
+		}
+		fixtureBin = dir
+		return m.Run()
+	}())
+}
+
+// suite writes a servers file and a scenario file into a temporary folder
+// and loads the cases.
+func suite(t *testing.T, scenarios string) []*Case {
+	t.Helper()
+	dir := t.TempDir()
+	servers := fmt.Sprintf(`servers:
+  cmdb:
+    command: %[1]s/cmdb
+    shareable: true
+  tickets:
+    command: %[1]s/tickets
+  slow:
+    command: %[1]s/support
+    env: {SUPPORT_SLOW_SECONDS: "2"}
+`, fixtureBin)
+	if err := os.WriteFile(filepath.Join(dir, "servers.yaml"), []byte(servers), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "s.yaml"), []byte(scenarios), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Load(filepath.Join(dir, "s.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases, err := s.Cases(CaseOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cases
+}
+
+const lookup = `name: lookup
+servers: [cmdb]
+repeat: 6
+model:
+  scripted:
+    - call: "cmdb__get_asset {hostname: jump-prod-02}"
+    - answer: "Camille Michel."
+question: who owns jump-prod-02?
+expect:
+  - {tool: cmdb__get_asset, outcome: ok}
+`
+
+func readRecords(t *testing.T, dir string) []record.Record {
+	t.Helper()
+	run, err := report.ReadRun(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return run.Records
+}
+
+func TestRunWritesAResultsFolder(t *testing.T) {
+	cases := suite(t, lookup)
+	dir := filepath.Join(t.TempDir(), "r1")
+	res, err := Run(context.Background(), cases, RunOptions{Dir: dir, RunID: "r1", Concurrency: 2, Wire: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Ran != 6 || res.Passed != 6 || res.Interrupted {
+		t.Fatalf("result = %+v, want 6 ran, 6 passed, not interrupted", res)
+	}
+	recs := readRecords(t, dir)
+	if len(recs) != 6 {
+		t.Fatalf("%d records, want 6", len(recs))
+	}
+	seen := map[string]bool{}
+	for _, r := range recs {
+		seen[r.CaseID] = true
+		if r.Status != record.StatusPass || r.RunID != "r1" || len(r.Calls) != 1 || r.Calls[0].SessionID != r.SessionID {
+			t.Errorf("record %s: status %s, run %s, %d calls", r.CaseID, r.Status, r.RunID, len(r.Calls))
+		}
+		for _, name := range []string{"host", "servers", "wire"} {
+			if _, err := os.Stat(filepath.Join(dir, r.Logs[name])); err != nil {
+				t.Errorf("record %s: log %s: %v", r.CaseID, name, err)
+			}
+		}
+	}
+	if len(seen) != 6 {
+		t.Errorf("case ids %v are not unique", seen)
+	}
+	info, err := os.ReadFile(filepath.Join(dir, "run.json"))
+	if err != nil || !strings.Contains(string(info), `"interrupted": false`) || !strings.Contains(string(info), `"finished"`) {
+		t.Errorf("run.json = %s (%v), want finished and not interrupted", info, err)
+	}
+}
+
+func TestRunDrainsOnFirstInterrupt(t *testing.T) {
+	cases := suite(t, `name: slow
+servers: [slow]
+repeat: 4
+model:
+  scripted:
+    - call: "slow__search_knowledge {query: refunds}"
+    - answer: done
+question: refunds?
+expect:
+  - {tool: slow__search_knowledge, outcome: ok}
+`)
+	dir := filepath.Join(t.TempDir(), "r1")
+	drain := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		// Drain once the first case is under way: it finishes, no other starts.
+		time.Sleep(500 * time.Millisecond)
+		close(drain)
+	}()
+	res, err := Run(context.Background(), cases, RunOptions{Dir: dir, RunID: "r1", Concurrency: 1, Drain: drain})
+	<-done
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Interrupted || res.Ran != 1 || res.Passed != 1 {
+		t.Fatalf("result = %+v, want interrupted after 1 case, passed", res)
+	}
+	if recs := readRecords(t, dir); len(recs) != 1 || recs[0].Status != record.StatusPass {
+		t.Fatalf("records = %+v, want the one finished case", recs)
+	}
+	info, _ := os.ReadFile(filepath.Join(dir, "run.json"))
+	if !strings.Contains(string(info), `"interrupted": true`) {
+		t.Errorf("run.json = %s, want interrupted", info)
+	}
+}
+
+func TestRunCancelRecordsAndReaps(t *testing.T) {
+	cases := suite(t, `name: slow
+servers: [slow, tickets]
+repeat: 2
+model:
+  scripted:
+    - call: "slow__search_knowledge {query: refunds}"
+    - answer: done
+question: refunds?
+`)
+	dir := filepath.Join(t.TempDir(), "r1")
+	ctx, cancel := context.WithTimeout(context.Background(), 700*time.Millisecond)
+	defer cancel()
+	before := children(t)
+	res, err := Run(ctx, cases, RunOptions{Dir: dir, RunID: "r1", Concurrency: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Interrupted || res.Ran != 2 || res.Errors != 2 {
+		t.Fatalf("result = %+v, want interrupted, 2 ran, 2 errors", res)
+	}
+	for _, r := range readRecords(t, dir) {
+		if r.Error != "interrupted before it finished" {
+			t.Errorf("record %s: error %q, want interrupted", r.CaseID, r.Error)
+		}
+	}
+	if after := children(t); after > before {
+		t.Errorf("%d child processes after the run, %d before: a server was not reaped", after, before)
+	}
+}
+
+func TestRunCaseTimeout(t *testing.T) {
+	cases := suite(t, `name: slow
+servers: [slow]
+timeout: 500ms
+model:
+  scripted:
+    - call: "slow__search_knowledge {query: refunds}"
+    - answer: done
+question: refunds?
+`)
+	dir := filepath.Join(t.TempDir(), "r1")
+	res, err := Run(context.Background(), cases, RunOptions{Dir: dir, RunID: "r1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs := readRecords(t, dir)
+	if res.Errors != 1 || len(recs) != 1 || recs[0].Error != "the case did not finish within its timeout of 500ms" {
+		t.Fatalf("result %+v, records %+v: want one error for the timeout", res, recs)
+	}
+}
+
+func TestRunSharesShareableServers(t *testing.T) {
+	cases := suite(t, lookup)
+	dir := filepath.Join(t.TempDir(), "r1")
+	res, err := Run(context.Background(), cases, RunOptions{Dir: dir, RunID: "r1", Concurrency: 2, Share: true})
+	if err != nil || res.Passed != 6 {
+		t.Fatalf("result %+v, err %v; want 6 passed", res, err)
+	}
+	// One cmdb process served every case: one discovery in the shared log,
+	// six calls, and none in the cases' own server logs.
+	n := countLines(t, filepath.Join(dir, "shared-servers.jsonl"), `"method":"server/discover"`)
+	calls := countLines(t, filepath.Join(dir, "shared-servers.jsonl"), `"method":"tools/call"`)
+	if n != 1 || calls != 6 {
+		t.Errorf("shared log: %d discoveries and %d calls, want 1 and 6", n, calls)
+	}
+	for _, r := range readRecords(t, dir) {
+		if !r.Servers[0].Shared {
+			t.Errorf("record %s: server not marked shared", r.CaseID)
+		}
+	}
+}
+
+func TestRunPreflightFindsUnknownTools(t *testing.T) {
+	cases := suite(t, `name: typo
+servers: [cmdb]
+host: {allow: [cmdb__get_aset]}
+model: {scripted: [{answer: hi}]}
+question: hi
+`)
+	_, err := Run(context.Background(), cases, RunOptions{Dir: filepath.Join(t.TempDir(), "r1"), Preflight: true})
+	lerr, ok := err.(*LoadError)
+	if !ok || len(lerr.Problems) != 1 || !strings.Contains(lerr.Problems[0].String(), `host.allow[0]: server cmdb offers no tool "cmdb__get_aset" (did you mean "cmdb__get_asset"?)`) {
+		t.Fatalf("err = %v, want one problem naming cmdb__get_aset", err)
+	}
+}
+
+func countLines(t *testing.T, path, substr string) int {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	n := 0
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		if strings.Contains(sc.Text(), substr) {
+			n++
+		}
+	}
+	return n
+}
+
+// children counts this process's live child processes.
+func children(t *testing.T) int {
+	t.Helper()
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Skip("no /proc")
+	}
+	me := strconv.Itoa(os.Getpid())
+	n := 0
+	for _, e := range entries {
+		data, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...
+		fields := strings.Fields(string(data[strings.LastIndexByte(string(data), ')')+1:]))
+		if len(fields) > 1 && fields[1] == me && fields[0] != "Z" {
+			n++
+		}
+	}
+	return n
+}
+
