@@ -72,6 +72,7 @@ func commands() []command {
 		catalogCommand,
 		toolsCommand,
 		chatCommand,
+		conformanceCommand,
 		{name: "version", summary: "print the version", usage: "hosteval version", run: func(_ context.Context, e *env, _ []string) int {
 			fmt.Fprintln(e.stdout, "hosteval", host.Version)
 			return exitOK
@@ -111,6 +112,9 @@ func usage(w io.Writer) {
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "commands:")
 	for _, c := range commands() {
+		if c.summary == "" {
+			continue // a command people do not run (conformance-client)
+		}
 		fmt.Fprintf(w, "  %-9s %s\n", c.name, c.summary)
 	}
 	fmt.Fprintln(w)

@@ -218,6 +218,11 @@ func resultOutcome(res *mcp.CallToolResult) string {
 
 // callError turns a failed round into a short honest text for the model.
 func (h *Host) callError(ctx context.Context, s *serverConn, err error, timedOut bool, ev *record.Call) string {
+	if !timedOut && ctx.Err() == nil {
+		if text, ok := h.httpFailure(s, err); ok {
+			return text
+		}
+	}
 	var werr *jsonrpc.Error
 	switch {
 	case timedOut:
@@ -253,15 +258,14 @@ func (h *Host) callError(ctx context.Context, s *serverConn, err error, timedOut
 }
 
 // resultText turns a result into the text the model reads: structuredContent
-// when there is any (compact JSON), otherwise the text of the content, with
-// a note in place of binary content. A tool error starts with "error:". The
-// result budget cuts what is longer, and says so.
+// when there is any (compact JSON, binary data in it replaced by a note; not
+// when it only wraps the content, see structured.go), otherwise the text of
+// the content, with a note in place of binary content. A tool error starts
+// with "error:". The result budget cuts what is longer, and says so.
 func (h *Host) resultText(res *mcp.CallToolResult, ev *record.Call) string {
 	var text string
 	if res.StructuredContent != nil {
-		if data, err := marshalCompact(res.StructuredContent); err == nil {
-			text, ev.Structured = string(data), true
-		}
+		text, ev.Structured = structuredText(res)
 	}
 	if !ev.Structured {
 		text = contentText(res.Content)
@@ -318,6 +322,8 @@ func contentText(content []mcp.Content) string {
 			case r == nil:
 			case r.Text != "":
 				parts = append(parts, fmt.Sprintf("[resource %s]\n%s", r.URI, r.Text))
+			case blobIsText(r):
+				parts = append(parts, fmt.Sprintf("[resource %s, %s]\n%s", r.URI, r.MIMEType, r.Blob))
 			default:
 				parts = append(parts, fmt.Sprintf("[resource %s, %s, %d bytes: not shown]", r.URI, r.MIMEType, len(r.Blob)))
 			}
@@ -441,15 +447,19 @@ func (h *Host) askPerson(ctx context.Context, server, key string, p *mcp.ElicitP
 }
 
 // legacyElicit answers a 2025-11-25 server's elicitation/create request,
-// counting it against the call in flight on that server.
+// counting it against the call in flight on that server (see asker.go).
 func (h *Host) legacyElicit(ctx context.Context, server string, p *mcp.ElicitParams) *mcp.ElicitResult {
 	if s := h.servers[server]; s != nil {
-		if cur := s.current(); cur != nil && cur.host != nil {
+		cur, hosts := s.asker()
+		if cur != nil {
 			return cur.host.askPerson(ctx, server, "", p, cur)
 		}
+		if len(hosts) > 1 {
+			noteUnattributed(server, hosts)
+		}
 	}
-	// No call of ours is in flight on this server: nobody to ask on whose
-	// behalf, so no.
+	// No call is in flight on this server, or calls of several hosts are:
+	// nobody to ask on whose behalf, so no.
 	return &mcp.ElicitResult{Action: ActionDecline}
 }
 

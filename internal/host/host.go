@@ -27,6 +27,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -103,12 +104,19 @@ func Start(ctx context.Context, opts Options) (*Host, error) {
 		h.Close()
 		return nil, err
 	}
-	table, err := buildTable(h.order, opts)
+	// A tool the host cannot call is not offered (see tasks.go).
+	taskOnly := taskOnlyTools(h.order)
+	tableOpts := opts
+	tableOpts.Deny = append(slices.Clone(opts.Deny), taskOnly...)
+	table, err := buildTable(h.order, tableOpts)
 	if err != nil {
 		h.Close()
 		return nil, err
 	}
 	h.table = table
+	for _, name := range taskOnly {
+		h.logf(slog.LevelInfo, "tool not offered: it requires task augmentation, which this host does not implement", "tool", name)
+	}
 	for _, s := range h.order {
 		if s.session != nil {
 			h.step("host", fmt.Sprintf("discovered %d tools: %s", len(s.tools), toolNames(s)),

@@ -1,15 +1,30 @@
 package host
 
 import (
+	"bufio"
 	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
+	"mime"
 	"net/http"
 	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// httpTap adds a server's configured headers to every request of the
-// Streamable HTTP transport and, when tracing, records the JSON-RPC messages
-// in the request and response bodies (plain JSON or server-sent events).
+// httpTap is the host's side of every request of the Streamable HTTP
+// transport (POSTs; the GETs of a 2025-11-25 session's standalone stream and
+// of a resumed stream; the DELETE that ends a session). It adds the server's configured headers, records the JSON-RPC
+// messages of request and response bodies in the wire trace, and applies the
+// -32003/-32004 code guard of codes.go to what the server sends.
+//
+// The guard works on the bodies here, not on the mcp.Connection as it does
+// for stdio: the streamable connection has an unexported hook the SDK calls
+// after the handshake (it sets the Mcp-Protocol-Version header of a
+// 2025-11-25 session), and a wrapper would hide it.
 type httpTap struct {
 	headers map[string]string
 	wire    *serverWire
@@ -19,7 +34,12 @@ type httpTap struct {
 func (t *httpTap) RoundTrip(req *http.Request) (*http.Response, error) {
 	req = req.Clone(req.Context())
 	for k, v := range t.headers {
-		req.Header.Set(k, v)
+		// A configured header never replaces one the transport set
+		// (Content-Type, Accept, Last-Event-ID, Authorization from an OAuth
+		// handler): those carry the protocol.
+		if req.Header.Get(k) == "" {
+			req.Header.Set(k, v)
+		}
 	}
 	if t.wire != nil && req.Body != nil && req.GetBody != nil {
 		if body, err := req.GetBody(); err == nil {
@@ -29,38 +49,177 @@ func (t *httpTap) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 	}
 	resp, err := t.next.RoundTrip(req)
-	if err != nil || t.wire == nil || resp.Body == nil {
+	if err != nil || resp.Body == nil {
 		return resp, err
 	}
-	ct := resp.Header.Get("Content-Type")
-	switch {
-	case strings.HasPrefix(ct, "application/json"):
-		resp.Body = &tapReader{r: resp.Body, tap: &lineWriter{fn: func(l []byte) { t.wire.message("http", "<-", l) }}}
-		resp.Body = &flushOnClose{ReadCloser: resp.Body}
-	case strings.HasPrefix(ct, "text/event-stream"):
-		resp.Body = &tapReader{r: resp.Body, tap: &lineWriter{fn: func(l []byte) {
-			if data, ok := bytes.CutPrefix(bytes.TrimRight(l, "\r"), []byte("data:")); ok {
-				t.wire.message("http", "<-", bytes.TrimSpace(data))
-			}
-		}}}
+	mediaType, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	switch mediaType {
+	case "application/json":
+		// Also on an error status: the SDK reads a JSON-RPC error from the
+		// body of a 4xx answer.
+		resp.Body = &jsonBody{body: resp.Body, wire: t.wire}
+		resp.ContentLength = -1
+		resp.Header.Del("Content-Length")
+	case "text/event-stream":
+		resp.Body = &sseBody{body: resp.Body, r: bufio.NewReader(resp.Body), wire: t.wire}
 	}
 	return resp, nil
 }
 
-// flushOnClose delivers a JSON body's last line, which has no newline, to the
-// tap when the body has been read.
-type flushOnClose struct {
-	io.ReadCloser
-	done bool
+// jsonBody is a response body holding one JSON-RPC message. It is read whole
+// on the first Read (the SDK reads it whole too), recorded as one message
+// however it is laid out, and guarded.
+type jsonBody struct {
+	body io.ReadCloser
+	wire *serverWire
+	read bool
+	rest []byte
+	err  error
 }
 
-func (f *flushOnClose) Read(p []byte) (int, error) {
-	n, err := f.ReadCloser.Read(p)
-	if err == io.EOF && !f.done {
-		f.done = true
-		if tr, ok := f.ReadCloser.(*tapReader); ok {
-			tr.tap.Write([]byte("\n"))
+func (b *jsonBody) Read(p []byte) (int, error) {
+	if !b.read {
+		b.read = true
+		data, err := io.ReadAll(b.body)
+		if b.wire != nil {
+			b.wire.message("http", "<-", data)
+		}
+		b.rest, b.err = guardMessage(data), err
+	}
+	if len(b.rest) == 0 {
+		if b.err != nil {
+			return 0, b.err
+		}
+		return 0, io.EOF
+	}
+	n := copy(p, b.rest)
+	b.rest = b.rest[n:]
+	return n, nil
+}
+
+func (b *jsonBody) Close() error { return b.body.Close() }
+
+// sseBody passes a server-sent event stream through line by line, recording
+// and guarding the message of each data line. A line is handed on as soon as
+// it is complete: a stream stays open for as long as the call runs, and the
+// SDK must see each event when it arrives.
+type sseBody struct {
+	body io.ReadCloser
+	r    *bufio.Reader
+	wire *serverWire
+	rest []byte
+	err  error
+}
+
+func (b *sseBody) Read(p []byte) (int, error) {
+	for len(b.rest) == 0 {
+		if b.err != nil {
+			return 0, b.err
+		}
+		line, err := b.r.ReadBytes('\n')
+		b.err = err
+		b.rest = b.line(line)
+	}
+	n := copy(p, b.rest)
+	b.rest = b.rest[n:]
+	return n, nil
+}
+
+func (b *sseBody) line(line []byte) []byte {
+	content := bytes.TrimRight(line, "\r\n")
+	data, ok := bytes.CutPrefix(content, []byte("data:"))
+	if !ok {
+		return line
+	}
+	data = bytes.TrimPrefix(data, []byte(" "))
+	if b.wire != nil {
+		b.wire.message("http", "<-", data)
+	}
+	guarded := guardMessage(data)
+	if bytes.Equal(guarded, data) {
+		return line
+	}
+	out := append([]byte("data: "), guarded...)
+	return append(out, line[len(content):]...)
+}
+
+func (b *sseBody) Close() error { return b.body.Close() }
+
+// guardMessage returns a JSON-RPC message with a guarded error code moved as
+// codeGuard moves it; any other message is returned unchanged.
+func guardMessage(msg []byte) []byte {
+	if !bytes.Contains(msg, []byte("-3200")) {
+		return msg
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(msg, &m) != nil || m["error"] == nil {
+		return msg
+	}
+	var e map[string]json.RawMessage
+	var code int64
+	if json.Unmarshal(m["error"], &e) != nil || json.Unmarshal(e["code"], &code) != nil || !isGuarded(code) {
+		return msg
+	}
+	e["code"] = json.RawMessage(fmt.Sprint(code + shiftedCode))
+	var err error
+	if m["error"], err = json.Marshal(e); err != nil {
+		return msg
+	}
+	out, err := json.Marshal(m)
+	if err != nil {
+		return msg
+	}
+	return out
+}
+
+// httpTransport returns the transport to a Streamable HTTP server. Headers
+// named Mcp-* are refused: they are the protocol's own, set by the
+// transport on each request, and a configured value would contradict them.
+func httpTransport(spec ServerSpec, wire *serverWire) (mcp.Transport, error) {
+	for k := range spec.Headers {
+		if strings.HasPrefix(http.CanonicalHeaderKey(k), "Mcp-") {
+			return nil, fmt.Errorf("header %s: Mcp-* headers belong to the protocol and are set by the transport", k)
 		}
 	}
-	return n, err
+	return &mcp.StreamableClientTransport{
+		Endpoint:   spec.URL,
+		HTTPClient: &http.Client{Transport: &httpTap{headers: spec.Headers, wire: wire, next: http.DefaultTransport}},
+		// The standalone stream (a GET held open, 2025-11-25 sessions only)
+		// stays on: a server that answers calls with application/json, and
+		// every TypeScript SDK server, sends elicitation/create there and
+		// not on the call's own stream (the conformance suite's
+		// elicitation-sep1034-client-defaults does).
+	}, nil
+}
+
+// httpFailure turns a call to an HTTP server that failed below JSON-RPC into
+// the text for the model. The SDK reports two kinds. A rejected request (the
+// server could not be reached, or answered 429, 502, 503 or 504) comes
+// wrapped in the SDK's own JSON-RPC error -32005, which is not the server's
+// and must not be recorded as its error code; the session goes on. Any other
+// HTTP failure (a 4xx without a JSON-RPC error in the body) makes the SDK
+// give the session up, so the server is marked dead, as a stdio server whose
+// process ended.
+func (h *Host) httpFailure(s *serverConn, err error) (string, bool) {
+	if s.spec.URL == "" || errors.Is(err, mcp.ErrConnectionClosed) {
+		return "", false
+	}
+	why := shorten(err.Error(), 200)
+	var werr *jsonrpc.Error
+	if errors.As(err, &werr) {
+		if !isRejection(werr) {
+			return "", false // the server's own JSON-RPC error
+		}
+		h.step("host", "HTTP request failed: "+why, nil)
+		return fmt.Sprintf("error: the request to the server %s failed (%s). It may work later.", s.spec.Name, why), true
+	}
+	s.markDead("its connection failed")
+	h.step("host", "HTTP connection given up: "+why, nil)
+	return fmt.Sprintf("error: the connection to the server %s failed (%s), so its tools can't be used now.", s.spec.Name, why), true
+}
+
+// isRejection reports whether werr is the SDK's jsonrpc2.ErrRejected (an
+// internal package): a request the transport could not deliver.
+func isRejection(werr *jsonrpc.Error) bool {
+	return werr.Code == -32005 && werr.Message == "rejected by transport"
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"time"
+
+	"hosteval/internal/tokens"
 )
 
 // Mode is how the host agrees on a protocol revision with each server.
@@ -126,6 +128,9 @@ type Options struct {
 	// Pool, if set, supplies the Shareable servers, already running; the
 	// host uses them and leaves them running when it closes.
 	Pool *Pool
+	// Tokens, if set, remembers token counts across hosts (a batch run
+	// renders the same definitions in every case).
+	Tokens *tokens.Cache
 }
 
 // Step is one line of a turn as a person follows it: who acted, what

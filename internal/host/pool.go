@@ -16,8 +16,9 @@ import (
 // should be marked shareable.
 //
 // Questions from a shared server go to the host whose call is in flight on
-// it, or are declined when none is (a 2025-11-25 server's elicitation/create
-// names no call). A shared server that died is started again on next use.
+// it, or are declined when no host's is, or several hosts' are (a
+// 2025-11-25 server's elicitation/create names no call: see asker.go). A
+// shared server that died is started again on next use.
 type Pool struct {
 	opts Options // ServerLog, Wire, ConnectTimeout, TerminateGrace, ClientName
 
@@ -30,7 +31,7 @@ type poolEntry struct {
 	// ready is closed once conn and err are set.
 	ready chan struct{}
 	conn  *serverConn
-	err  error
+	err   error
 	// owner is the host used to connect: its options decide the client's
 	// capabilities and where stderr goes.
 	owner *Host

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net/http"
 	"slices"
 	"sync"
 	"time"
@@ -27,6 +26,8 @@ type serverConn struct {
 	proc    *process // nil for an HTTP server
 	info    record.Server
 	tools   []*mcp.Tool
+	// tasks knows which of tools require task augmentation (stdio only).
+	tasks *taskWatch
 	// shared is set for a Pool's server: hosts that use it leave it running.
 	shared bool
 
@@ -65,15 +66,6 @@ func (s *serverConn) end(c *callState) {
 	s.calls = slices.DeleteFunc(s.calls, func(x *callState) bool { return x == c })
 }
 
-func (s *serverConn) current() *callState {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if len(s.calls) == 0 {
-		return nil
-	}
-	return s.calls[0]
-}
-
 // close ends the session and stops the process.
 func (s *serverConn) close() {
 	if s.session != nil {
@@ -87,8 +79,11 @@ func (s *serverConn) close() {
 // discoverProbe watches the connection handshake, so that the host can say
 // what a server offered when no revision could be agreed.
 type discoverProbe struct {
-	mu        sync.Mutex
-	answered  bool     // server/discover got any answer (result or error)
+	mu       sync.Mutex
+	answered bool // server/discover got any answer (result or error)
+	// rejected: the request got no JSON-RPC answer at all (an HTTP error
+	// such as 401, or no connection): neither a refusal nor silence.
+	rejected  bool
 	errCode   int64    // its JSON-RPC error code, if any
 	supported []string // the revisions it listed
 }
@@ -103,6 +98,9 @@ func (p *discoverProbe) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 		defer p.mu.Unlock()
 		var werr *jsonrpc.Error
 		switch {
+		case errors.As(err, &werr) && isRejection(werr) && ctx.Err() == nil:
+			// Not a deadline: that is silence, for which auto mode restarts.
+			p.rejected = true
 		case err == nil:
 			p.answered = true
 			if d, ok := res.(*mcp.DiscoverResult); ok {
@@ -118,6 +116,15 @@ func (p *discoverProbe) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		return res, err
 	}
+}
+
+// transportFailed reports whether server/discover got no JSON-RPC answer
+// (see http.go): the connect error then says why, and it is no version
+// question.
+func (p *discoverProbe) transportFailed() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.rejected
 }
 
 func (p *discoverProbe) summary() (answered bool, code int64, supported []string) {
@@ -159,7 +166,7 @@ func (h *Host) connect(ctx context.Context, spec ServerSpec) (*serverConn, error
 			err = fmt.Errorf("server %s speaks %s, not %s: the protocol mode is pinned to %s",
 				spec.Name, s.info.Offered, Revision20260728, Revision20260728)
 		} else if err != nil {
-			if answered, code, supported := probe.summary(); !answered {
+			if answered, code, supported := probe.summary(); !answered && !probe.transportFailed() {
 				s.info.VersionFailure = ctx.Err() != nil
 				err = fmt.Errorf("server %s did not answer server/discover within %v (pinned to %s): %w",
 					spec.Name, h.opts.ConnectTimeout, Revision20260728, err)
@@ -173,7 +180,7 @@ func (h *Host) connect(ctx context.Context, spec ServerSpec) (*serverConn, error
 		dctx, dcancel := context.WithTimeout(ctx, h.opts.DiscoverTimeout)
 		err = h.dial(dctx, s, Revision20260728, &probe)
 		dcancel()
-		if answered, _, _ := probe.summary(); err != nil && !answered && ctx.Err() == nil {
+		if answered, _, _ := probe.summary(); err != nil && !answered && !probe.transportFailed() && ctx.Err() == nil {
 			// Some old servers never answer a method they do not know. Their
 			// connection is unusable after the SDK gave up, so start afresh
 			// and speak 2025-11-25 from the first message.
@@ -268,11 +275,11 @@ func (h *Host) dial(ctx context.Context, s *serverConn, revision string, probe *
 	var transport mcp.Transport
 	var proc *process
 	if s.spec.URL != "" {
-		transport = &mcp.StreamableClientTransport{
-			Endpoint:             s.spec.URL,
-			HTTPClient:           &http.Client{Transport: &httpTap{headers: s.spec.Headers, wire: wire, next: http.DefaultTransport}},
-			DisableStandaloneSSE: true,
+		t, err := httpTransport(s.spec, wire)
+		if err != nil {
+			return fmt.Errorf("connect %s: %w", name, err)
 		}
+		transport = t
 	} else {
 		p, err := startProcess(s.spec, h.opts.TerminateGrace, h.stderrSink(name, wire))
 		if err != nil {
@@ -288,6 +295,8 @@ func (h *Host) dial(ctx context.Context, s *serverConn, revision string, probe *
 		// Results up to maxMessageBytes are read (and then cut to the
 		// result budget); a larger line ends the connection.
 		transport = guardedTransport{&mcp.IOTransport{Reader: r, Writer: w, MaxLineLength: maxMessageBytes}}
+		s.tasks = newTaskWatch()
+		transport = taskWatchTransport{transport, s.tasks}
 	}
 	cs, err := client.Connect(ctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: revision})
 	if err != nil {

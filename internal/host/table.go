@@ -11,7 +11,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"hosteval/internal/model"
-	"hosteval/internal/tokens"
 )
 
 // Tool is one entry of the host's tool table.
@@ -98,14 +97,14 @@ func buildTable(servers []*serverConn, opts Options) (*toolTable, error) {
 		if err != nil {
 			return nil, fmt.Errorf("render tool %s: %w", tool.Name, err)
 		}
-		tool.Def, tool.Bytes, tool.Tokens = def, len(def), tokens.Count(string(def))
+		tool.Def, tool.Bytes, tool.Tokens = def, len(def), opts.Tokens.Count(string(def))
 		if tool.Offered {
 			t.offered = append(t.offered, tool)
 			defs = append(defs, def)
 		}
 	}
 	t.json = append(append([]byte("["), bytes.Join(defs, []byte(","))...), ']')
-	t.tokens = tokens.Count(string(t.json))
+	t.tokens = opts.Tokens.Count(string(t.json))
 	return t, nil
 }
 

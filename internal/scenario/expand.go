@@ -121,8 +121,13 @@ func (s *Suite) Cases(opts CaseOptions) ([]*Case, error) {
 // auto-run lists as the scenario sets them), limits, tool lists,
 // description overrides, elicitation capability and the scenario's canned
 // answers and approvals. Log, ServerLog, Wire, Steps and SessionID are the
-// runner's. Every call returns a fresh copy.
+// runner's. Every call returns a fresh copy. A server that uses ${CASE_DIR}
+// has it as written: the runner uses [Case.HostOptionsIn].
 func (c *Case) HostOptions() host.Options {
+	return c.hostOptions("${" + caseDirVar + "}")
+}
+
+func (c *Case) hostOptions(caseDir string) host.Options {
 	var o host.Options
 	for _, def := range c.sc.servers {
 		spec := def.spec
@@ -130,6 +135,9 @@ func (c *Case) HostOptions() host.Options {
 		spec.Env = slices.Clone(spec.Env)
 		spec.Headers = maps.Clone(spec.Headers)
 		spec.AutoRun = slices.Clone(spec.AutoRun)
+		if def.caseDir {
+			withCaseDir(&spec, caseDir)
+		}
 		if list, ok := c.settings.autoRun[spec.Name]; ok {
 			spec.AutoRun = append([]string{}, list...) // empty, not nil: none
 		}

@@ -30,10 +30,13 @@ import (
 // in every file is reported at once, in a *LoadError, before anything runs.
 //
 // ${VAR} in server definitions is expanded from the environment when
-// loading; an openai model's empty base_url, api_key and model are taken
-// from the environment too ([model.OpenAIConfig.WithEnv]).
+// loading, except ${CASE_DIR}, which the runner expands for each case
+// ([Case.HostOptionsIn]); an openai model's empty base_url, api_key and
+// model are taken from the environment too ([model.OpenAIConfig.WithEnv]).
 func Load(paths ...string) (*Suite, error) {
-	return newLoader().load(paths)
+	l := newLoader()
+	l.caseDir = true
+	return l.load(paths)
 }
 
 // newLoader returns a loader reading the process's environment, showing
@@ -59,6 +62,10 @@ type loader struct {
 	nearest      map[string]string       // folder -> nearest servers.yaml ("" for none)
 	names        map[string]*Scenario
 	suite        *Suite
+	// caseDir keeps ${CASE_DIR} for the runner to expand per case (Load)
+	// instead of reading it from the environment (LoadServers: the CLI's
+	// tools, chat and catalog have no case).
+	caseDir bool
 }
 
 func (l *loader) load(paths []string) (*Suite, error) {
@@ -507,9 +514,17 @@ func (f *fileCtx) expand(n *yaml.Node, path, s string) (string, bool) {
 			b.WriteString(f.dir)
 			continue
 		}
+		if name == caseDirVar && f.l.caseDir {
+			b.WriteString(caseDirMark)
+			continue
+		}
 		v, set := f.l.lookupEnv(name)
 		if !set {
-			f.errorf(n, path, "environment variable %s is not set", name)
+			hint := ""
+			if name == caseDirVar {
+				hint = " (hosteval run sets ${CASE_DIR} to a fresh folder for each case; outside a run, set it to a folder)"
+			}
+			f.errorf(n, path, "environment variable %s is not set%s", name, hint)
 			ok = false
 			continue
 		}
@@ -631,6 +646,8 @@ func (f *fileCtx) serverDef(fs *fields, name, path string) *serverDef {
 	default:
 		u, err := url.Parse(rawURL)
 		switch {
+		case strings.Contains(rawURL, caseDirMark):
+			// Not a URL until the case runs, and not allowed: see checkCaseDir.
 		case err != nil:
 			f.errorf(un, join(path, "url"), "%v", err)
 		case (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
@@ -667,7 +684,12 @@ func (f *fileCtx) serverDef(fs *fields, name, path string) *serverDef {
 		}
 	}
 	if dir, n := expandStr("dir"); n != nil {
-		if !filepath.IsAbs(dir) {
+		switch {
+		case strings.HasPrefix(dir, caseDirMark):
+			// An absolute folder, known only when the case runs.
+		case strings.Contains(dir, caseDirMark):
+			f.errorf(n, join(path, "dir"), "${CASE_DIR} must start the folder, e.g. ${CASE_DIR}/sub")
+		case !filepath.IsAbs(dir):
 			dir = filepath.Join(f.dir, dir)
 		}
 		spec.Dir = dir
@@ -698,6 +720,7 @@ func (f *fileCtx) serverDef(fs *fields, name, path string) *serverDef {
 	if n := fs.get("shareable"); n != nil {
 		spec.Shareable, _ = f.boolean(n, join(path, "shareable"))
 	}
+	def.caseDir = f.checkCaseDir(fs, spec, path)
 	if len(f.l.problems) > before {
 		return nil
 	}
@@ -743,7 +766,7 @@ func (l *loader) display(abs string) string {
 
 var (
 	scenarioFields = []string{"name", "description", "servers_file", "servers", "host", "system", "model", "models",
-		"turns", "question", "elicitation", "approvals", "variants", "repeat", "timeout", "expect", "gates"}
+		"turns", "question", "files", "elicitation", "approvals", "variants", "repeat", "timeout", "expect", "gates"}
 	hostFields = []string{"protocol", "connect_timeout", "discover_timeout", "tool_timeout", "max_result_bytes", "max_arg_bytes",
 		"max_steps", "max_rounds", "allow", "deny", "descriptions", "elicitation", "auto_run"}
 	variantFields     = []string{"name", "description", "host", "system"}
@@ -781,6 +804,9 @@ func (l *loader) scenario(f *fileCtx, root *yaml.Node) {
 	}
 	f.models(fs, sc)
 	f.turns(fs, sc)
+	if n := fs.get("files"); n != nil {
+		sc.files = f.files(n, "files", sc)
+	}
 	if n := fs.get("elicitation"); n != nil {
 		sc.elicitation = f.cannedAnswers(n, "elicitation", sc)
 	}

@@ -18,6 +18,7 @@ import (
 	"hosteval/internal/host"
 	"hosteval/internal/record"
 	"hosteval/internal/report"
+	"hosteval/internal/tokens"
 )
 
 // RunOptions configure a batch run.
@@ -97,6 +98,8 @@ func Run(ctx context.Context, cases []*Case, opts RunOptions) (*RunResult, error
 		}
 	}
 
+	// One token cache for the run: every case renders the same catalogs.
+	toks := tokens.NewCache()
 	prog := newProgress(opts.Progress, opts.Terminal, len(cases), start)
 	defer prog.stop()
 
@@ -128,7 +131,7 @@ schedule:
 		}
 		g.Go(func() error {
 			defer func() { <-sem }()
-			rec := runCase(ctx, i, c, opts, pool)
+			rec := runCase(ctx, i, c, opts, pool, toks)
 			err := records.Write(&rec)
 			mu.Lock()
 			defer mu.Unlock()
@@ -163,7 +166,7 @@ schedule:
 // runCase runs one case from start to verdict. Whatever happens, it returns
 // a record: a server that will not start, a model endpoint that fails, or a
 // deadline make a record with status error.
-func runCase(ctx context.Context, idx int, c *Case, opts RunOptions, pool *host.Pool) (rec record.Record) {
+func runCase(ctx context.Context, idx int, c *Case, opts RunOptions, pool *host.Pool, toks *tokens.Cache) (rec record.Record) {
 	start := time.Now()
 	rec = record.Record{
 		Schema: record.SchemaVersion, RunID: opts.RunID, CaseID: c.ID, Scenario: c.Scenario.Name,
@@ -207,8 +210,13 @@ func runCase(ctx context.Context, idx int, c *Case, opts RunOptions, pool *host.
 		infra = fmt.Errorf("model: %w", err)
 		return rec
 	}
-	hopts := c.HostOptions()
-	hopts.SessionID, hopts.Log, hopts.ServerLog, hopts.Pool = rec.SessionID, logs.host, logs.servers, pool
+	caseDir, err := c.prepareDir(filepath.Join(opts.Dir, logs.dir))
+	if err != nil {
+		infra = err
+		return rec
+	}
+	hopts := c.HostOptionsIn(caseDir)
+	hopts.SessionID, hopts.Log, hopts.ServerLog, hopts.Pool, hopts.Tokens = rec.SessionID, logs.host, logs.servers, pool, toks
 	if logs.wire != nil {
 		hopts.Wire = logs.wire
 	}
@@ -282,6 +290,7 @@ type caseLogs struct {
 	host, servers io.Writer
 	wire          io.Writer // nil unless asked for
 	paths         map[string]string
+	dir           string // the case's folder, relative to the run's
 }
 
 var unsafeInPath = regexp.MustCompile(`[^a-zA-Z0-9._-]+`)
@@ -291,7 +300,7 @@ func openCaseLogs(runDir string, idx int, id string, wire bool) (caseLogs, func(
 	if err := os.MkdirAll(filepath.Join(runDir, rel), 0o755); err != nil {
 		return caseLogs{}, nil, fmt.Errorf("create case folder: %w", err)
 	}
-	logs := caseLogs{paths: map[string]string{}}
+	logs := caseLogs{paths: map[string]string{}, dir: rel}
 	var files []*os.File
 	closeAll := func() {
 		for _, f := range files {
@@ -349,7 +358,18 @@ func preflight(ctx context.Context, cases []*Case, pool *host.Pool, concurrency 
 	g.SetLimit(concurrency)
 	for _, c := range firsts {
 		g.Go(func() error {
-			opts := c.HostOptions()
+			// Servers that use ${CASE_DIR} get a folder of their own here
+			// too, removed once they are stopped.
+			tmp, err := os.MkdirTemp("", "hosteval-preflight-")
+			if err != nil {
+				return nil
+			}
+			defer os.RemoveAll(tmp)
+			caseDir, err := c.prepareDir(tmp)
+			if err != nil {
+				return nil
+			}
+			opts := c.HostOptionsIn(caseDir)
 			opts.Pool = pool
 			h, err := host.Start(ctx, opts)
 			if err != nil {

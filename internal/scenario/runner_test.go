@@ -293,4 +293,3 @@ func children(t *testing.T) int {
 	}
 	return n
 }
-

@@ -15,6 +15,7 @@
 //	system: "..."
 //	model: {scripted: [...]}           # or models: [{name: a, rules: {...}}, {openai: {...}}]
 //	turns: ["...", "..."]              # or question: "..."
+//	files: {notes/a.txt: "alpha\n"}    # written into ${CASE_DIR} before the servers start
 //	elicitation: [{server: tickets, message: regex, key: k, action: accept, content: {...}}]
 //	approvals: [tickets__open_ticket, "support__*"]
 //	variants: [{name: short, host: {...}, system: "..."}]
@@ -27,6 +28,28 @@
 // A servers file maps names to {command, args, env, inherit_env, dir} or
 // {url, headers}, with auto_run and shareable; ${VAR} expands from the
 // environment, ${HERE} is the file's folder, $$ is a literal $.
+//
+// ${CASE_DIR} is the case folder: a fresh, empty folder the runner makes for
+// each case (results/<run>/cases/NNNN-<case>/files, an absolute path), for
+// servers that keep state in files or serve a folder:
+//
+//	memory:
+//	  command: ${HERE}/node
+//	  args: ["${HERE}/server-memory/dist/index.js"]
+//	  env: {MEMORY_FILE_PATH: "${CASE_DIR}/memory.jsonl"}
+//	filesystem:
+//	  command: ${HERE}/node
+//	  args: ["${HERE}/server-filesystem/dist/index.js", "${CASE_DIR}"]
+//
+// (In [...] and {...}, quote a value that holds ${...}: YAML reads its
+// braces as the collection's.) ${CASE_DIR} may stand in args, env and dir
+// (where it must come first), not in
+// command, url or headers, and not in a shareable server, which outlives the
+// case. A scenario's files: {relative/path: text} are written into the case
+// folder before the servers start (folders are made as needed; text only);
+// they need a server of the scenario that uses ${CASE_DIR}. Outside a run
+// (hosteval tools, chat, catalog) ${CASE_DIR} is read from the environment
+// like any variable.
 package scenario
 
 import (
@@ -71,6 +94,7 @@ type Scenario struct {
 	system      string
 	models      []ModelSpec
 	turns       []string
+	files       map[string]string // cleaned relative path -> text
 	elicitation []host.CannedAnswer
 	approvals   []string
 	variants    []*variant
@@ -97,6 +121,9 @@ type serverDef struct {
 	file string
 	line int
 	refs []toolRef // its auto_run names
+	// caseDir is set when its args, env or dir use ${CASE_DIR}, which
+	// stays a mark in spec until the runner expands it per case.
+	caseDir bool
 }
 
 // hostSettings are the host settings of a scenario or a variant. Nil means
