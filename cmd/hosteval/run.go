@@ -30,8 +30,9 @@ Runs every scenario in the given files and folders (default: scenarios/),
 each case with its own fresh server processes (except servers marked
 shareable), and writes results/<run-id>/: records.jsonl (one record per
 case, appended and synced as each case ends), run.json, summary.json,
-junit.xml, report.md, report.html, and the host and server logs of every
-case under cases/. Prints the table when done; -json prints summary.json
+junit.xml, report.md, report.html, and under cases/ each case's log (the
+host's events and the servers' request logs, interleaved; -logs failed
+keeps only those of cases that did not pass, for speed on large runs). Prints the table when done; -json prints summary.json
 instead. First Ctrl-C: no new cases start and running ones finish; second
 Ctrl-C: exit now (what finished is already on disk).
 
@@ -54,7 +55,8 @@ func runRun(ctx context.Context, e *env, args []string) int {
 	out := fs.String("out", "results", "folder to write the run folder into")
 	runID := fs.String("run-id", "", "name of the run folder (default: a timestamp and a random suffix)")
 	jsonOut := fs.Bool("json", false, "print summary.json to stdout instead of the tables")
-	wire := fs.Bool("wire", false, "write each case's wire trace (every JSON-RPC message) to its folder")
+	wire := fs.Bool("wire", false, "write each case's wire trace (every JSON-RPC message) beside its log")
+	logs := fs.String("logs", scenario.LogsAll, "which cases' logs to write: all, failed (those that did not pass) or none")
 	share := fs.Bool("share", true, "keep servers marked shareable running across cases")
 	preflight := fs.Bool("preflight", true, "check every tool name against the servers before running")
 	gatesFile := fs.String("gates", "", "a gates file to check after the run (scenario files' gates always apply)")
@@ -64,6 +66,11 @@ func runRun(ctx context.Context, e *env, args []string) int {
 	}
 	if *concurrency < 1 {
 		return usageErr(e, "run: -concurrency must be at least 1")
+	}
+	switch *logs {
+	case scenario.LogsAll, scenario.LogsFailed, scenario.LogsNone:
+	default:
+		return usageErr(e, "run: -logs: want all, failed or none, not %q", *logs)
 	}
 	paths := fs.Args()
 	if len(paths) == 0 {
@@ -128,7 +135,7 @@ func runRun(ctx context.Context, e *env, args []string) int {
 
 	res, err := scenario.Run(ctx, cases, scenario.RunOptions{
 		Dir: dir, RunID: *runID, Args: append([]string{"hosteval", "run"}, args...),
-		Concurrency: *concurrency, Share: *share, Wire: *wire, Progress: e.stderr, Terminal: terminal,
+		Concurrency: *concurrency, Share: *share, Wire: *wire, Logs: *logs, Progress: e.stderr, Terminal: terminal,
 		Drain: drain, Preflight: *preflight,
 	})
 	if err != nil {

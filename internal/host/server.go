@@ -30,6 +30,8 @@ type serverConn struct {
 	tasks *taskWatch
 	// shared is set for a Pool's server: hosts that use it leave it running.
 	shared bool
+	// defs caches a shared server's rendered definitions (see def).
+	defs map[string]json.RawMessage
 
 	mu sync.Mutex
 	// dead says why the server can no longer be used ("" while it can).

@@ -64,6 +64,10 @@ type toolTable struct {
 // once: every model request then sends these same bytes.
 func buildTable(servers []*serverConn, opts Options) (*toolTable, error) {
 	t := &toolTable{all: map[string]*Tool{}}
+	byName := map[string]*serverConn{}
+	for _, s := range servers {
+		byName[s.spec.Name] = s
+	}
 	for _, s := range servers {
 		if s.session == nil {
 			continue
@@ -93,7 +97,7 @@ func buildTable(servers []*serverConn, opts Options) (*toolTable, error) {
 			desc = d
 		}
 		tool.Description = strings.TrimSpace("[" + tool.Server + "] " + desc)
-		def, err := renderDef(tool.Name, tool.Description, tool.MCP.InputSchema)
+		def, err := byName[tool.Server].def(tool)
 		if err != nil {
 			return nil, fmt.Errorf("render tool %s: %w", tool.Name, err)
 		}
@@ -106,6 +110,33 @@ func buildTable(servers []*serverConn, opts Options) (*toolTable, error) {
 	t.json = append(append([]byte("["), bytes.Join(defs, []byte(","))...), ']')
 	t.tokens = opts.Tokens.Count(string(t.json))
 	return t, nil
+}
+
+// def returns tool's rendered definition. A shared server's tools are the
+// same for every host that uses it, so their definitions are rendered once
+// per description and reused.
+func (s *serverConn) def(tool *Tool) (json.RawMessage, error) {
+	if !s.shared {
+		return renderDef(tool.Name, tool.Description, tool.MCP.InputSchema)
+	}
+	key := tool.Name + "\x00" + tool.Description
+	s.mu.Lock()
+	def, ok := s.defs[key]
+	s.mu.Unlock()
+	if ok {
+		return def, nil
+	}
+	def, err := renderDef(tool.Name, tool.Description, tool.MCP.InputSchema)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	if s.defs == nil {
+		s.defs = map[string]json.RawMessage{}
+	}
+	s.defs[key] = def
+	s.mu.Unlock()
+	return def, nil
 }
 
 // renderDef renders one tool in the OpenAI function-tool format. HTML

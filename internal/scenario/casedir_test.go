@@ -303,7 +303,7 @@ expect:
 		if rec.Status != record.StatusPass || !strings.Contains(rec.Servers[0].Error, "exited with status 3") {
 			t.Errorf("%s: status %s, server error %q; want pass, exited with status 3", rec.CaseID, rec.Status, rec.Servers[0].Error)
 		}
-		caseDir := filepath.Join(runDir, filepath.Dir(rec.Logs["host"]), "files")
+		caseDir := filepath.Join(runDir, strings.TrimSuffix(rec.Logs["log"], ".jsonl"), "files")
 		folders[caseDir] = true
 		want := map[string]string{
 			"pwd.txt":  filepath.Join(caseDir, "sub") + "\n",

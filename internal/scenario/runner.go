@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -34,6 +35,9 @@ type RunOptions struct {
 	Share bool
 	// Wire writes each case's wire trace (every JSON-RPC message).
 	Wire bool
+	// Logs says which cases' logs are written: LogsAll (the default),
+	// LogsFailed (cases that did not pass) or LogsNone.
+	Logs string
 	// Progress receives progress: a line rewritten in place when Terminal,
 	// otherwise one plain line per finished case. Nil: none.
 	Progress io.Writer
@@ -46,6 +50,13 @@ type RunOptions struct {
 	// and variant).
 	Preflight bool
 }
+
+// Which cases' logs a run writes.
+const (
+	LogsAll    = "all"
+	LogsFailed = "failed"
+	LogsNone   = "none"
+)
 
 // RunResult sums up a finished (or interrupted) run.
 type RunResult struct {
@@ -176,11 +187,22 @@ func runCase(ctx context.Context, idx int, c *Case, opts RunOptions, pool *host.
 		ModelRequests: []record.ModelRequest{}, Expectations: []record.Expectation{},
 	}
 	var infra error
+	var logs *caseLogs
 	defer func() {
 		if p := recover(); p != nil {
 			// A bug in a case must not take the batch (and its records) down.
 			infra = fmt.Errorf("panic: %v", p)
 		}
+		defer func() {
+			if logs == nil {
+				return
+			}
+			paths, err := logs.finish(opts.Dir, opts.Logs, rec.Status)
+			rec.Logs = paths
+			if err != nil && rec.Error == "" {
+				rec.Error = err.Error()
+			}
+		}()
 		rec.Expectations = Evaluate(c, &rec)
 		rec.Status = record.StatusPass
 		for _, e := range rec.Expectations {
@@ -194,13 +216,11 @@ func runCase(ctx context.Context, idx int, c *Case, opts RunOptions, pool *host.
 		rec.MS = msSince(start)
 	}()
 
-	logs, closeLogs, err := openCaseLogs(opts.Dir, idx, c.ID, opts.Wire)
-	if err != nil {
+	var err error
+	if logs, err = newCaseLogs(opts.Dir, idx, c.ID, opts.Wire); err != nil {
 		infra = err
 		return rec
 	}
-	defer closeLogs()
-	rec.Logs = logs.paths
 
 	parent := ctx
 	ctx, cancel := context.WithTimeout(ctx, c.Timeout())
@@ -210,13 +230,13 @@ func runCase(ctx context.Context, idx int, c *Case, opts RunOptions, pool *host.
 		infra = fmt.Errorf("model: %w", err)
 		return rec
 	}
-	caseDir, err := c.prepareDir(filepath.Join(opts.Dir, logs.dir))
+	caseDir, err := c.prepareDir(filepath.Join(opts.Dir, logs.base))
 	if err != nil {
 		infra = err
 		return rec
 	}
 	hopts := c.HostOptionsIn(caseDir)
-	hopts.SessionID, hopts.Log, hopts.ServerLog, hopts.Pool, hopts.Tokens = rec.SessionID, logs.host, logs.servers, pool, toks
+	hopts.SessionID, hopts.Log, hopts.ServerLog, hopts.Pool, hopts.Tokens = rec.SessionID, &logs.log, &logs.log, pool, toks
 	if logs.wire != nil {
 		hopts.Wire = logs.wire
 	}
@@ -285,56 +305,70 @@ func caseError(parent, ctx context.Context, c *Case, err error) error {
 	return err
 }
 
-// caseLogs are a case's log files.
+// caseLogs are a case's logs: one file with the host's events and the
+// servers' request logs interleaved as they happened (every line says its
+// operation; they join on trace_id + step, as the first seed's host.log
+// does), and the wire trace beside it when asked for. The log is kept in
+// memory and written when the case ends, just before its record, and only
+// for the cases RunOptions.Logs asks for: creating a file is most of what a
+// cheap case with shared servers costs on a slow disk. A case killed
+// mid-way (a second Ctrl-C) loses its log with its record. The wire trace,
+// a debugging aid that can be large, goes to its file as it happens.
 type caseLogs struct {
-	host, servers io.Writer
-	wire          io.Writer // nil unless asked for
-	paths         map[string]string
-	dir           string // the case's folder, relative to the run's
+	log  lockedBuffer
+	wire *os.File // nil unless asked for
+	// base is the case's name in the run folder (cases/NNNN-<id>), the
+	// stem of its files and the name of its folder (${CASE_DIR}'s parent).
+	base string
+}
+
+// lockedBuffer is a bytes.Buffer safe for concurrent writers.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
 }
 
 var unsafeInPath = regexp.MustCompile(`[^a-zA-Z0-9._-]+`)
 
-func openCaseLogs(runDir string, idx int, id string, wire bool) (caseLogs, func(), error) {
-	rel := filepath.Join("cases", fmt.Sprintf("%04d-%s", idx+1, strings.Trim(unsafeInPath.ReplaceAllString(id, "_"), "_")))
-	if err := os.MkdirAll(filepath.Join(runDir, rel), 0o755); err != nil {
-		return caseLogs{}, nil, fmt.Errorf("create case folder: %w", err)
-	}
-	logs := caseLogs{paths: map[string]string{}, dir: rel}
-	var files []*os.File
-	closeAll := func() {
-		for _, f := range files {
-			f.Close()
-		}
-	}
-	open := func(name string) (*os.File, error) {
-		f, err := os.Create(filepath.Join(runDir, rel, name))
-		if err != nil {
-			return nil, fmt.Errorf("create case log: %w", err)
-		}
-		files = append(files, f)
-		logs.paths[strings.TrimSuffix(name, ".jsonl")] = filepath.Join(rel, name)
-		return f, nil
-	}
-	f, err := open("host.jsonl")
-	if err != nil {
-		closeAll()
-		return caseLogs{}, nil, err
-	}
-	logs.host = f
-	if f, err = open("servers.jsonl"); err != nil {
-		closeAll()
-		return caseLogs{}, nil, err
-	}
-	logs.servers = f
+func newCaseLogs(runDir string, idx int, id string, wire bool) (*caseLogs, error) {
+	logs := &caseLogs{base: filepath.Join("cases", fmt.Sprintf("%04d-%s", idx+1, strings.Trim(unsafeInPath.ReplaceAllString(id, "_"), "_")))}
 	if wire {
-		if f, err = open("wire.jsonl"); err != nil {
-			closeAll()
-			return caseLogs{}, nil, err
+		f, err := os.Create(filepath.Join(runDir, logs.base+".wire.jsonl"))
+		if err != nil {
+			return nil, fmt.Errorf("create wire trace: %w", err)
 		}
 		logs.wire = f
 	}
-	return logs, closeAll, nil
+	return logs, nil
+}
+
+// finish closes the wire trace, writes the log if the run keeps it for a
+// case with this status, and returns the paths written, relative to the run.
+func (l *caseLogs) finish(runDir, keep, status string) (map[string]string, error) {
+	paths := map[string]string{}
+	var errs []error
+	if l.wire != nil {
+		errs = append(errs, l.wire.Close())
+		paths["wire"] = l.base + ".wire.jsonl"
+	}
+	if keep == LogsAll || keep == "" || (keep == LogsFailed && status != record.StatusPass) {
+		name := l.base + ".jsonl"
+		l.log.mu.Lock()
+		err := os.WriteFile(filepath.Join(runDir, name), l.log.buf.Bytes(), 0o644)
+		l.log.mu.Unlock()
+		errs = append(errs, err)
+		paths["log"] = name
+	}
+	if err := errors.Join(errs...); err != nil {
+		return paths, fmt.Errorf("write case log: %w", err)
+	}
+	return paths, nil
 }
 
 // preflight discovers each scenario's (and variant's) tools once and checks

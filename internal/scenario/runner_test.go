@@ -113,7 +113,7 @@ func TestRunWritesAResultsFolder(t *testing.T) {
 		if r.Status != record.StatusPass || r.RunID != "r1" || len(r.Calls) != 1 || r.Calls[0].SessionID != r.SessionID {
 			t.Errorf("record %s: status %s, run %s, %d calls", r.CaseID, r.Status, r.RunID, len(r.Calls))
 		}
-		for _, name := range []string{"host", "servers", "wire"} {
+		for _, name := range []string{"log", "wire"} {
 			if _, err := os.Stat(filepath.Join(dir, r.Logs[name])); err != nil {
 				t.Errorf("record %s: log %s: %v", r.CaseID, name, err)
 			}
@@ -292,4 +292,36 @@ func children(t *testing.T) int {
 		}
 	}
 	return n
+}
+
+func TestRunKeepsOnlyFailedLogs(t *testing.T) {
+	cases := suite(t, lookup+`---
+name: broken
+servers: [cmdb]
+model:
+  scripted:
+    - call: "cmdb__get_asset {hostname: jump-prod-02}"
+    - answer: "Camille Michel."
+question: who owns jump-prod-02?
+expect:
+  - {tool: cmdb__get_asset, outcome: tool_error}
+`)
+	dir := filepath.Join(t.TempDir(), "r1")
+	res, err := Run(context.Background(), cases, RunOptions{Dir: dir, RunID: "r1", Logs: LogsFailed})
+	if err != nil || res.Passed != 6 || res.Failed != 1 {
+		t.Fatalf("result %+v, err %v; want 6 passed, 1 failed", res, err)
+	}
+	for _, r := range readRecords(t, dir) {
+		_, statErr := os.Stat(filepath.Join(dir, "cases", strings.TrimPrefix(r.Logs["log"], "cases/")))
+		switch {
+		case r.Status == record.StatusPass && r.Logs["log"] != "":
+			t.Errorf("passing case %s kept its log %s", r.CaseID, r.Logs["log"])
+		case r.Status == record.StatusFail && (r.Logs["log"] == "" || statErr != nil):
+			t.Errorf("failing case %s has no log: %q, %v", r.CaseID, r.Logs["log"], statErr)
+		}
+	}
+	entries, _ := os.ReadDir(filepath.Join(dir, "cases"))
+	if len(entries) != 1 {
+		t.Errorf("cases/ holds %d entries, want the failing case's log only", len(entries))
+	}
 }

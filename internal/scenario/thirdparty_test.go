@@ -106,7 +106,7 @@ func TestThirdPartyScenarios(t *testing.T) {
 	// The memory server's graph is in each case's own folder.
 	for _, id := range []string{"memory-graph#0", "memory-graph#1"} {
 		rec := byID[id]
-		graph := filepath.Join(dir, filepath.Dir(rec.Logs["host"]), "files", "memory.jsonl")
+		graph := filepath.Join(dir, strings.TrimSuffix(rec.Logs["log"], ".jsonl"), "files", "memory.jsonl")
 		data, err := os.ReadFile(graph)
 		if err != nil || strings.Count(string(data), `"type":"entity"`) != 2 {
 			t.Errorf("%s: %s: %q (%v), want the case's two entities", id, graph, data, err)
