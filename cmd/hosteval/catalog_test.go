@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -17,19 +16,12 @@ import (
 	"hosteval/internal/host"
 )
 
-// catalogServers builds the cmdb and tickets fixture servers into a
-// temporary folder and writes a servers file naming them.
+// catalogServers writes a servers file naming the cmdb and tickets fixture
+// servers (built for the package by TestMain) and returns their folder.
 func catalogServers(t *testing.T) (dir, serversFile string) {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("builds and starts the fixture servers")
-	}
-	dir = t.TempDir()
-	build := exec.Command("go", "build", "-o", dir, "hosteval/servers/cmdb", "hosteval/servers/tickets")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building the fixture servers: %v\n%s", err, out)
-	}
-	serversFile = filepath.Join(dir, "servers.yaml")
+	dir = fixtureBin
+	serversFile = filepath.Join(t.TempDir(), "servers.yaml")
 	yaml := "servers:\n  cmdb:\n    command: " + filepath.Join(dir, "cmdb") + "\n  tickets:\n    command: " + filepath.Join(dir, "tickets") + "\n"
 	if err := os.WriteFile(serversFile, []byte(yaml), 0o644); err != nil {
 		t.Fatal(err)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"flag"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"hosteval/internal/fixtures"
 )
 
 // End-to-end tests of the CLI: txtar scripts under testdata/script run the
@@ -27,23 +28,7 @@ var fixtureBin string
 // withFixtures builds the fixture servers around the tests.
 type withFixtures struct{ m *testing.M }
 
-func (w withFixtures) Run() int {
-	dir, err := os.MkdirTemp("", "hosteval-cli-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer os.RemoveAll(dir)
-	cmd := exec.Command("go", "build", "-o", dir+"/", "../../servers/cmdb", "../../servers/tickets",
-		"../../servers/support", "../../servers/legacy", "../../servers/chaos")
-	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-	if err := cmd.Run(); err != nil {
-		fmt.Fprintf(os.Stderr, "build fixture servers: %v\n", err)
-		return 1
-	}
-	fixtureBin = dir
-	return w.m.Run()
-}
+func (w withFixtures) Run() int { return fixtures.Main(w.m, &fixtureBin) }
 
 func TestMain(m *testing.M) {
 	testscript.Main(withFixtures{m}, map[string]func(){

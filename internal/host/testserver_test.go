@@ -5,12 +5,13 @@ import (
 	"fmt"
 	"log"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"hosteval/internal/fixtures"
 )
 
 // The host's own test server: the test binary re-executed as a stdio MCP
@@ -29,27 +30,7 @@ func TestMain(m *testing.M) {
 		runTestServer()
 		return
 	}
-	os.Exit(runTests(m))
-}
-
-func runTests(m *testing.M) int {
-	dir, err := os.MkdirTemp("", "hosteval-fixtures-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer os.RemoveAll(dir)
-	// The fixture servers are the host's peers in these tests: real
-	// processes over stdio, built without -race (they are not under test).
-	cmd := exec.Command("go", "build", "-o", dir+"/", "../../servers/cmdb", "../../servers/tickets",
-		"../../servers/support", "../../servers/legacy", "../../servers/chaos")
-	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-	if err := cmd.Run(); err != nil {
-		fmt.Fprintf(os.Stderr, "build fixture servers: %v\n", err)
-		return 1
-	}
-	fixtureBin = dir
-	return m.Run()
+	os.Exit(fixtures.Main(m, &fixtureBin))
 }
 
 // fixture returns a spec that starts the fixture server name.

@@ -5,13 +5,13 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"hosteval/internal/fixtures"
 	"hosteval/internal/record"
 	"hosteval/internal/report"
 )
@@ -21,24 +21,7 @@ import (
 
 var fixtureBin string
 
-func TestMain(m *testing.M) {
-	os.Exit(func() int {
-		dir, err := os.MkdirTemp("", "hosteval-runner-")
-		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			return 1
-		}
-		defer os.RemoveAll(dir)
-		cmd := exec.Command("go", "build", "-o", dir+"/", "../../servers/cmdb", "../../servers/tickets", "../../servers/support")
-		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-		if err := cmd.Run(); err != nil {
-			fmt.Fprintf(os.Stderr, "build fixture servers: %v\n", err)
-			return 1
-		}
-		fixtureBin = dir
-		return m.Run()
-	}())
-}
+func TestMain(m *testing.M) { os.Exit(fixtures.Main(m, &fixtureBin)) }
 
 // suite writes a servers file and a scenario file into a temporary folder
 // and loads the cases.
