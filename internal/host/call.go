@@ -139,6 +139,9 @@ func (h *Host) call(ctx context.Context, req CallRequest, harness bool) (string,
 	defer s.end(st)
 	text, outcome, serverMS := h.rounds(ctx, s, tool, args, req, st, &ev)
 	ev.ServerMS = round1(serverMS)
+	if len(ev.RoundMS) < 2 {
+		ev.RoundMS = nil // the same as server_ms
+	}
 	return finish(text, outcome)
 }
 
@@ -156,7 +159,9 @@ func (h *Host) rounds(ctx context.Context, s *serverConn, tool *Tool, args map[s
 		personBefore := st.person()
 		t0 := time.Now()
 		res, err := s.session.CallTool(rctx, params)
-		serverMS += msSince(t0) - (st.person() - personBefore)
+		roundMS := msSince(t0) - (st.person() - personBefore)
+		serverMS += roundMS
+		ev.RoundMS = append(ev.RoundMS, round1(roundMS))
 		timedOut := rctx.Err() != nil && ctx.Err() == nil
 		cancel()
 		ev.Rounds = round

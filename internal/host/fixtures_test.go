@@ -273,8 +273,8 @@ func TestApprovalForEffects(t *testing.T) {
 				}
 				return
 			}
-			if ev.Outcome != "ok" || ev.Approval != "approved" || ev.Rounds != 2 || !ev.AskedUser {
-				t.Errorf("approved call: outcome %s, approval %s, rounds %d, asked %v", ev.Outcome, ev.Approval, ev.Rounds, ev.AskedUser)
+			if ev.Outcome != "ok" || ev.Approval != "approved" || ev.Rounds != 2 || !ev.AskedUser || len(ev.RoundMS) != 2 {
+				t.Errorf("approved call: outcome %s, approval %s, rounds %d, asked %v, round_ms %v", ev.Outcome, ev.Approval, ev.Rounds, ev.AskedUser, ev.RoundMS)
 			}
 			if !strings.Contains(text, `"id":"INC-4100"`) || !strings.Contains(text, `"priority":"P2"`) {
 				t.Errorf("text = %s, want ticket INC-4100 with priority P2", text)

@@ -79,6 +79,9 @@ type Call struct {
 	MS       float64 `json:"ms"`
 	ServerMS float64 `json:"server_ms"`
 	PersonMS float64 `json:"person_ms"`
+	// RoundMS is the server's time in each round, when there was more
+	// than one (a confirmation: the question, then the answer).
+	RoundMS []float64 `json:"round_ms,omitempty"`
 	// ResultBytes is the size of the text given to the model; RawBytes the
 	// size before the host's budget cut it.
 	ResultBytes int  `json:"result_bytes"`
