@@ -205,18 +205,7 @@ func TestProtocolModes(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer h.Close()
-			s := h.Servers()[0]
-			got := record.Server{Protocol: s.Protocol, Offered: s.Offered, Restarted: s.Restarted, VersionFailure: s.VersionFailure}
-			if got != tt.want {
-				t.Errorf("server = %+v\nwant     %+v", got, tt.want)
-			}
-			if tt.errHas == "" && s.Error != "" || !strings.Contains(s.Error, tt.errHas) {
-				t.Errorf("error = %q, want it to contain %q", s.Error, tt.errHas)
-			}
-			if tt.errHas != "" {
-				if n := len(h.Tools()); n != 0 {
-					t.Errorf("a server that failed offers %d tools, want none", n)
-				}
+			if !checkConnection(t, h, tt.want, tt.errHas) {
 				return
 			}
 			if tt.server == "legacy" {
@@ -227,6 +216,29 @@ func TestProtocolModes(t *testing.T) {
 			}
 		})
 	}
+}
+
+// checkConnection checks how the host's first server connected: its
+// revision, what it offered, a restart, a version failure, and an error
+// containing errHas (none when errHas is empty; a failed server then offers
+// no tools). It reports whether the server connected.
+func checkConnection(t *testing.T, h *Host, want record.Server, errHas string) bool {
+	t.Helper()
+	s := h.Servers()[0]
+	got := record.Server{Protocol: s.Protocol, Offered: s.Offered, Restarted: s.Restarted, VersionFailure: s.VersionFailure}
+	if got != want {
+		t.Errorf("server = %+v\nwant     %+v", got, want)
+	}
+	if errHas == "" && s.Error != "" || !strings.Contains(s.Error, errHas) {
+		t.Errorf("error = %q, want it to contain %q", s.Error, errHas)
+	}
+	if errHas != "" {
+		if n := len(h.Tools()); n != 0 {
+			t.Errorf("a server that failed offers %d tools, want none", n)
+		}
+		return false
+	}
+	return true
 }
 
 // recordingApprover answers every approval with yes or no and remembers.

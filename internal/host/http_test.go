@@ -561,18 +561,7 @@ func TestHTTPProtocolModes(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer h.Close()
-			s := h.Servers()[0]
-			got := record.Server{Protocol: s.Protocol, Offered: s.Offered, Restarted: s.Restarted, VersionFailure: s.VersionFailure}
-			if got != tt.want {
-				t.Errorf("server = %+v\nwant     %+v", got, tt.want)
-			}
-			if tt.errHas == "" && s.Error != "" || !strings.Contains(s.Error, tt.errHas) {
-				t.Errorf("error = %q, want it to contain %q", s.Error, tt.errHas)
-			}
-			if tt.errHas != "" {
-				if n := len(h.Tools()); n != 0 {
-					t.Errorf("a server that failed offers %d tools, want none", n)
-				}
+			if !checkConnection(t, h, tt.want, tt.errHas) {
 				return
 			}
 			if text, ev := call(t, h, "web__lookup", `{"key": "k"}`); ev.Outcome != record.OutcomeOK || ev.Protocol != tt.want.Protocol {

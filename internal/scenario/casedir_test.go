@@ -60,14 +60,7 @@ model: {scripted: [{answer: ok}]}
 question: q
 `,
 	})
-	s, err := Load(filepath.Join(dir, "s.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cases, err := s.Cases(CaseOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	cases := loadCases(t, filepath.Join(dir, "s.yaml"))
 	c := cases[0]
 	if !c.UsesCaseDir() {
 		t.Error("UsesCaseDir = false, want true")
@@ -225,14 +218,7 @@ func TestPrepareDirIsFresh(t *testing.T) {
 		"s.yaml":                             "name: s\nservers: [probe]\nquestion: q\nfiles: {sub/in.txt: alpha}\nmodel: {scripted: [{answer: ok}]}\n",
 		"run/cases/0001-s_0/files/stale.txt": "from an earlier run",
 	})
-	s, err := Load(filepath.Join(dir, "s.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cases, err := s.Cases(CaseOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	cases := loadCases(t, filepath.Join(dir, "s.yaml"))
 	got, err := cases[0].prepareDir(filepath.Join(dir, "run/cases/0001-s_0"))
 	if err != nil {
 		t.Fatal(err)
@@ -278,14 +264,7 @@ expect:
   - {server: probe, connected: false}
 `,
 	})
-	s, err := Load(filepath.Join(dir, "s.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cases, err := s.Cases(CaseOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	cases := loadCases(t, filepath.Join(dir, "s.yaml"))
 	runDir := filepath.Join(dir, "results", "r1")
 	res, err := Run(context.Background(), cases, RunOptions{Dir: runDir, RunID: "r1", Concurrency: 2, Preflight: true})
 	if err != nil {

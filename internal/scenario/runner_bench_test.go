@@ -55,15 +55,7 @@ func benchCases(b *testing.B, shareable bool, n int) []*Case {
 	servers := fmt.Sprintf("servers:\n  cmdb:\n    command: %[1]s/cmdb\n    shareable: %[2]t\n  tickets:\n    command: %[1]s/tickets\n    shareable: %[2]t\n", fixtureBin, shareable)
 	os.WriteFile(filepath.Join(dir, "servers.yaml"), []byte(servers), 0o644)
 	os.WriteFile(filepath.Join(dir, "s.yaml"), []byte(fmt.Sprintf(ticketScenario, n)), 0o644)
-	s, err := Load(filepath.Join(dir, "s.yaml"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	cases, err := s.Cases(CaseOptions{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	return cases
+	return loadCases(b, filepath.Join(dir, "s.yaml"))
 }
 
 func benchRunner(b *testing.B, share bool, concurrency, n int, logs string) {

@@ -23,6 +23,20 @@ var fixtureBin string
 
 func TestMain(m *testing.M) { os.Exit(fixtures.Main(m, &fixtureBin)) }
 
+// loadCases loads a scenario file and expands it into cases.
+func loadCases(tb testing.TB, path string) []*Case {
+	tb.Helper()
+	s, err := Load(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	cases, err := s.Cases(CaseOptions{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return cases
+}
+
 // suite writes a servers file and a scenario file into a temporary folder
 // and loads the cases.
 func suite(t *testing.T, scenarios string) []*Case {
@@ -44,15 +58,7 @@ func suite(t *testing.T, scenarios string) []*Case {
 	if err := os.WriteFile(filepath.Join(dir, "s.yaml"), []byte(scenarios), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	s, err := Load(filepath.Join(dir, "s.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cases, err := s.Cases(CaseOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return cases
+	return loadCases(t, filepath.Join(dir, "s.yaml"))
 }
 
 const lookup = `name: lookup
