@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -82,9 +83,11 @@ func (h *Host) call(ctx context.Context, req CallRequest, harness bool) (string,
 	finish := func(text, outcome string) (string, record.Call) {
 		ev.Outcome = outcome
 		ev.MS = msSince(start)
-		ev.PersonMS = round1(st.person())
+		st.mu.Lock()
+		ev.PersonMS = round1(st.personMS)
 		ev.AskedUser = st.asked
-		ev.Elicitations, ev.Declined, ev.InputKeys = st.elicitations, st.declined, st.inputKeys
+		ev.Elicitations, ev.Declined, ev.InputKeys = st.elicitations, st.declined, slices.Clone(st.inputKeys)
+		st.mu.Unlock()
 		if outcome != record.OutcomeOK {
 			ev.Error = strings.TrimPrefix(text, "error: ")
 		}
@@ -113,6 +116,11 @@ func (h *Host) call(ctx context.Context, req CallRequest, harness bool) (string,
 		return finish("error: "+problem, record.OutcomeBadArguments)
 	}
 
+	// Nothing would be sent to a dead server: do not ask the person first.
+	if why := s.deadReason(); why != "" {
+		return finish(fmt.Sprintf("error: the server %s is not running (%s), so its tools can't be used now.", tool.Server, why), record.OutcomeError)
+	}
+
 	ev.Approval = record.ApprovalAuto
 	if harness || tool.AutoRun {
 		h.step("host", "read-only tool on the auto-run list: run it", map[string]any{"decision": "auto"})
@@ -127,10 +135,6 @@ func (h *Host) call(ctx context.Context, req CallRequest, harness bool) (string,
 		}
 		ev.Approval = record.ApprovalApproved
 		h.step("host", "the person approved it: run it", map[string]any{"decision": "approved"})
-	}
-
-	if why := s.deadReason(); why != "" {
-		return finish(fmt.Sprintf("error: the server %s is not running (%s), so its tools can't be used now.", tool.Server, why), record.OutcomeError)
 	}
 
 	ev.Arguments = args
@@ -176,7 +180,11 @@ func (h *Host) rounds(ctx context.Context, s *serverConn, tool *Tool, args map[s
 			// again; a server that keeps doing it is shedding load.
 			stateOnly++
 			h.step("server", "input_required without questions: retry", map[string]any{"round": round})
-			time.Sleep(time.Duration(stateOnly*50) * time.Millisecond)
+			select {
+			case <-time.After(time.Duration(stateOnly*50) * time.Millisecond):
+			case <-ctx.Done():
+				return "error: the call was cancelled before the server answered.", record.OutcomeError, serverMS
+			}
 			params = &mcp.CallToolParams{Name: params.Name, Arguments: args, RequestState: res.RequestState}
 			continue
 		}

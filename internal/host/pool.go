@@ -37,9 +37,11 @@ type poolEntry struct {
 	owner *Host
 }
 
-// NewPool returns an empty pool. Of opts, it uses the connection settings
-// (timeouts, terminate grace, client name) and the ServerLog and Wire
-// writers, which receive every shared server's stderr and traffic.
+// NewPool returns an empty pool. Of opts, it uses the terminate grace, the
+// client name, and the ServerLog and Wire writers, which receive every
+// shared server's stderr and traffic. The protocol mode, the elicitation
+// capability and the connect timeouts are those of the first host that
+// asks for a server.
 func NewPool(opts Options) *Pool {
 	return &Pool{opts: opts, conns: map[string]*poolEntry{}}
 }
@@ -72,7 +74,9 @@ func (p *Pool) get(ctx context.Context, spec ServerSpec, hostOpts Options) (*ser
 	e.once.Do(func() {
 		defer close(e.ready)
 		o := p.opts
+		// The first case's connection settings start it.
 		o.Protocol, o.NoElicitation = hostOpts.Protocol, hostOpts.NoElicitation
+		o.ConnectTimeout, o.DiscoverTimeout = hostOpts.ConnectTimeout, hostOpts.DiscoverTimeout
 		o = o.withDefaults()
 		// The owner is a host of its own that only connects. A question
 		// from the server goes to the host whose call is in flight on it
