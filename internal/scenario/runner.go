@@ -103,14 +103,14 @@ func Run(ctx context.Context, cases []*Case, opts RunOptions) (*RunResult, error
 		defer pool.Close()
 	}
 
+	// One token cache for the run: every case renders the same catalogs.
+	toks := tokens.NewCache()
 	if opts.Preflight {
-		if problems := preflight(ctx, cases, pool, opts.Concurrency); len(problems) > 0 {
+		if problems := preflight(ctx, cases, pool, toks, opts.Concurrency); len(problems) > 0 {
 			return nil, &LoadError{Problems: problems}
 		}
 	}
 
-	// One token cache for the run: every case renders the same catalogs.
-	toks := tokens.NewCache()
 	prog := newProgress(opts.Progress, opts.Terminal, len(cases), start)
 	defer prog.stop()
 
@@ -374,7 +374,7 @@ func (l *caseLogs) finish(runDir, keep, status string) (map[string]string, error
 // preflight discovers each scenario's (and variant's) tools once and checks
 // every tool name the scenario uses. Servers that do not start are left to
 // the cases, which record them.
-func preflight(ctx context.Context, cases []*Case, pool *host.Pool, concurrency int) []Problem {
+func preflight(ctx context.Context, cases []*Case, pool *host.Pool, toks *tokens.Cache, concurrency int) []Problem {
 	seen := map[string]bool{}
 	var firsts []*Case
 	for _, c := range cases {
@@ -404,7 +404,7 @@ func preflight(ctx context.Context, cases []*Case, pool *host.Pool, concurrency 
 				return nil
 			}
 			opts := c.HostOptionsIn(caseDir)
-			opts.Pool = pool
+			opts.Pool, opts.Tokens = pool, toks
 			h, err := host.Start(ctx, opts)
 			if err != nil {
 				return nil
