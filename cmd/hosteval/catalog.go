@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 
@@ -110,26 +111,18 @@ func runCatalog(ctx context.Context, e *env, args []string) int {
 // catalogHostOptions builds the host options: the servers file's servers
 // (unless only -add servers are asked for) and the added ones.
 func catalogHostOptions(hf *hostFlags, adds addFlag) (host.Options, error) {
-	var opts host.Options
+	options := hf.options
 	if len(adds) > 0 && hf.servers == "" {
-		// hostFlags.options always reads the servers file, which an ad-hoc
-		// measure of one server must not need.
-		mode, err := host.ParseMode(hf.protocol)
-		if err != nil {
-			return host.Options{}, fmt.Errorf("-protocol: %w", err)
-		}
-		opts = host.Options{Protocol: mode, ToolTimeout: hf.toolTimeout, Allow: splitList(hf.tools), NoElicitation: hf.noElicitation}
-	} else {
-		var err error
-		if opts, err = hf.options(); err != nil {
-			return host.Options{}, err
-		}
+		// An ad-hoc measure of one server must not need the servers file.
+		options = hf.optionsWithoutServers
+	}
+	opts, err := options()
+	if err != nil {
+		return host.Options{}, err
 	}
 	for _, a := range adds {
-		for _, s := range opts.Servers {
-			if s.Name == a.Name {
-				return host.Options{}, fmt.Errorf("-add %s: the servers file has a server of that name", a.Name)
-			}
+		if slices.ContainsFunc(opts.Servers, func(s host.ServerSpec) bool { return s.Name == a.Name }) {
+			return host.Options{}, fmt.Errorf("-add %s: the servers file has a server of that name", a.Name)
 		}
 		opts.Servers = append(opts.Servers, a)
 	}

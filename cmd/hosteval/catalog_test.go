@@ -14,6 +14,7 @@ import (
 
 	"hosteval/internal/catalog"
 	"hosteval/internal/host"
+	"hosteval/internal/scenario"
 )
 
 // catalogServers writes a servers file naming the cmdb and tickets fixture
@@ -57,7 +58,7 @@ func TestCatalogCommand(t *testing.T) {
 	whole := readCatalogString(t, doc)
 
 	t.Run("the host's exact bytes", func(t *testing.T) {
-		specs, err := loadServerSpecs(servers, nil)
+		specs, err := scenario.LoadServers(servers)
 		if err != nil {
 			t.Fatal(err)
 		}

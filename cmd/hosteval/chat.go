@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -12,8 +13,10 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+
 	"hosteval/internal/host"
 	"hosteval/internal/model"
+	"hosteval/internal/scenario"
 )
 
 var chatCommand = command{
@@ -43,7 +46,8 @@ examples:
       -approve tickets__open_ticket -answer 'accept {"priority":"P1"}'
   hosteval chat -servers support -tools support__search_knowledge -wire wire.jsonl`
 
-// chatFlags are the flags chat and tools share: which servers, and how the host runs.
+// hostFlags are the flags chat, tools and catalog share: which servers, and
+// how the host runs.
 type hostFlags struct {
 	serversFile    string
 	servers        string
@@ -55,12 +59,7 @@ type hostFlags struct {
 	noElicitation  bool
 }
 
-func (f *hostFlags) register(fs interface {
-	StringVar(*string, string, string, string)
-	DurationVar(*time.Duration, string, time.Duration, string)
-	IntVar(*int, string, int, string)
-	BoolVar(*bool, string, bool, string)
-}) {
+func (f *hostFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.serversFile, "servers-file", "scenarios/servers.yaml", "the servers file")
 	fs.StringVar(&f.servers, "servers", "", "comma-separated servers from the servers file (default: all)")
 	fs.StringVar(&f.protocol, "protocol", "auto", "protocol mode: auto, legacy or 2026-07-28")
@@ -71,25 +70,35 @@ func (f *hostFlags) register(fs interface {
 	fs.BoolVar(&f.noElicitation, "no-elicitation", false, "declare no elicitation capability")
 }
 
-// options builds host options from the flags; usage problems name the flag.
+// options builds host options from the flags, with the servers of the
+// servers file that -servers names; usage problems name the flag.
 func (f *hostFlags) options() (host.Options, error) {
+	opts, err := f.optionsWithoutServers()
+	if err != nil {
+		return host.Options{}, err
+	}
+	if opts.Servers, err = scenario.LoadServers(f.serversFile, splitList(f.servers)...); err != nil {
+		return host.Options{}, err
+	}
+	return opts, nil
+}
+
+// optionsWithoutServers builds host options from the flags but the servers,
+// leaving the servers file unread.
+func (f *hostFlags) optionsWithoutServers() (host.Options, error) {
 	mode, err := host.ParseMode(f.protocol)
 	if err != nil {
 		return host.Options{}, fmt.Errorf("-protocol: %w", err)
 	}
-	specs, err := loadServerSpecs(f.serversFile, splitList(f.servers))
-	if err != nil {
-		return host.Options{}, err
-	}
 	return host.Options{
-		Servers: specs, Protocol: mode, ToolTimeout: f.toolTimeout, MaxResultBytes: f.maxResultBytes,
+		Protocol: mode, ToolTimeout: f.toolTimeout, MaxResultBytes: f.maxResultBytes,
 		MaxSteps: f.maxSteps, Allow: splitList(f.tools), NoElicitation: f.noElicitation,
 	}, nil
 }
 
 func splitList(s string) []string {
 	var out []string
-	for _, p := range strings.Split(s, ",") {
+	for p := range strings.SplitSeq(s, ",") {
 		if p = strings.TrimSpace(p); p != "" {
 			out = append(out, p)
 		}
@@ -195,7 +204,7 @@ func runChat(ctx context.Context, e *env, args []string) int {
 	}
 	for {
 		fmt.Fprint(e.stdout, "\nyou> ")
-		line, err := in.ReadString('\n')
+		line, readErr := in.ReadString('\n')
 		q := strings.TrimSpace(line)
 		if q == "" || q == "/quit" || q == "/exit" {
 			fmt.Fprintln(e.stdout)
@@ -205,7 +214,8 @@ func runChat(ctx context.Context, e *env, args []string) int {
 			fmt.Fprintf(e.stderr, "hosteval: chat: %v\n", err)
 			return exitInfra
 		}
-		if err != nil {
+		// A last question without a newline is still asked.
+		if readErr != nil {
 			return code
 		}
 	}
@@ -276,7 +286,7 @@ func parseAnswer(s string) (host.Elicitor, error) {
 		var content map[string]any
 		if strings.TrimSpace(rest) != "" {
 			if err := json.Unmarshal([]byte(rest), &content); err != nil {
-				return nil, fmt.Errorf("accept takes a JSON object: %v", err)
+				return nil, fmt.Errorf("accept takes a JSON object: %w", err)
 			}
 		}
 		return host.Canned{Answers: []host.CannedAnswer{{Action: action, Content: content}}}, nil

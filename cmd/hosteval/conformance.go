@@ -5,9 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -205,11 +205,7 @@ func runConformanceClient(ctx context.Context, e *env, args []string) int {
 	plans := conformancePlans()
 	plan, ok := plans[*scenario]
 	if !ok {
-		names := make([]string, 0, len(plans))
-		for name := range plans {
-			names = append(names, name)
-		}
-		sort.Strings(names)
+		names := slices.Sorted(maps.Keys(plans))
 		if *scenario == "" {
 			return usageErr(e, "conformance-client: no scenario: set MCP_CONFORMANCE_SCENARIO or -scenario (one of %s)", strings.Join(names, ", "))
 		}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -54,6 +53,13 @@ func runReport(ctx context.Context, e *env, args []string) int {
 		}
 	}
 	if *format == "text" {
+		// A folder that is not a run is the caller's mistake, whatever the
+		// format; writeReports would call it an infrastructure failure, as
+		// it is right after a run.
+		if _, err := os.Stat(filepath.Join(dir, report.RecordsFile)); err != nil {
+			fmt.Fprintf(e.stderr, "hosteval: report: %s is not a run folder: %v\n", dir, err)
+			return exitUsage
+		}
 		verdict, code := writeReports(e, dir, gates, base, false)
 		if code != exitOK {
 			return code
@@ -63,12 +69,11 @@ func runReport(ctx context.Context, e *env, args []string) int {
 		}
 		return exitOK
 	}
-	run, err := report.ReadRun(dir)
+	s, err := readSummary(dir)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "hosteval: report: %v\n", err)
 		return exitUsage
 	}
-	s := report.Aggregate(run)
 	opts := report.Options{Gates: report.EvaluateGates(s, gates, base)}
 	switch *format {
 	case "json":
@@ -111,20 +116,9 @@ func writeReports(e *env, dir string, gates []report.Gate, base *report.Summary,
 	if base != nil {
 		opts.Comparison = report.Compare(base, s, report.DefaultThresholds())
 	}
-	files := []struct {
-		name  string
-		write func(io.Writer) error
-	}{
-		{"summary.json", func(w io.Writer) error { return report.WriteSummaryJSON(w, s) }},
-		{"junit.xml", func(w io.Writer) error { return report.WriteJUnit(w, s) }},
-		{"report.md", func(w io.Writer) error { return report.WriteMarkdown(w, s, opts) }},
-		{"report.html", func(w io.Writer) error { return report.WriteHTML(w, s, opts) }},
-	}
-	for _, f := range files {
-		if err := writeFile(filepath.Join(dir, f.name), f.write); err != nil {
-			fmt.Fprintf(e.stderr, "hosteval: report: %v\n", err)
-			return report.Verdict{}, exitInfra
-		}
+	if _, err := report.WriteReports(dir, s, opts); err != nil {
+		fmt.Fprintf(e.stderr, "hosteval: report: %v\n", err)
+		return report.Verdict{}, exitInfra
 	}
 	if path := e.getenv("GITHUB_STEP_SUMMARY"); path != "" {
 		if err := appendFile(path, func(w io.Writer) error { return report.WriteMarkdown(w, s, opts) }); err != nil {
@@ -159,20 +153,6 @@ func writeReports(e *env, dir string, gates []report.Gate, base *report.Summary,
 		return verdict, exitInfra
 	}
 	return verdict, exitOK
-}
-
-// writeFile writes a file through a temporary name, so that a crash never
-// leaves half a report.
-func writeFile(path string, write func(io.Writer) error) error {
-	var buf bytes.Buffer
-	if err := write(&buf); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, buf.Bytes(), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
 }
 
 func appendFile(path string, write func(io.Writer) error) error {
@@ -311,11 +291,10 @@ func runGate(ctx context.Context, e *env, args []string) int {
 	if len(gates) == 0 && *baseline == "" {
 		return usageErr(e, "gate: nothing to check: give -gates, -scenarios with gates, or -baseline")
 	}
-	run, err := report.ReadRun(fs.Arg(0))
+	s, err := readSummary(fs.Arg(0))
 	if err != nil {
 		return usageErr(e, "gate: %v", err)
 	}
-	s := report.Aggregate(run)
 	var base *report.Summary
 	if *baseline != "" {
 		if base, err = readSummary(*baseline); err != nil {

@@ -126,7 +126,7 @@ func runRun(ctx context.Context, e *env, args []string) int {
 		*runID = newRunID()
 	}
 	dir := filepath.Join(*out, *runID)
-	terminal := isTerminal(e.stderr)
+	terminal := isTerminal(e)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	drain := make(chan struct{})
@@ -214,12 +214,13 @@ func newRunID() string {
 	return time.Now().UTC().Format("20060102-150405") + "-" + hex.EncodeToString(b[:])
 }
 
-// isTerminal reports whether w is a terminal (a character device).
-func isTerminal(w any) bool {
-	f, ok := w.(*os.File)
+// isTerminal reports whether stderr is a terminal (a character device)
+// outside CI, where progress can be redrawn in place.
+func isTerminal(e *env) bool {
+	f, ok := e.stderr.(*os.File)
 	if !ok {
 		return false
 	}
 	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0 && os.Getenv("CI") == ""
+	return err == nil && st.Mode()&os.ModeCharDevice != 0 && e.getenv("CI") == ""
 }

@@ -218,7 +218,7 @@ func Measure(ctx context.Context, entries []Entry, toolsJSON []byte, opts Option
 		t.Split = split(d, t.Tokens)
 		c.Tools[i] = t
 	}
-	if err := marginals(ctx, defs, arrayTokens, c.Tools); err != nil {
+	if err := marginals(ctx, defs, len(toolsJSON), arrayTokens, c.Tools); err != nil {
 		return nil, err
 	}
 	for _, t := range c.Tools {
@@ -305,13 +305,15 @@ func split(d *def, defTokens int) Split {
 		} `json:"function"`
 	}
 	var s Split
-	// parseDef has already parsed the definition: this cannot fail.
+	// A RawMessage holds the value's bytes as they stand in Def. Decoding
+	// fails only on a "function" that is neither an object nor null, which
+	// has no description or parameters: all of it is envelope.
 	if json.Unmarshal(d.Def, &raw) == nil {
-		if desc := raw.Function.Description; len(desc) >= 2 && desc[0] == '"' && bytes.Contains(d.Def, desc) {
+		if desc := raw.Function.Description; len(desc) >= 2 && desc[0] == '"' {
 			content := desc[1 : len(desc)-1]
 			s.Description = Size{Bytes: len(content), Tokens: count(content)}
 		}
-		if p := raw.Function.Parameters; len(p) > 0 && bytes.Contains(d.Def, p) {
+		if p := raw.Function.Parameters; len(p) > 0 {
 			s.Parameters = Size{Bytes: len(p), Tokens: count(p)}
 		}
 	}
@@ -334,8 +336,7 @@ func addSplit(a, b Split) Split {
 // of the array without it. Each is a whole re-tokenisation of the array
 // (a token can span the border between two definitions, so nothing local
 // is exact); they run on every CPU.
-func marginals(ctx context.Context, defs [][]byte, arrayTokens int, tools []Tool) error {
-	arrayBytes := len(joinArray(defs, -1))
+func marginals(ctx context.Context, defs [][]byte, arrayBytes, arrayTokens int, tools []Tool) error {
 	g, ctx := errgroup.WithContext(ctx)
 	var next atomic.Int64
 	for range min(runtime.GOMAXPROCS(0), len(defs)) {

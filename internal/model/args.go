@@ -113,6 +113,16 @@ func scalarJSON(n *yaml.Node) ([]byte, error) {
 
 // mappingJSON is nodeJSON for a value that must be a mapping (call arguments).
 func mappingJSON(n *yaml.Node) ([]byte, error) {
+	n, err := mappingNode(n)
+	if err != nil {
+		return nil, err
+	}
+	return nodeJSON(n)
+}
+
+// mappingNode returns the mapping n holds, looking through a document and an
+// alias, or an error saying what n is instead.
+func mappingNode(n *yaml.Node) (*yaml.Node, error) {
 	for n.Kind == yaml.DocumentNode && len(n.Content) == 1 {
 		n = n.Content[0]
 	}
@@ -122,7 +132,7 @@ func mappingJSON(n *yaml.Node) ([]byte, error) {
 	if n.Kind != yaml.MappingNode {
 		return nil, fmt.Errorf("line %d: want a mapping like {key: value}, got %s", n.Line, kindName(n))
 	}
-	return nodeJSON(n)
+	return n, nil
 }
 
 func kindName(n *yaml.Node) string {
@@ -160,14 +170,9 @@ func compileArgs(n *yaml.Node, path string) (*argTemplate, error) {
 	if n.Kind == 0 {
 		return &argTemplate{}, nil // no arguments: {}
 	}
-	for n.Kind == yaml.DocumentNode && len(n.Content) == 1 {
-		n = n.Content[0]
-	}
-	if n.Kind == yaml.AliasNode && n.Alias != nil {
-		n = n.Alias
-	}
-	if n.Kind != yaml.MappingNode {
-		return nil, fmt.Errorf("%s: line %d: want a mapping like {key: value}, got %s", path, n.Line, kindName(n))
+	n, err := mappingNode(n)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return compileArgNode(n, path, 0)
 }

@@ -102,7 +102,7 @@ func ParseCall(s string) (ToolCall, error) {
 	if s == "" {
 		return ToolCall{}, errors.New("empty call: want \"<name> <args>\"")
 	}
-	end := strings.IndexFunc(s, func(r rune) bool { return unicode.IsSpace(r) || r == '{' })
+	end := strings.IndexFunc(s, argsStart)
 	if end == 0 {
 		return ToolCall{}, fmt.Errorf("call %q has no tool name: want \"<name> <args>\"", s)
 	}
@@ -120,6 +120,10 @@ func ParseCall(s string) (ToolCall, error) {
 	}
 	return ToolCall{Name: name, Arguments: string(args)}, nil
 }
+
+// argsStart reports whether r ends the name of a call and starts its
+// arguments.
+func argsStart(r rune) bool { return unicode.IsSpace(r) || r == '{' }
 
 // Scripted is a model that proposes exactly the calls a test wants, then an
 // answer. The script is one flat list consumed across the turns of a
@@ -202,7 +206,9 @@ func parseScriptCall(c ScriptCall, path string) (ToolCall, error) {
 	if err != nil {
 		return ToolCall{}, fmt.Errorf("%s.call: %w", path, err)
 	}
-	inline := strings.ContainsAny(strings.TrimSpace(c.Call), " \t\n{")
+	// ParseCall succeeded, so a name comes first: inline arguments are
+	// whatever follows it.
+	inline := strings.IndexFunc(strings.TrimSpace(c.Call), argsStart) > 0
 	if inline && (c.Args.Kind != 0 || c.RawArgs != nil) {
 		return ToolCall{}, fmt.Errorf("%s: arguments given both inline in call and in args or raw_args", path)
 	}

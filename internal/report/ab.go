@@ -2,6 +2,7 @@ package report
 
 import (
 	"cmp"
+	"fmt"
 	"slices"
 )
 
@@ -86,7 +87,7 @@ func withP(c Cell, ch Change) Cell {
 	if ch.Tested {
 		c.Text += " (p=" + fmtP(ch.P) + ")"
 	} else {
-		c.Text += " (n=" + fmtFloat(float64(ch.OldN)) + "+" + fmtFloat(float64(ch.NewN)) + ")"
+		c.Text += fmt.Sprintf(" (n=%d+%d)", ch.OldN, ch.NewN)
 	}
 	return c
 }

@@ -246,7 +246,6 @@ func CaseOf(rec *record.Record) CaseStats {
 		ToolCalls:     len(rec.Calls),
 		ModelRequests: len(rec.ModelRequests),
 		Turns:         len(rec.Turns),
-		ErrorCodes:    []CodeCount{},
 		Servers:       []ServerInfo{},
 		PerTurn:       []TurnStats{},
 	}
@@ -296,9 +295,7 @@ func CaseOf(rec *record.Record) CaseStats {
 			c.callMS = append(c.callMS, call.MS)
 		}
 	}
-	for _, code := range slices.Sorted(maps.Keys(codes)) {
-		c.ErrorCodes = append(c.ErrorCodes, CodeCount{Code: code, Count: codes[code]})
-	}
+	c.ErrorCodes = codeCounts(codes)
 	for _, s := range rec.Servers {
 		if s.VersionFailure {
 			c.VersionFailures++
@@ -374,20 +371,13 @@ func Aggregate(run *Run) *Summary {
 		for j < len(s.Cases) && s.Cases[j].GroupKey == s.Cases[i].GroupKey {
 			j++
 		}
-		s.Groups = append(s.Groups, groupOf(s.Cases[i:j]))
+		g := groupOf(s.Cases[i:j])
+		s.Groups = append(s.Groups, g)
+		s.Totals.Cases += g.Cases
+		s.Totals.Passed += g.Passed
+		s.Totals.Failed += g.Failed
+		s.Totals.Errored += g.Errored
 		i = j
-	}
-	for i := range s.Cases {
-		c := &s.Cases[i]
-		s.Totals.Cases++
-		switch c.Status {
-		case record.StatusPass:
-			s.Totals.Passed++
-		case record.StatusError:
-			s.Totals.Errored++
-		default:
-			s.Totals.Failed++
-		}
 	}
 	if s.Totals.Cases > 0 {
 		s.Totals.PassRate = float64(s.Totals.Passed) / float64(s.Totals.Cases)
@@ -397,7 +387,7 @@ func Aggregate(run *Run) *Summary {
 
 // groupOf aggregates the cases of one group; cases is not empty.
 func groupOf(cases []CaseStats) GroupStats {
-	g := GroupStats{GroupKey: cases[0].GroupKey, Cases: len(cases), ErrorCodes: []CodeCount{}}
+	g := GroupStats{GroupKey: cases[0].GroupKey, Cases: len(cases)}
 	codes := make(map[int]int)
 	var steps, calls, requests, resultBytes, caseMS, defTotal float64
 	for i := range cases {
@@ -440,9 +430,7 @@ func groupOf(cases []CaseStats) GroupStats {
 		g.Usage = g.Usage.Add(c.Usage)
 		g.callMS = append(g.callMS, c.callMS...)
 	}
-	for _, code := range slices.Sorted(maps.Keys(codes)) {
-		g.ErrorCodes = append(g.ErrorCodes, CodeCount{Code: code, Count: codes[code]})
-	}
+	g.ErrorCodes = codeCounts(codes)
 	n := float64(g.Cases)
 	g.PassRate = float64(g.Passed) / n
 	g.MeanSteps = steps / n
@@ -453,6 +441,15 @@ func groupOf(cases []CaseStats) GroupStats {
 	g.MeanToolDefTokensTotal = defTotal / n
 	g.Latency = latencyOf(g.callMS)
 	return g
+}
+
+// codeCounts lists codes by code; never nil, so that summary.json has [].
+func codeCounts(codes map[int]int) []CodeCount {
+	out := make([]CodeCount, 0, len(codes))
+	for _, code := range slices.Sorted(maps.Keys(codes)) {
+		out = append(out, CodeCount{Code: code, Count: codes[code]})
+	}
+	return out
 }
 
 // Group returns the group with key k, or nil.

@@ -112,8 +112,9 @@ type Comparison struct {
 }
 
 // Compare compares every scenario+variant+model present in either run and
-// decides, with th, whether new regressed from old. Both summaries must
-// come from Aggregate (the latency samples are not in summary.json).
+// decides, with th, whether new regressed from old. Latency is tested only
+// between summaries from Aggregate: one read from summary.json has no
+// latency samples, and its latency is reported untested.
 func Compare(old, new *Summary, th Thresholds) *Comparison {
 	c := &Comparison{OldID: old.RunID, NewID: new.RunID, Thresholds: th}
 	alpha := th.alpha()
@@ -304,7 +305,7 @@ func (c *Comparison) Tables() []*Table {
 		delta func(Change) Cell
 	}
 	metrics := []metric{
-		{"pass rate", func(g *GroupChange) Change { return g.PassRate }, func(x float64) Cell { return pctCell(x) }, passDelta},
+		{"pass rate", func(g *GroupChange) Change { return g.PassRate }, pctCell, passDelta},
 		{"tool-definition tokens per request", func(g *GroupChange) Change { return g.ToolDefTokens }, floatCell, relDelta},
 		{"result bytes per case", func(g *GroupChange) Change { return g.ResultBytes }, floatCell, relDelta},
 		{"unknown tools per case", func(g *GroupChange) Change { return g.UnknownTools }, floatCell, absDelta},

@@ -216,7 +216,7 @@ func LoadGates(path string) ([]Gate, error) {
 func parseGates(path string, data []byte) ([]Gate, error) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return nil, fmt.Errorf("%s: %w: %v", path, ErrGate, err)
+		return nil, fmt.Errorf("%s: %w: %w", path, ErrGate, err)
 	}
 	if doc.Kind == 0 || len(doc.Content) == 0 {
 		return nil, fmt.Errorf("%s: %w: empty file, want a \"gates:\" list", path, ErrGate)

@@ -45,16 +45,24 @@ func fixture(t testing.TB, name string) *Summary {
 	return Aggregate(run)
 }
 
-func TestGolden(t *testing.T) {
-	base := fixture(t, "base")
-	next := fixture(t, "new")
+// fixtureVerdicts reads the base and new runs and judges new: by the gates
+// of testdata/gates/ci.yaml (with base as the baseline) and by a comparison
+// with base.
+func fixtureVerdicts(t *testing.T) (base, next *Summary, opts Options) {
+	t.Helper()
+	base = fixture(t, "base")
+	next = fixture(t, "new")
 	gates, err := LoadGates(filepath.Join("testdata", "gates", "ci.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	gateResults := EvaluateGates(next, gates, base)
-	comparison := Compare(base, next, DefaultThresholds())
-	opts := Options{Gates: gateResults, Comparison: comparison}
+	opts = Options{Gates: EvaluateGates(next, gates, base), Comparison: Compare(base, next, DefaultThresholds())}
+	return base, next, opts
+}
+
+func TestGolden(t *testing.T) {
+	base, next, opts := fixtureVerdicts(t)
+	gateResults, comparison := opts.Gates, opts.Comparison
 
 	tests := []struct {
 		name  string

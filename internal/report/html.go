@@ -33,7 +33,7 @@ func WriteHTML(w io.Writer, s *Summary, opts Options) error {
 		page.Version = s.Run.Version
 		page.Args = strings.Join(s.Run.Args, " ")
 	}
-	for _, t := range append([]*Table{GroupTable(s), LatencyTable(s)}, ABTables(s)...) {
+	for _, t := range runTables(s) {
 		page.Tables = append(page.Tables, htmlTableOf(t))
 	}
 	for i := range s.Cases {

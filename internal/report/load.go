@@ -219,43 +219,34 @@ type Writer struct {
 // first, so that the partial line is skipped by readers and the next record
 // stays whole.
 func OpenWriter(path string) (*Writer, error) {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	// Read and write: the last byte is read to find a partial line.
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("open records: %w", err)
 	}
-	if err := terminateLastLine(f, path); err != nil {
+	if err := terminateLastLine(f); err != nil {
 		f.Close()
-		return nil, err
+		return nil, fmt.Errorf("open records: %w", err)
 	}
 	w := &Writer{f: f}
 	w.cond = sync.NewCond(&w.mu)
 	return w, nil
 }
 
-func terminateLastLine(f *os.File, path string) error {
+func terminateLastLine(f *os.File) error {
 	st, err := f.Stat()
-	if err != nil {
-		return fmt.Errorf("open records: %w", err)
+	if err != nil || st.Size() == 0 {
+		return err
 	}
-	if st.Size() == 0 {
-		return nil
-	}
-	r, err := os.Open(path)
-	if err != nil {
-		return fmt.Errorf("open records: %w", err)
-	}
-	defer r.Close()
 	last := make([]byte, 1)
-	if _, err := r.ReadAt(last, st.Size()-1); err != nil {
-		return fmt.Errorf("open records: %w", err)
+	if _, err := f.ReadAt(last, st.Size()-1); err != nil {
+		return err
 	}
 	if last[0] == '\n' {
 		return nil
 	}
-	if _, err := f.Write([]byte{'\n'}); err != nil {
-		return fmt.Errorf("open records: %w", err)
-	}
-	return nil
+	_, err = f.Write([]byte{'\n'})
+	return err
 }
 
 // Write appends rec as one line and syncs the file. A zero Schema is

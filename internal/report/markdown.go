@@ -46,43 +46,31 @@ func WriteMarkdown(w io.Writer, s *Summary, opts Options) error {
 	if len(s.Warnings) > 0 {
 		fmt.Fprint(ew, "\n")
 	}
-	if ew.err != nil {
-		return ew.err
-	}
-	tables := []*Table{GroupTable(s), LatencyTable(s)}
-	tables = append(tables, ABTables(s)...)
-	for _, t := range tables {
-		if err := t.WriteMarkdown(w); err != nil {
+	// Everything goes through ew: after a failed write, every later one
+	// fails at once with the same error.
+	for _, t := range runTables(s) {
+		if err := t.WriteMarkdown(ew); err != nil {
 			return err
 		}
 	}
 	writeMarkdownFailures(ew, s)
 	fmt.Fprint(ew, "<details><summary>All cases</summary>\n\n")
-	if ew.err != nil {
-		return ew.err
-	}
 	cases := CaseTable(s)
 	cases.Title = ""
-	if err := cases.WriteMarkdown(w); err != nil {
+	if err := cases.WriteMarkdown(ew); err != nil {
 		return err
 	}
 	fmt.Fprint(ew, "</details>\n\n")
 	if len(opts.Gates) > 0 {
-		if ew.err != nil {
-			return ew.err
-		}
-		if err := GateTable(opts.Gates).WriteMarkdown(w); err != nil {
+		if err := GateTable(opts.Gates).WriteMarkdown(ew); err != nil {
 			return err
 		}
 		writeMarkdownVerdict(ew, GateVerdict(opts.Gates), "Gates failed", "All gates held")
 	}
 	if c := opts.Comparison; c != nil {
 		fmt.Fprintf(ew, "### Compared with %s\n\n", mdEscape(c.OldID))
-		if ew.err != nil {
-			return ew.err
-		}
 		for _, t := range c.Tables() {
-			if err := t.WriteMarkdown(w); err != nil {
+			if err := t.WriteMarkdown(ew); err != nil {
 				return err
 			}
 		}

@@ -5,6 +5,8 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"encoding/xml"
+	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -252,12 +254,12 @@ func TestWriteReports(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{filepath.Join(dir, SummaryFile), filepath.Join(dir, JUnitFile), filepath.Join(dir, HTMLFile)}
+	want := []string{filepath.Join(dir, SummaryFile), filepath.Join(dir, JUnitFile), filepath.Join(dir, MarkdownFile), filepath.Join(dir, HTMLFile)}
 	if diff := cmp.Diff(want, paths); diff != "" {
 		t.Errorf("paths (-want +got):\n%s", diff)
 	}
 	for _, g := range []struct{ file, golden string }{
-		{SummaryFile, "base.summary.json"}, {JUnitFile, "base.junit.xml"}, {HTMLFile, "base.html"},
+		{SummaryFile, "base.summary.json"}, {JUnitFile, "base.junit.xml"}, {MarkdownFile, "base.md"}, {HTMLFile, "base.html"},
 	} {
 		got, err := os.ReadFile(filepath.Join(dir, g.file))
 		if err != nil {
@@ -269,7 +271,53 @@ func TestWriteReports(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(entries) != 3 {
-		t.Errorf("folder has %d entries, want 3 (a temporary file left behind?)", len(entries))
+	if len(entries) != 4 {
+		t.Errorf("folder has %d entries, want 4 (a temporary file left behind?)", len(entries))
+	}
+}
+
+var errDiskFull = errors.New("disk full")
+
+// failingWriter takes n bytes, then fails every write.
+type failingWriter struct{ n int }
+
+func (w *failingWriter) Write(p []byte) (int, error) {
+	if len(p) > w.n {
+		n := w.n
+		w.n = 0
+		return n, errDiskFull
+	}
+	w.n -= len(p)
+	return len(p), nil
+}
+
+func TestWriteErrors(t *testing.T) {
+	_, next, opts := fixtureVerdicts(t)
+	tests := []struct {
+		name  string
+		write func(io.Writer) error
+	}{
+		{"text", func(w io.Writer) error { return WriteText(w, next) }},
+		{"markdown", func(w io.Writer) error { return WriteMarkdown(w, next, opts) }},
+		{"html", func(w io.Writer) error { return WriteHTML(w, next, opts) }},
+		{"junit", func(w io.Writer) error { return WriteJUnit(w, next) }},
+		{"summary", func(w io.Writer) error { return WriteSummaryJSON(w, next) }},
+		{"compare", func(w io.Writer) error { return WriteCompare(w, opts.Comparison) }},
+		{"gates", func(w io.Writer) error { return WriteGates(w, opts.Gates) }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var whole bytes.Buffer
+			if err := tt.write(&whole); err != nil {
+				t.Fatal(err)
+			}
+			// The disk fills at the start, in the middle, and one byte
+			// before the end: the error must come back every time.
+			for _, at := range []int{0, whole.Len() / 2, whole.Len() - 1} {
+				if err := tt.write(&failingWriter{n: at}); !errors.Is(err, errDiskFull) {
+					t.Errorf("disk full after %d of %d bytes: err = %v, want %v", at, whole.Len(), err, errDiskFull)
+				}
+			}
+		})
 	}
 }

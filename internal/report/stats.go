@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"math"
 	"slices"
 )
@@ -137,16 +138,7 @@ func midranks(x, y []float64) (ranks []float64, ties float64) {
 	for i := range idx {
 		idx[i] = i
 	}
-	slices.SortStableFunc(idx, func(a, b int) int {
-		va, vb := val(a), val(b)
-		switch {
-		case va < vb:
-			return -1
-		case va > vb:
-			return 1
-		}
-		return 0
-	})
+	slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(val(a), val(b)) })
 	ranks = make([]float64, n)
 	for i := 0; i < n; {
 		j := i

@@ -37,15 +37,16 @@ func ReadSummaryJSON(r io.Reader) (*Summary, error) {
 
 // File names of the reports WriteReports puts in a run folder.
 const (
-	SummaryFile = "summary.json"
-	JUnitFile   = "junit.xml"
-	HTMLFile    = "report.html"
+	SummaryFile  = "summary.json"
+	JUnitFile    = "junit.xml"
+	MarkdownFile = "report.md"
+	HTMLFile     = "report.html"
 )
 
-// WriteReports writes summary.json, junit.xml and report.html into dir
-// (usually the run folder) and returns their paths. Each file is written
-// whole to a temporary name and renamed, so that a reader never sees half
-// a report.
+// WriteReports writes summary.json, junit.xml, report.md and report.html
+// into dir (usually the run folder) and returns their paths. Each file is
+// written whole to a temporary name and renamed, so that a reader never
+// sees half a report.
 func WriteReports(dir string, s *Summary, opts Options) ([]string, error) {
 	files := []struct {
 		name  string
@@ -53,6 +54,7 @@ func WriteReports(dir string, s *Summary, opts Options) ([]string, error) {
 	}{
 		{SummaryFile, func(w io.Writer) error { return WriteSummaryJSON(w, s) }},
 		{JUnitFile, func(w io.Writer) error { return WriteJUnit(w, s) }},
+		{MarkdownFile, func(w io.Writer) error { return WriteMarkdown(w, s, opts) }},
 		{HTMLFile, func(w io.Writer) error { return WriteHTML(w, s, opts) }},
 	}
 	var paths []string

@@ -140,31 +140,30 @@ func WriteText(w io.Writer, s *Summary) error {
 		fmt.Fprintf(ew, "warning: %s\n", warn)
 	}
 	fmt.Fprint(ew, "\n")
-	if ew.err != nil {
-		return ew.err
-	}
-	if err := CaseTable(s).WriteText(w); err != nil {
+	// Everything goes through ew: after a failed write, every later one
+	// fails at once with the same error.
+	if err := CaseTable(s).WriteText(ew); err != nil {
 		return err
 	}
-	if err := writeFailures(w, s); err != nil {
-		return err
-	}
-	tables := []*Table{GroupTable(s), LatencyTable(s)}
-	tables = append(tables, ABTables(s)...)
-	for _, t := range tables {
-		if _, err := io.WriteString(w, "\n"); err != nil {
-			return err
-		}
-		if err := t.WriteText(w); err != nil {
+	writeFailures(ew, s)
+	for _, t := range runTables(s) {
+		fmt.Fprint(ew, "\n")
+		if err := t.WriteText(ew); err != nil {
 			return err
 		}
 	}
-	return nil
+	return ew.err
+}
+
+// runTables are the tables every report of a run shows: the summary per
+// group, call latency, and the A/B tables of scenarios with variants.
+func runTables(s *Summary) []*Table {
+	return append([]*Table{GroupTable(s), LatencyTable(s)}, ABTables(s)...)
 }
 
 // writeFailures lists each case that did not pass with what went wrong.
-func writeFailures(w io.Writer, s *Summary) error {
-	ew := &errWriter{w: w}
+// Like writeMarkdownFailures, it leaves write errors to an errWriter.
+func writeFailures(w io.Writer, s *Summary) {
 	first := true
 	for i := range s.Cases {
 		c := &s.Cases[i]
@@ -172,22 +171,21 @@ func writeFailures(w io.Writer, s *Summary) error {
 			continue
 		}
 		if first {
-			fmt.Fprint(ew, "\nFailures\n")
+			fmt.Fprint(w, "\nFailures\n")
 			first = false
 		}
-		fmt.Fprintf(ew, "%s %s%s\n", strings.ToUpper(c.Status), c.Name, location(c.File, c.Line))
+		fmt.Fprintf(w, "%s %s%s\n", strings.ToUpper(c.Status), c.Name, location(c.File, c.Line))
 		if c.Error != "" {
-			fmt.Fprintf(ew, "    %s\n", oneLine(c.Error))
+			fmt.Fprintf(w, "    %s\n", oneLine(c.Error))
 		}
 		for _, e := range c.Failed {
-			fmt.Fprintf(ew, "    %s%s", oneLine(e.Name), location("", e.Line))
+			fmt.Fprintf(w, "    %s%s", oneLine(e.Name), location("", e.Line))
 			if e.Detail != "" {
-				fmt.Fprintf(ew, ": %s", oneLine(e.Detail))
+				fmt.Fprintf(w, ": %s", oneLine(e.Detail))
 			}
-			fmt.Fprint(ew, "\n")
+			fmt.Fprint(w, "\n")
 		}
 	}
-	return ew.err
 }
 
 // location is " (file:line)", " (line N)" or "".

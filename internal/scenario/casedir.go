@@ -112,18 +112,12 @@ func (f *fileCtx) files(n *yaml.Node, path string, sc *Scenario) map[string]stri
 // UsesCaseDir reports whether the case needs a case folder: a server uses
 // ${CASE_DIR}, or the scenario has files.
 func (c *Case) UsesCaseDir() bool {
-	return len(c.sc.files) > 0 || slices.ContainsFunc(c.sc.servers, func(d *serverDef) bool { return d.caseDir })
+	return len(c.Scenario.files) > 0 || slices.ContainsFunc(c.Scenario.servers, func(d *serverDef) bool { return d.caseDir })
 }
 
 // Files are the scenario's files: path (relative, with the OS's separator)
 // -> text.
-func (c *Case) Files() map[string]string { return maps.Clone(c.sc.files) }
-
-// HostOptionsIn is HostOptions with ${CASE_DIR} replaced by caseDir, the
-// case's own folder (absolute).
-func (c *Case) HostOptionsIn(caseDir string) host.Options {
-	return c.hostOptions(caseDir)
-}
+func (c *Case) Files() map[string]string { return maps.Clone(c.Scenario.files) }
 
 // withCaseDir replaces the mark of ${CASE_DIR} in a server's args, env and
 // dir (the only places the loader lets it be).
@@ -157,13 +151,13 @@ func (c *Case) prepareDir(parent string) (string, error) {
 		return "", fmt.Errorf("case folder: %w", err)
 	}
 	var errs []error
-	for _, name := range slices.Sorted(maps.Keys(c.sc.files)) {
+	for _, name := range slices.Sorted(maps.Keys(c.Scenario.files)) {
 		p := filepath.Join(dir, name)
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			errs = append(errs, fmt.Errorf("case file %s: %w", name, err))
 			continue
 		}
-		if err := os.WriteFile(p, []byte(c.sc.files[name]), 0o644); err != nil {
+		if err := os.WriteFile(p, []byte(c.Scenario.files[name]), 0o644); err != nil {
 			errs = append(errs, fmt.Errorf("case file %s: %w", name, err))
 		}
 	}

@@ -40,10 +40,7 @@ type Case struct {
 	Variant   string
 	ModelName string
 	Repeat    int // 0-based
-	File      string
-	Line      int
 
-	sc       *Scenario
 	variant  *variant
 	model    ModelSpec
 	settings hostSettings
@@ -105,7 +102,7 @@ func (s *Suite) Cases(opts CaseOptions) ([]*Case, error) {
 					}
 					cases = append(cases, &Case{
 						ID: id + "#" + strconv.Itoa(r), Scenario: sc, Variant: vname, ModelName: m.Name, Repeat: r,
-						File: sc.File, Line: sc.Line, sc: sc, variant: v, model: m, settings: settings,
+						variant: v, model: m, settings: settings,
 					})
 				}
 			}
@@ -124,12 +121,14 @@ func (s *Suite) Cases(opts CaseOptions) ([]*Case, error) {
 // runner's. Every call returns a fresh copy. A server that uses ${CASE_DIR}
 // has it as written: the runner uses [Case.HostOptionsIn].
 func (c *Case) HostOptions() host.Options {
-	return c.hostOptions("${" + caseDirVar + "}")
+	return c.HostOptionsIn("${" + caseDirVar + "}")
 }
 
-func (c *Case) hostOptions(caseDir string) host.Options {
+// HostOptionsIn is HostOptions with ${CASE_DIR} replaced by caseDir, the
+// case's own folder (absolute).
+func (c *Case) HostOptionsIn(caseDir string) host.Options {
 	var o host.Options
-	for _, def := range c.sc.servers {
+	for _, def := range c.Scenario.servers {
 		spec := def.spec
 		spec.Args = slices.Clone(spec.Args)
 		spec.Env = slices.Clone(spec.Env)
@@ -144,13 +143,13 @@ func (c *Case) hostOptions(caseDir string) host.Options {
 		o.Servers = append(o.Servers, spec)
 	}
 	c.settings.apply(&o)
-	answers := make([]host.CannedAnswer, len(c.sc.elicitation))
-	for i, a := range c.sc.elicitation {
+	answers := make([]host.CannedAnswer, len(c.Scenario.elicitation))
+	for i, a := range c.Scenario.elicitation {
 		a.Content = maps.Clone(a.Content)
 		answers[i] = a
 	}
 	o.Elicitor = host.Canned{Answers: answers}
-	o.Approver = host.CannedApprovals{Tools: slices.Clone(c.sc.approvals)}
+	o.Approver = host.CannedApprovals{Tools: slices.Clone(c.Scenario.approvals)}
 	return o
 }
 
@@ -169,26 +168,26 @@ func (c *Case) System() string {
 	if c.variant != nil && c.variant.system != nil {
 		return *c.variant.system
 	}
-	return c.sc.system
+	return c.Scenario.system
 }
 
 // Turns are the user's questions, one per turn.
-func (c *Case) Turns() []string { return slices.Clone(c.sc.turns) }
+func (c *Case) Turns() []string { return slices.Clone(c.Scenario.turns) }
 
 // Timeout is the case's deadline.
-func (c *Case) Timeout() time.Duration { return c.sc.timeout }
+func (c *Case) Timeout() time.Duration { return c.Scenario.timeout }
 
 // StateChecks are the calls the runner makes through host.Check after the
 // last turn, in order; it appends one record.Call per check to
 // Record.Checks, which Evaluate reads by position. The runner fills TraceID
 // and Step.
-func (c *Case) StateChecks() []host.CallRequest { return slices.Clone(c.sc.states) }
+func (c *Case) StateChecks() []host.CallRequest { return slices.Clone(c.Scenario.states) }
 
 // Shareable reports whether the server's definition marks it as safe to
 // keep running and reuse across cases (HostOptions carries the same flag in
 // host.ServerSpec.Shareable).
 func (c *Case) Shareable(server string) bool {
-	for _, def := range c.sc.servers {
+	for _, def := range c.Scenario.servers {
 		if def.spec.Name == server {
 			return def.spec.Shareable
 		}
@@ -201,7 +200,7 @@ func (c *Case) Shareable(server string) bool {
 // version_failure: true}): its failure to connect is then the verdict to
 // check, not an infrastructure error.
 func (c *Case) ExpectsServerFailure(server string) bool {
-	for _, e := range c.sc.expects {
+	for _, e := range c.Scenario.expects {
 		s, ok := e.check.(*serverExpect)
 		if ok && s.server == server && ((s.connected != nil && !*s.connected) || (s.versionFailure != nil && *s.versionFailure)) {
 			return true
@@ -223,18 +222,18 @@ func CheckTools(c *Case, tools []string) []Problem {
 	for _, t := range tools {
 		have[t] = true
 	}
+	// Keyed by the scenario's servers only: a name of any other server is
+	// skipped below.
 	connected := map[string]bool{}
-	var servers []string
-	for _, def := range c.sc.servers {
+	for _, def := range c.Scenario.servers {
 		name := def.spec.Name
-		servers = append(servers, name)
 		connected[name] = slices.ContainsFunc(tools, func(t string) bool { return strings.HasPrefix(t, name+"__") })
 	}
-	refs := slices.Clone(c.sc.refs)
+	refs := slices.Clone(c.Scenario.refs)
 	if c.variant != nil {
 		refs = append(refs, c.variant.refs...)
 	}
-	for _, def := range c.sc.servers {
+	for _, def := range c.Scenario.servers {
 		refs = append(refs, def.refs...)
 	}
 	var ps []Problem
@@ -248,7 +247,7 @@ func CheckTools(c *Case, tools []string) []Problem {
 			prefix := r.kind == refApproval && strings.HasSuffix(name, "*")
 			name = strings.TrimSuffix(name, "*")
 			server, _, ok := strings.Cut(name, "__")
-			if !ok || !connected[server] || !slices.Contains(servers, server) {
+			if !ok || !connected[server] {
 				continue
 			}
 			switch {

@@ -129,7 +129,7 @@ func TestCasesFields(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := cases[3] // ab/long/other#1
-	got := []any{c.ID, c.Scenario.Name, c.Variant, c.ModelName, c.Repeat, filepath.Base(c.File), c.Line}
+	got := []any{c.ID, c.Scenario.Name, c.Variant, c.ModelName, c.Repeat, filepath.Base(c.Scenario.File), c.Scenario.Line}
 	want := []any{"ab/long/other#1", "ab", "long", "other", 1, "s.yaml", 1}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("case fields (-want +got):\n%s", diff)
@@ -138,7 +138,7 @@ func TestCasesFields(t *testing.T) {
 		t.Errorf("Timeout() = %v, want %v", c.Timeout(), DefaultTimeout)
 	}
 	cases, _ = suite.Cases(CaseOptions{Run: mustRE(t, "^plain$")})
-	if got := cases[0].Line; got != 10 {
+	if got := cases[0].Scenario.Line; got != 10 {
 		t.Errorf("line of the second document = %d, want 10", got)
 	}
 }
@@ -357,7 +357,7 @@ expect:
 	tools := []string{"cmdb__get_asset", "cmdb__get_assets", "tickets__open_ticket", "tickets__list_tickets"}
 	var got []string
 	for _, p := range CheckTools(cases[0], tools) {
-		got = append(got, strings.TrimPrefix(p.String(), cases[0].File))
+		got = append(got, strings.TrimPrefix(p.String(), cases[0].Scenario.File))
 	}
 	want := []string{
 		`:3: servers[0].auto_run[1]: server cmdb offers no tool "get_aset" (did you mean "get_asset"?)`,

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math/big"
 	"reflect"
 	"regexp"
@@ -41,8 +42,8 @@ func Evaluate(c *Case, rec *record.Record) []record.Expectation {
 	if rec == nil {
 		rec = &record.Record{}
 	}
-	out := make([]record.Expectation, 0, len(c.sc.expects))
-	for _, e := range c.sc.expects {
+	out := make([]record.Expectation, 0, len(c.Scenario.expects))
+	for _, e := range c.Scenario.expects {
 		ok, detail := e.check.eval(rec)
 		x := record.Expectation{Name: e.check.name(), Line: e.line, Passed: ok}
 		if !ok {
@@ -909,12 +910,7 @@ func mismatch(want, got any, path string) string {
 	if !ok {
 		return fmt.Sprintf("%s: got %s, want an object", at, shorten(render(got), 200))
 	}
-	keys := make([]string, 0, len(w))
-	for k := range w {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(w)) {
 		gv, ok := g[k]
 		if !ok {
 			return fmt.Sprintf("%s: missing", join(path, k))

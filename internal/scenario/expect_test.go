@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"encoding/json"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -240,7 +241,7 @@ expect:
 	rec := &record.Record{Status: record.StatusError, Error: "server cmdb would not start"}
 	var got []string
 	for _, e := range Evaluate(cases[0], rec) {
-		got = append(got, e.Name+" | "+strconvBool(e.Passed)+" | "+e.Detail)
+		got = append(got, e.Name+" | "+strconv.FormatBool(e.Passed)+" | "+e.Detail)
 	}
 	want := []string{
 		"tool cmdb__get_asset | false | no calls of cmdb__get_asset (no tool calls)",
@@ -252,13 +253,6 @@ expect:
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Evaluate (-want +got):\n%s", diff)
 	}
-}
-
-func strconvBool(b bool) string {
-	if b {
-		return "true"
-	}
-	return "false"
 }
 
 // TestEvaluateRecordFromJSON checks that a record read back from

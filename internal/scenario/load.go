@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"math"
 	"net/url"
 	"os"
@@ -262,11 +263,7 @@ func describe(n *yaml.Node) string {
 		if n.Tag == "!!null" {
 			return "nothing"
 		}
-		v := n.Value
-		if len(v) > 40 {
-			v = v[:40] + "..."
-		}
-		return strconv.Quote(v)
+		return strconv.Quote(shorten(n.Value, 40))
 	}
 	return "an alias"
 }
@@ -638,10 +635,8 @@ func (f *fileCtx) serverDef(fs *fields, name, path string) *serverDef {
 			command = filepath.Join(f.dir, command)
 		}
 		spec.Command = command
-		for _, key := range []string{"headers"} {
-			if fs.get(key) != nil {
-				f.errorf(fs.keys[key], join(path, key), "only for a server with a url")
-			}
+		if fs.get("headers") != nil {
+			f.errorf(fs.keys["headers"], join(path, "headers"), "only for a server with a url")
 		}
 	default:
 		u, err := url.Parse(rawURL)
@@ -1179,7 +1174,10 @@ func (f *fileCtx) modelError(n *yaml.Node, path string, err error) {
 	f.errorAt(line, join(path, m[1]), rest)
 }
 
-var segmentRE = regexp.MustCompile(`^([^\[]*)((?:\[\d+\])*)$`)
+var (
+	segmentRE = regexp.MustCompile(`^([^\[]*)((?:\[\d+\])*)$`)
+	digitsRE  = regexp.MustCompile(`\d+`)
+)
 
 // nodeAt follows a path like "rules[1].match" from n as far as it goes and
 // returns the node it reached.
@@ -1196,7 +1194,7 @@ func nodeAt(n *yaml.Node, path string) *yaml.Node {
 			}
 			n = next
 		}
-		for _, is := range regexp.MustCompile(`\d+`).FindAllString(m[2], -1) {
+		for _, is := range digitsRE.FindAllString(m[2], -1) {
 			i, _ := strconv.Atoi(is)
 			d := deref(n)
 			if d.Kind != yaml.SequenceNode || i >= len(d.Content) {
@@ -1243,12 +1241,7 @@ func (f *fileCtx) checkKnownFields(n *yaml.Node, t reflect.Type, path string, de
 		}
 		known := map[string]reflect.Type{}
 		yamlFields(t, known)
-		names := make([]string, 0, len(known))
-		for k := range known {
-			names = append(names, k)
-		}
-		slices.Sort(names)
-		fs := f.fields(n, path, names)
+		fs := f.fields(n, path, slices.Sorted(maps.Keys(known)))
 		for _, k := range fs.order {
 			f.checkKnownFields(fs.vals[k], known[k], join(path, k), depth+1)
 		}

@@ -195,19 +195,17 @@ func viewCase(t *testing.T, c *Case) caseView {
 	ov.Approvals = approvals.Tools
 	v := caseView{
 		ID: c.ID, Scenario: c.Scenario.Name, Variant: c.Variant, Model: c.ModelName, Repeat: c.Repeat,
-		Pos: c.File + ":" + itoa(c.Line), System: c.System(), Turns: c.Turns(), Timeout: c.Timeout().String(),
+		Pos: c.Scenario.File + ":" + strconv.Itoa(c.Scenario.Line), System: c.System(), Turns: c.Turns(), Timeout: c.Timeout().String(),
 		Options: ov, StateChecks: c.StateChecks(),
 	}
-	for _, e := range c.sc.expects {
-		v.Expectations = append(v.Expectations, itoa(e.line)+": "+e.check.name())
+	for _, e := range c.Scenario.expects {
+		v.Expectations = append(v.Expectations, strconv.Itoa(e.line)+": "+e.check.name())
 	}
 	for _, g := range c.Scenario.Gates {
 		v.Gates = append(v.Gates, g.Pos+": "+g.Text+" scenario="+g.Scenario.String())
 	}
 	return v
 }
-
-func itoa(i int) string { return strconv.Itoa(i) }
 
 // TestLoadValid loads a folder of valid scenarios (with servers files found
 // by walking up, named by servers_file, and inline servers) and compares
@@ -304,24 +302,13 @@ func TestServerPaths(t *testing.T) {
 
 func TestServersFileDiscovery(t *testing.T) {
 	testEnv(t)
-	write := func(t *testing.T, dir, name, text string) string {
-		t.Helper()
-		p := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
 	const scenario = "name: s\nservers: [x]\nquestion: q\nmodel: {scripted: []}\n"
 
 	t.Run("nearest above", func(t *testing.T) {
 		dir := t.TempDir()
-		write(t, dir, "servers.yaml", "servers: {x: {command: ./far}}\n")
-		write(t, dir, "a/servers.yaml", "servers: {x: {command: ./near}}\n")
-		p := write(t, dir, "a/b/c/s.yaml", scenario)
+		writeFile(t, dir, "servers.yaml", "servers: {x: {command: ./far}}\n")
+		writeFile(t, dir, "a/servers.yaml", "servers: {x: {command: ./near}}\n")
+		p := writeFile(t, dir, "a/b/c/s.yaml", scenario)
 		suite, err := Load(p)
 		if err != nil {
 			t.Fatalf("Load: %v", err)
@@ -333,7 +320,7 @@ func TestServersFileDiscovery(t *testing.T) {
 	})
 	t.Run("none", func(t *testing.T) {
 		dir := t.TempDir()
-		p := write(t, dir, "s.yaml", scenario)
+		p := writeFile(t, dir, "s.yaml", scenario)
 		_, err := Load(p)
 		want := p + ":2: servers[0]: no servers file for \"x\": set servers_file, or put a servers.yaml in " + dir + " or a folder above it"
 		if err == nil || err.Error() != want {
@@ -342,14 +329,14 @@ func TestServersFileDiscovery(t *testing.T) {
 	})
 	t.Run("inline needs none", func(t *testing.T) {
 		dir := t.TempDir()
-		p := write(t, dir, "s.yaml", "name: s\nservers: [{name: x, command: x}]\nquestion: q\nmodel: {scripted: []}\n")
+		p := writeFile(t, dir, "s.yaml", "name: s\nservers: [{name: x, command: x}]\nquestion: q\nmodel: {scripted: []}\n")
 		if _, err := Load(p); err != nil {
 			t.Errorf("Load: %v", err)
 		}
 	})
 	t.Run("empty folder", func(t *testing.T) {
 		dir := t.TempDir()
-		write(t, dir, "servers.yaml", "servers: {}\n")
+		writeFile(t, dir, "servers.yaml", "servers: {}\n")
 		_, err := Load(dir)
 		want := dir + ": no scenario files (*.yaml, *.yml) in this folder"
 		if err == nil || err.Error() != want {

@@ -53,6 +53,7 @@
 package scenario
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"slices"
@@ -149,15 +150,15 @@ type hostSettings struct {
 // over returns s with every setting that o sets replaced by o's.
 func (s hostSettings) over(o hostSettings) hostSettings {
 	r := s
-	r.protocol = or(o.protocol, s.protocol)
-	r.connectTimeout = or(o.connectTimeout, s.connectTimeout)
-	r.discoverTimeout = or(o.discoverTimeout, s.discoverTimeout)
-	r.toolTimeout = or(o.toolTimeout, s.toolTimeout)
-	r.maxResultBytes = or(o.maxResultBytes, s.maxResultBytes)
-	r.maxArgBytes = or(o.maxArgBytes, s.maxArgBytes)
-	r.maxSteps = or(o.maxSteps, s.maxSteps)
-	r.maxRounds = or(o.maxRounds, s.maxRounds)
-	r.elicitation = or(o.elicitation, s.elicitation)
+	r.protocol = cmp.Or(o.protocol, s.protocol)
+	r.connectTimeout = cmp.Or(o.connectTimeout, s.connectTimeout)
+	r.discoverTimeout = cmp.Or(o.discoverTimeout, s.discoverTimeout)
+	r.toolTimeout = cmp.Or(o.toolTimeout, s.toolTimeout)
+	r.maxResultBytes = cmp.Or(o.maxResultBytes, s.maxResultBytes)
+	r.maxArgBytes = cmp.Or(o.maxArgBytes, s.maxArgBytes)
+	r.maxSteps = cmp.Or(o.maxSteps, s.maxSteps)
+	r.maxRounds = cmp.Or(o.maxRounds, s.maxRounds)
+	r.elicitation = cmp.Or(o.elicitation, s.elicitation)
 	if o.allow != nil {
 		r.allow = o.allow
 	}
@@ -179,13 +180,6 @@ func (s hostSettings) over(o hostSettings) hostSettings {
 		maps.Copy(r.autoRun, o.autoRun)
 	}
 	return r
-}
-
-func or[T any](a, b *T) *T {
-	if a != nil {
-		return a
-	}
-	return b
 }
 
 // apply sets the options the settings set; the host's defaults apply to

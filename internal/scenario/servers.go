@@ -15,7 +15,7 @@ func LoadServers(path string, names ...string) ([]host.ServerSpec, error) {
 	l := newLoader()
 	abs, err := filepath.Abs(path)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("servers file %s: %w", path, err)
 	}
 	sf := l.serversFile(abs, l.display(abs))
 	if len(l.problems) > 0 {

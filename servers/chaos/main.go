@@ -81,7 +81,7 @@ func addTools(srv *mcp.Server, p *fixture.Process) {
 	}, func(_ context.Context, req *mcp.CallToolRequest, _ noInput) (*mcp.CallToolResult, noteOut, error) {
 		p.Log.Note("chaos.crash", "exiting mid-call on purpose, status 3", fixture.CorrelationFrom(req.Params.Meta))
 		p.Exit(crashStatus)
-		return nil, noteOut{}, nil // not reached outside tests
+		return nil, noteOut{}, nil // not reached
 	})
 
 	mcp.AddTool(srv, &mcp.Tool{
@@ -128,8 +128,8 @@ func addTools(srv *mcp.Server, p *fixture.Process) {
 		Annotations: harmless,
 		InputSchema: empty,
 	}, func(context.Context, *mcp.CallToolRequest, noInput) (*mcp.CallToolResult, noteOut, error) {
-		// The SDK only writes content types it knows; rewriteWeird swaps
-		// this placeholder for the hologram on the wire.
+		// The SDK only writes content types it knows; rewrite swaps this
+		// placeholder for the hologram on the wire.
 		return &mcp.CallToolResult{
 			Content: []mcp.Content{&mcp.TextContent{Text: "placeholder"}},
 		}, noteOut{Note: "the content holds an item of unknown type hologram"}, nil

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 )
@@ -236,10 +237,5 @@ func (inv *Inventory) Find(service, env string, limit int) (total int, found []*
 
 // Services returns the service names, sorted.
 func (inv *Inventory) Services() []string {
-	names := make([]string, 0, len(services))
-	for name := range services {
-		names = append(names, name)
-	}
-	slices.Sort(names)
-	return names
+	return slices.Sorted(maps.Keys(services))
 }

@@ -134,12 +134,16 @@ func newKnowledge(org string, big bool) *knowledge {
 // every policy that mentions orders.
 func (k *knowledge) search(query string, limit int) []hit {
 	q := slices.Compact(slices.Sorted(slices.Values(terms(query))))
+	idf := make([]float64, len(q))
+	for i, t := range q {
+		idf[i] = k.idf(t)
+	}
 	hits := []hit{}
 	for _, d := range k.docs {
 		score := 0.0
-		for _, t := range q {
+		for i, t := range q {
 			tf := min(count(d.bodyTerms, t), 3) + 2*min(count(d.titleTerms, t), 1)
-			score += float64(tf) * k.idf(t)
+			score += float64(tf) * idf[i]
 		}
 		if score == 0 {
 			continue

@@ -1,5 +1,7 @@
 package main
 
+import "slices"
+
 // message is one message on a support ticket.
 type message struct {
 	Author    string `json:"author" jsonschema:"Who wrote it: agent or customer."`
@@ -94,7 +96,7 @@ func ticket(id string) (supportTicket, bool) {
 	for _, t := range supportTickets {
 		if t.TicketID == id {
 			st := t.supportTicket
-			st.LastMessages = append([]message(nil), t.messages[max(0, len(t.messages)-3):]...)
+			st.LastMessages = slices.Clone(t.messages[max(0, len(t.messages)-3):])
 			return st, true
 		}
 	}
