@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"regexp"
 	"strings"
 	"sync"
@@ -243,5 +244,30 @@ func TestClip(t *testing.T) {
 	}
 	if !json.Valid([]byte(`"` + got[:len(got)-120] + `"`)) {
 		t.Errorf("clip cut a character in two")
+	}
+}
+
+// The host declares exactly what it implements: elicitation (forms, and
+// url only to decline it), and no roots, sampling or anything else; with
+// NoElicitation, nothing at all. Checked on both revisions, as the server
+// received them.
+func TestDeclaredCapabilities(t *testing.T) {
+	tests := []struct {
+		mode          Mode
+		noElicitation bool
+		want          string
+	}{
+		{ModeAuto, false, `{"elicitation":{"form":{},"url":{}}}`},
+		{ModeLegacy, false, `{"elicitation":{"form":{},"url":{}}}`},
+		{ModeAuto, true, `{}`},
+		{ModeLegacy, true, `{}`},
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprintf("%s/no-elicitation=%v", tt.mode, tt.noElicitation), func(t *testing.T) {
+			h := startHost(t, Options{Servers: []ServerSpec{testServerSpec(t, "t")}, Protocol: tt.mode, NoElicitation: tt.noElicitation})
+			if text, _ := call(t, h, "t__caps", "{}"); text != tt.want {
+				t.Errorf("the server saw %s, want %s", text, tt.want)
+			}
+		})
 	}
 }

@@ -50,6 +50,13 @@ func testServerSpec(t testing.TB, name string, env ...string) ServerSpec {
 
 type empty struct{}
 
+// capsOut is what a client declared, as the server received it.
+type capsOut struct {
+	Elicitation *mcp.ElicitationCapabilities `json:"elicitation,omitempty"`
+	Roots       *mcp.RootCapabilities        `json:"roots,omitempty"`
+	Sampling    *mcp.SamplingCapabilities    `json:"sampling,omitempty"`
+}
+
 type echoOut struct {
 	Answers map[string]any `json:"answers,omitempty"`
 	Rounds  int            `json:"rounds"`
@@ -113,6 +120,18 @@ func runTestServer() {
 			return &mcp.CallToolResult{RequestState: strconv.Itoa(n), InputRequests: mcp.InputRequestMap{
 				"again": form(fmt.Sprintf("question %d", n)),
 			}}, echoOut{}, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "caps", Annotations: readOnly},
+		func(_ context.Context, req *mcp.CallToolRequest, _ empty) (*mcp.CallToolResult, capsOut, error) {
+			var caps *mcp.ClientCapabilities
+			if req.Session.InitializeParams() != nil {
+				caps = req.Session.InitializeParams().Capabilities
+			} else {
+				caps = req.ClientCapabilities()
+			}
+			// RootsV2, not Roots: the SDK's Roots field is a struct that
+			// marshals as {} whether or not the client declared roots.
+			return nil, capsOut{Elicitation: caps.Elicitation, Roots: caps.RootsV2, Sampling: caps.Sampling}, nil
 		})
 	mcp.AddTool(s, &mcp.Tool{Name: "write_thing"}, // not read-only: needs approval
 		func(_ context.Context, _ *mcp.CallToolRequest, _ empty) (*mcp.CallToolResult, echoOut, error) {
