@@ -1,6 +1,9 @@
 package host
 
-import "log/slog"
+import (
+	"log/slog"
+	"slices"
+)
 
 // Whose question is it? A 2025-11-25 server's elicitation/create request
 // names no call. With one host per server there is only ever one call in
@@ -19,7 +22,7 @@ func (s *serverConn) asker() (*callState, []*Host) {
 	defer s.mu.Unlock()
 	var hosts []*Host
 	for _, c := range s.calls {
-		if c.host != nil && !containsHost(hosts, c.host) {
+		if c.host != nil && !slices.Contains(hosts, c.host) {
 			hosts = append(hosts, c.host)
 		}
 	}
@@ -32,15 +35,6 @@ func (s *serverConn) asker() (*callState, []*Host) {
 		}
 	}
 	return nil, nil
-}
-
-func containsHost(hosts []*Host, h *Host) bool {
-	for _, x := range hosts {
-		if x == h {
-			return true
-		}
-	}
-	return false
 }
 
 // noteUnattributed tells each host with a call in flight that a question

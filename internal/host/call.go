@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -108,8 +109,8 @@ func (h *Host) call(ctx context.Context, req CallRequest, harness bool) (string,
 	ev.Protocol = s.info.Protocol
 
 	args, problem := parseArguments(req.Arguments, h.opts.MaxArgBytes)
-	if args != nil {
-		ev.ArgKeys = sortedKeys(args)
+	if len(args) > 0 { // ArgKeys stays [] rather than null for no arguments
+		ev.ArgKeys = slices.Sorted(maps.Keys(args))
 	}
 	if problem != "" {
 		h.step("host", "bad arguments: nothing sent", map[string]any{"decision": "bad_arguments"})
@@ -188,9 +189,9 @@ func (h *Host) rounds(ctx context.Context, s *serverConn, tool *Tool, args map[s
 			params = &mcp.CallToolParams{Name: params.Name, Arguments: args, RequestState: res.RequestState}
 			continue
 		}
-		h.step("server", "input_required", map[string]any{"round": round, "keys": sortedKeys(res.InputRequests)})
+		h.step("server", "input_required", map[string]any{"round": round, "keys": slices.Sorted(maps.Keys(res.InputRequests))})
 		responses := mcp.InputResponseMap{}
-		for _, key := range sortedKeys(res.InputRequests) {
+		for _, key := range slices.Sorted(maps.Keys(res.InputRequests)) {
 			st.mu.Lock()
 			st.inputKeys = append(st.inputKeys, key)
 			st.mu.Unlock()
@@ -479,9 +480,9 @@ func (h *Host) legacyElicit(ctx context.Context, server string, p *mcp.ElicitPar
 // withDefaults fills the fields the person left out with the schema's
 // defaults (SEP-1034), so the server gets a complete answer.
 func withDefaults(schema, content map[string]any) map[string]any {
-	out := map[string]any{}
-	for k, v := range content {
-		out[k] = v
+	out := maps.Clone(content)
+	if out == nil {
+		out = map[string]any{}
 	}
 	props, _ := schema["properties"].(map[string]any)
 	for name, p := range props {

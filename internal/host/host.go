@@ -28,6 +28,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -127,14 +128,11 @@ func Start(ctx context.Context, opts Options) (*Host, error) {
 }
 
 func toolNames(s *serverConn) string {
-	names := ""
+	names := make([]string, len(s.tools))
 	for i, t := range s.tools {
-		if i > 0 {
-			names += ", "
-		}
-		names += t.Name
+		names[i] = t.Name
 	}
-	return names
+	return strings.Join(names, ", ")
 }
 
 // Close stops every server, concurrently, and waits until each is reaped.

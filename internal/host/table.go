@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -84,7 +85,7 @@ func buildTable(servers []*serverConn, opts Options) (*toolTable, error) {
 			t.ordered = append(t.ordered, tool)
 		}
 	}
-	for _, name := range slices.Concat(opts.Allow, opts.Deny, sortedKeys(opts.Descriptions)) {
+	for _, name := range slices.Concat(opts.Allow, opts.Deny, slices.Sorted(maps.Keys(opts.Descriptions))) {
 		if _, ok := t.all[name]; !ok && !slices.Contains(t.unknown, name) {
 			t.unknown = append(t.unknown, name)
 		}
@@ -194,13 +195,4 @@ func (t *toolTable) modelTools() []model.Tool {
 		out[i] = model.Tool{Name: tool.Name, Description: tool.Description, Parameters: def.Function.Parameters}
 	}
 	return out
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
