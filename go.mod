@@ -1,4 +1,4 @@
-module hosteval
+module github.com/hosteval/hosteval
 
 go 1.26.8
 

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"sync"
 
-	"hosteval/internal/catalog"
-	"hosteval/internal/host"
+	"github.com/hosteval/hosteval/internal/catalog"
+	"github.com/hosteval/hosteval/internal/host"
 )
 
 var catalogCommand = command{

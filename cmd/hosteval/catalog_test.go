@@ -12,9 +12,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"hosteval/internal/catalog"
-	"hosteval/internal/host"
-	"hosteval/internal/scenario"
+	"github.com/hosteval/hosteval/internal/catalog"
+	"github.com/hosteval/hosteval/internal/host"
+	"github.com/hosteval/hosteval/internal/scenario"
 )
 
 // catalogServers writes a servers file naming the cmdb and tickets fixture

@@ -14,9 +14,9 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"hosteval/internal/host"
-	"hosteval/internal/model"
-	"hosteval/internal/scenario"
+	"github.com/hosteval/hosteval/internal/host"
+	"github.com/hosteval/hosteval/internal/model"
+	"github.com/hosteval/hosteval/internal/scenario"
 )
 
 var chatCommand = command{

@@ -11,9 +11,9 @@ import (
 	"strings"
 	"time"
 
-	"hosteval/internal/host"
-	"hosteval/internal/model"
-	"hosteval/internal/record"
+	"github.com/hosteval/hosteval/internal/host"
+	"github.com/hosteval/hosteval/internal/model"
+	"github.com/hosteval/hosteval/internal/record"
 )
 
 // conformanceCommand is the client under test of the official MCP

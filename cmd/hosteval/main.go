@@ -27,7 +27,7 @@ import (
 	"strings"
 	"syscall"
 
-	"hosteval/internal/host"
+	"github.com/hosteval/hosteval/internal/host"
 )
 
 // Exit codes.

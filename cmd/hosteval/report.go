@@ -7,8 +7,8 @@ import (
 	"os"
 	"path/filepath"
 
-	"hosteval/internal/report"
-	"hosteval/internal/scenario"
+	"github.com/hosteval/hosteval/internal/report"
+	"github.com/hosteval/hosteval/internal/scenario"
 )
 
 var reportCommand = command{

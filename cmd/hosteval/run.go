@@ -13,8 +13,8 @@ import (
 	"slices"
 	"time"
 
-	"hosteval/internal/report"
-	"hosteval/internal/scenario"
+	"github.com/hosteval/hosteval/internal/report"
+	"github.com/hosteval/hosteval/internal/scenario"
 )
 
 var runCommand = command{

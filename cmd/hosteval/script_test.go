@@ -12,7 +12,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
-	"hosteval/internal/fixtures"
+	"github.com/hosteval/hosteval/internal/fixtures"
 )
 
 // End-to-end tests of the CLI: txtar scripts under testdata/script run the

@@ -6,8 +6,8 @@ import (
 	"strconv"
 	"strings"
 
-	"hosteval/internal/host"
-	"hosteval/internal/report"
+	"github.com/hosteval/hosteval/internal/host"
+	"github.com/hosteval/hosteval/internal/report"
 )
 
 var toolsCommand = command{

@@ -29,7 +29,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
-	"hosteval/internal/tokens"
+	"github.com/hosteval/hosteval/internal/tokens"
 )
 
 // Document identification.

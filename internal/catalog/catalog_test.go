@@ -10,7 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"hosteval/internal/tokens"
+	"github.com/hosteval/hosteval/internal/tokens"
 )
 
 func TestMeasureTools(t *testing.T) {

@@ -7,7 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"hosteval/internal/tokens"
+	"github.com/hosteval/hosteval/internal/tokens"
 )
 
 func TestFindings(t *testing.T) {

@@ -6,7 +6,7 @@ import (
 	"io"
 	"strconv"
 
-	"hosteval/internal/report"
+	"github.com/hosteval/hosteval/internal/report"
 )
 
 // Tables returns the catalog as table models: tools, servers, findings,

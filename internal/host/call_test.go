@@ -12,7 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"hosteval/internal/record"
+	"github.com/hosteval/hosteval/internal/record"
 )
 
 // recordingElicitor answers every question with its answer and remembers

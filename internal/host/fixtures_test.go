@@ -14,8 +14,8 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"hosteval/internal/model"
-	"hosteval/internal/record"
+	"github.com/hosteval/hosteval/internal/model"
+	"github.com/hosteval/hosteval/internal/record"
 )
 
 // logLines collects JSON lines written to it (a server log, the host's

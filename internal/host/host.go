@@ -34,8 +34,8 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
-	"hosteval/internal/model"
-	"hosteval/internal/record"
+	"github.com/hosteval/hosteval/internal/model"
+	"github.com/hosteval/hosteval/internal/record"
 )
 
 // Version is hosteval's version, sent as clientInfo.version.

@@ -11,7 +11,7 @@ import (
 	"sync"
 	"testing"
 
-	"hosteval/internal/model"
+	"github.com/hosteval/hosteval/internal/model"
 )
 
 // The tool-definition cost the host reports must be the bytes of the tools

@@ -5,7 +5,7 @@ import (
 	"io"
 	"time"
 
-	"hosteval/internal/tokens"
+	"github.com/hosteval/hosteval/internal/tokens"
 )
 
 // Mode is how the host agrees on a protocol revision with each server.

@@ -15,7 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"hosteval/internal/record"
+	"github.com/hosteval/hosteval/internal/record"
 )
 
 // What the third-party servers of tools/node showed to be wrong in the host

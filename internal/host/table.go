@@ -11,7 +11,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"hosteval/internal/model"
+	"github.com/hosteval/hosteval/internal/model"
 )
 
 // Tool is one entry of the host's tool table.

@@ -11,7 +11,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"hosteval/internal/fixtures"
+	"github.com/hosteval/hosteval/internal/fixtures"
 )
 
 // The host's own test server: the test binary re-executed as a stdio MCP

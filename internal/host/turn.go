@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"time"
 
-	"hosteval/internal/model"
-	"hosteval/internal/record"
+	"github.com/hosteval/hosteval/internal/model"
+	"github.com/hosteval/hosteval/internal/record"
 )
 
 // StoppedText is the answer of a turn that reached max_steps.

@@ -11,7 +11,7 @@ import (
 	"context"
 	"encoding/json"
 
-	"hosteval/internal/record"
+	"github.com/hosteval/hosteval/internal/record"
 )
 
 // Model proposes the next step of a conversation: tool calls, or an answer.

@@ -16,7 +16,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"hosteval/internal/record"
+	"github.com/hosteval/hosteval/internal/record"
 )
 
 // reply is one answer of chatServer.

@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"time"
 
-	"hosteval/internal/record"
+	"github.com/hosteval/hosteval/internal/record"
 )
 
 // SummarySchema is the version of the summary.json schema ([Summary]).

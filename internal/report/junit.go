@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"hosteval/internal/record"
+	"github.com/hosteval/hosteval/internal/record"
 )
 
 type junitSuites struct {

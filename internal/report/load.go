@@ -13,7 +13,7 @@ import (
 	"sync"
 	"time"
 
-	"hosteval/internal/record"
+	"github.com/hosteval/hosteval/internal/record"
 )
 
 // File names inside a run folder.

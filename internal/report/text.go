@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"hosteval/internal/record"
+	"github.com/hosteval/hosteval/internal/record"
 )
 
 // CaseTable has one row per case.

@@ -11,7 +11,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"hosteval/internal/host"
+	"github.com/hosteval/hosteval/internal/host"
 )
 
 // The case folder: a fresh, empty folder per case that servers can be

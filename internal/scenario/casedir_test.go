@@ -10,9 +10,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"hosteval/internal/host"
-	"hosteval/internal/record"
-	"hosteval/internal/report"
+	"github.com/hosteval/hosteval/internal/host"
+	"github.com/hosteval/hosteval/internal/record"
+	"github.com/hosteval/hosteval/internal/report"
 )
 
 // writeTree writes files (path -> content) under a new temporary folder

@@ -11,8 +11,8 @@ import (
 	"strings"
 	"time"
 
-	"hosteval/internal/host"
-	"hosteval/internal/model"
+	"github.com/hosteval/hosteval/internal/host"
+	"github.com/hosteval/hosteval/internal/model"
 )
 
 // CaseOptions select and multiply the cases of a suite.

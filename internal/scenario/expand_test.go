@@ -12,8 +12,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"hosteval/internal/host"
-	"hosteval/internal/model"
+	"github.com/hosteval/hosteval/internal/host"
+	"github.com/hosteval/hosteval/internal/model"
 )
 
 func hostElicitRequest() host.ElicitRequest {

@@ -15,9 +15,9 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"hosteval/internal/host"
-	"hosteval/internal/model"
-	"hosteval/internal/record"
+	"github.com/hosteval/hosteval/internal/host"
+	"github.com/hosteval/hosteval/internal/model"
+	"github.com/hosteval/hosteval/internal/record"
 )
 
 // expectation is one entry of a scenario's expect list.

@@ -8,7 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"hosteval/internal/record"
+	"github.com/hosteval/hosteval/internal/record"
 )
 
 // evalRecord is a finished case with a bit of everything: a lookup, a

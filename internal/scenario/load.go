@@ -20,9 +20,9 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"hosteval/internal/host"
-	"hosteval/internal/model"
-	"hosteval/internal/report"
+	"github.com/hosteval/hosteval/internal/host"
+	"github.com/hosteval/hosteval/internal/model"
+	"github.com/hosteval/hosteval/internal/report"
 )
 
 // Load reads scenario files and folders. A folder contributes every *.yaml

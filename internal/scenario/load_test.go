@@ -14,7 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"gopkg.in/yaml.v3"
 
-	"hosteval/internal/host"
+	"github.com/hosteval/hosteval/internal/host"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")

@@ -16,10 +16,10 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
-	"hosteval/internal/host"
-	"hosteval/internal/record"
-	"hosteval/internal/report"
-	"hosteval/internal/tokens"
+	"github.com/hosteval/hosteval/internal/host"
+	"github.com/hosteval/hosteval/internal/record"
+	"github.com/hosteval/hosteval/internal/report"
+	"github.com/hosteval/hosteval/internal/tokens"
 )
 
 // RunOptions configure a batch run.

@@ -16,7 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/sync/errgroup"
 
-	"hosteval/internal/tokens"
+	"github.com/hosteval/hosteval/internal/tokens"
 )
 
 // Runner throughput on the two-server ticket scenario (a lookup on cmdb,

@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"hosteval/internal/fixtures"
-	"hosteval/internal/record"
-	"hosteval/internal/report"
+	"github.com/hosteval/hosteval/internal/fixtures"
+	"github.com/hosteval/hosteval/internal/record"
+	"github.com/hosteval/hosteval/internal/report"
 )
 
 // The runner's tests run real cases: real scenario files, the fixture

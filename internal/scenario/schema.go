@@ -60,9 +60,9 @@ import (
 	"strings"
 	"time"
 
-	"hosteval/internal/host"
-	"hosteval/internal/model"
-	"hosteval/internal/report"
+	"github.com/hosteval/hosteval/internal/host"
+	"github.com/hosteval/hosteval/internal/model"
+	"github.com/hosteval/hosteval/internal/report"
 )
 
 // Defaults of a scenario whose fields are not set.

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 
-	"hosteval/internal/host"
+	"github.com/hosteval/hosteval/internal/host"
 )
 
 // LoadServers reads a servers file, as strictly as Load reads the files

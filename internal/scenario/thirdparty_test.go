@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"hosteval/internal/host"
-	"hosteval/internal/record"
-	"hosteval/internal/report"
+	"github.com/hosteval/hosteval/internal/host"
+	"github.com/hosteval/hosteval/internal/record"
+	"github.com/hosteval/hosteval/internal/report"
 )
 
 // The third-party scenario set: scenarios/thirdparty run through the whole

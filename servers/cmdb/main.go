@@ -16,7 +16,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"hosteval/servers/internal/fixture"
+	"github.com/hosteval/hosteval/servers/internal/fixture"
 )
 
 const version = "1.0.0"

@@ -10,14 +10,14 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"hosteval/servers/internal/fixture"
-	"hosteval/servers/internal/fixturetest"
+	"github.com/hosteval/hosteval/servers/internal/fixture"
+	"github.com/hosteval/hosteval/servers/internal/fixturetest"
 )
 
 var bin string
 
 func TestMain(m *testing.M) {
-	os.Exit(fixturetest.Main(m, "hosteval/servers/cmdb", &bin))
+	os.Exit(fixturetest.Main(m, "github.com/hosteval/hosteval/servers/cmdb", &bin))
 }
 
 // resultBudget is the host's default result budget: the big find_assets

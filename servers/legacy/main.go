@@ -24,7 +24,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"hosteval/servers/internal/fixture"
+	"github.com/hosteval/hosteval/servers/internal/fixture"
 )
 
 const (

@@ -15,14 +15,14 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"hosteval/servers/internal/fixture"
-	"hosteval/servers/internal/fixturetest"
+	"github.com/hosteval/hosteval/servers/internal/fixture"
+	"github.com/hosteval/hosteval/servers/internal/fixturetest"
 )
 
 var bin string
 
 func TestMain(m *testing.M) {
-	os.Exit(fixturetest.Main(m, "hosteval/servers/legacy", &bin))
+	os.Exit(fixturetest.Main(m, "github.com/hosteval/hosteval/servers/legacy", &bin))
 }
 
 // TestClientFallsBack: the SDK client in auto mode probes with

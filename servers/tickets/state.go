@@ -20,7 +20,7 @@ const stateTTL = 10 * time.Minute
 
 // stateAAD binds a sealed state to this use, so that a ciphertext made
 // under the same key for something else cannot be passed off as one.
-var stateAAD = []byte("hosteval/tickets/requestState/v1")
+var stateAAD = []byte("github.com/hosteval/hosteval/tickets/requestState/v1")
 
 // errBadState is every reason to refuse a requestState that says nothing
 // about which check failed: a forger learns nothing from the answer.

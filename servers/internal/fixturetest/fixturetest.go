@@ -24,8 +24,8 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"hosteval/internal/record"
-	"hosteval/servers/internal/fixture"
+	"github.com/hosteval/hosteval/internal/record"
+	"github.com/hosteval/hosteval/servers/internal/fixture"
 )
 
 // Protocol revisions every server is tested under: the current one, and the
@@ -48,7 +48,7 @@ var IgnoreTimes = cmpopts.IgnoreFields(fixture.Entry{}, "Time", "MS")
 const SessionID = "sess-fixturetest"
 
 // Main builds the server package pkg (an import path such as
-// hosteval/servers/cmdb) into a temporary directory, with -race when the
+// github.com/hosteval/hosteval/servers/cmdb) into a temporary directory, with -race when the
 // tests run with it, sets *bin to the binary, runs the tests and removes
 // the directory. Call it from TestMain.
 func Main(m *testing.M, pkg string, bin *string) int {
