@@ -70,6 +70,12 @@ type ServerSpec struct {
 	// hosts through a Pool: a stateless server, or a slow-starting one whose
 	// state the scenarios do not depend on. Without a Pool it is ignored.
 	Shareable bool
+	// ConnectTimeout, DiscoverTimeout and InitializeTimeout override the
+	// host's budgets of the same names for this server (zero: the host's).
+	// A server known to start slowly (npx, a JVM) sets them in servers.yaml.
+	ConnectTimeout    time.Duration
+	DiscoverTimeout   time.Duration
+	InitializeTimeout time.Duration
 }
 
 // Options configure a Host. The zero value of every field is a usable default.
@@ -81,8 +87,16 @@ type Options struct {
 	// DiscoverTimeout bounds the server/discover attempt in auto mode before
 	// the server is restarted as legacy (default: half of ConnectTimeout).
 	DiscoverTimeout time.Duration
+	// InitializeTimeout bounds the 2025-11-25 initialize handshake, on its
+	// own (in auto mode after discover got no usable answer).
+	InitializeTimeout time.Duration
 	// ToolTimeout bounds the wait for each round of a tool call (default 10s).
+	// The person's time (approval, a server's question) is never part of it.
 	ToolTimeout time.Duration
+	// PersonTimeout bounds the wait for the person to approve a call or
+	// answer a server's question; when it runs out the answer is no
+	// (zero: wait as long as the call's context allows).
+	PersonTimeout time.Duration
 	// MaxResultBytes is the result budget (default 4,000; negative: none).
 	MaxResultBytes int
 	// MaxArgBytes bounds the arguments of one call (default 16 KiB).
