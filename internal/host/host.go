@@ -24,6 +24,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -228,3 +229,8 @@ func (h *Host) step(who, text string, data map[string]any) {
 	defer h.stepMu.Unlock()
 	h.opts.Steps(Step{Who: who, Text: text, Data: data})
 }
+
+// ErrConfig marks an error in what the user configured (two tools whose
+// names collide, an allow-list naming nothing): the command exits 2, not 3,
+// because no server is broken. Test with errors.Is.
+var ErrConfig = errors.New("configuration error")
