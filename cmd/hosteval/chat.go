@@ -12,11 +12,10 @@ import (
 	"strings"
 	"time"
 
-	"gopkg.in/yaml.v3"
-
 	"github.com/hosteval/hosteval/internal/host"
 	"github.com/hosteval/hosteval/internal/model"
 	"github.com/hosteval/hosteval/internal/scenario"
+	"github.com/hosteval/hosteval/internal/yamlx"
 )
 
 var chatCommand = command{
@@ -301,14 +300,14 @@ func chatModel(e *env, modelFlag, script, rules string) (model.Model, error) {
 	set := 0
 	if script != "" {
 		set++
-		if err := decodeYAMLFile(script, &cfg.Scripted); err != nil {
+		if err := decodeModelFile(script, &cfg.Scripted, "scripted"); err != nil {
 			return nil, fmt.Errorf("-script: %w", err)
 		}
 	}
 	if rules != "" {
 		set++
 		cfg.Rules = new(model.RulesConfig)
-		if err := decodeYAMLFile(rules, cfg.Rules); err != nil {
+		if err := decodeModelFile(rules, cfg.Rules, "rules"); err != nil {
 			return nil, fmt.Errorf("-rules: %w", err)
 		}
 	}
@@ -333,17 +332,28 @@ func chatModel(e *env, modelFlag, script, rules string) (model.Model, error) {
 	return nil, errors.New("give only one of -model, -script and -rules")
 }
 
-// decodeYAMLFile decodes a YAML file strictly into v.
-func decodeYAMLFile(path string, v any) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	dec := yaml.NewDecoder(f)
-	dec.KnownFields(true)
-	if err := dec.Decode(v); err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	return nil
+// decodeModelFile reads a script or rules file with the strict reader and
+// checks it as a model of that kind would, so that every problem comes
+// with its file, line and path. kind is the key model.New names the file's
+// value by in its errors (scripted, rules), which is the file's top here.
+func decodeModelFile(path string, v any, kind string) error {
+	return yamlx.DecodeFile(path, v, func(root *yamlx.Node) {
+		var cfg model.Config
+		switch v := v.(type) {
+		case *[]model.ScriptStep:
+			cfg.Scripted = *v
+			if cfg.Scripted == nil {
+				cfg.Scripted = []model.ScriptStep{}
+			}
+		case *model.RulesConfig:
+			cfg.Rules = v
+		}
+		if _, err := model.New(cfg); err != nil {
+			if p, ok := err.(yamlx.Problem); ok {
+				p.Path = strings.TrimPrefix(strings.TrimPrefix(p.Path, kind), ".")
+				err = p
+			}
+			root.Locate(err)
+		}
+	})
 }

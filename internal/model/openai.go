@@ -17,6 +17,7 @@ import (
 	"github.com/openai/openai-go/v3/shared"
 
 	"github.com/hosteval/hosteval/internal/record"
+	"github.com/hosteval/hosteval/internal/yamlx"
 )
 
 // Environment variables that [OpenAIConfig.WithEnv] reads.
@@ -40,33 +41,33 @@ type OpenAIConfig struct {
 	// BaseURL is the endpoint's base, e.g. http://localhost:8000/v1 for
 	// vLLM or http://localhost:11434/v1 for Ollama. Default:
 	// DefaultOpenAIBaseURL.
-	BaseURL string `yaml:"base_url,omitempty"`
+	BaseURL string `yaml:"base_url" doc:"The endpoint's base URL (default https://api.openai.com/v1, or OPENAI_BASE_URL)." example:"http://localhost:8000/v1"`
 	// APIKey is sent as a bearer token; empty sends no Authorization header
 	// (local endpoints need none).
-	APIKey string `yaml:"api_key,omitempty"`
+	APIKey string `yaml:"api_key" doc:"Sent as a bearer token (default OPENAI_API_KEY; none for local endpoints). Prefer the environment to a key in a file." example:"${OPENAI_API_KEY}"`
 	// Model is the model name the endpoint serves, e.g. gpt-oss-120b. Required.
-	Model string `yaml:"model,omitempty"`
+	Model string `yaml:"model" doc:"The model the endpoint serves (default HOSTEVAL_MODEL)." example:"gpt-oss-120b"`
 	// Timeout bounds each attempt (one HTTP request). A timed-out attempt
 	// is not retried. Default: DefaultOpenAITimeout.
-	Timeout time.Duration `yaml:"timeout,omitempty"`
+	Timeout time.Duration `yaml:"timeout" doc:"Bounds each attempt (one HTTP request); a timed-out attempt is not retried (default 2m)." example:"60s"`
 	// MaxRetries is how many times a request is retried after a 408, 409,
 	// 429 or 5xx answer or a connection error; nil means
 	// DefaultOpenAIMaxRetries, 0 means no retries.
-	MaxRetries *int `yaml:"max_retries,omitempty"`
+	MaxRetries *int `yaml:"max_retries" doc:"Retries after a 408, 409, 429 or 5xx answer or a connection error (default 2; 0: none)." example:"2"`
 	// MaxRetryDelay bounds the wait between attempts: the exponential
 	// backoff (0.5 s, 1 s, 2 s, ... with jitter) is capped at it, and a
 	// Retry-After longer than it ends the retries with the endpoint's
 	// error. Default: openai-go's, 8 s of backoff and 2 min of Retry-After.
-	MaxRetryDelay time.Duration `yaml:"max_retry_delay,omitempty"`
+	MaxRetryDelay time.Duration `yaml:"max_retry_delay" doc:"Caps the backoff between attempts; a longer Retry-After ends the retries." example:"10s"`
 	// Temperature is sent when set.
-	Temperature *float64 `yaml:"temperature,omitempty"`
+	Temperature *float64 `yaml:"temperature" doc:"Sent when set." example:"0.2"`
 	// MaxTokens is sent as max_tokens when positive.
-	MaxTokens int `yaml:"max_tokens,omitempty"`
+	MaxTokens int `yaml:"max_tokens" doc:"Sent as max_tokens when positive." example:"2048"`
 	// ReasoningEffort (e.g. low, medium, high for gpt-oss) is sent when set.
-	ReasoningEffort string `yaml:"reasoning_effort,omitempty"`
+	ReasoningEffort string `yaml:"reasoning_effort" doc:"Sent when set (e.g. low, medium, high for gpt-oss)." example:"low"`
 	// Headers are sent with every request (e.g. a gateway's routing key).
 	// An Authorization header here is replaced when APIKey is set.
-	Headers map[string]string `yaml:"headers,omitempty"`
+	Headers map[string]string `yaml:"headers" doc:"Sent with every request, e.g. a gateway's routing key." example:"{X-Route: eval}"`
 }
 
 // WithEnv returns c with its empty BaseURL, APIKey and Model taken from
@@ -100,14 +101,15 @@ type OpenAI struct {
 }
 
 // NewOpenAI checks cfg and builds the client. It does not contact the
-// endpoint. Errors name the field, e.g. "model: required".
+// endpoint. Errors are [yamlx.Problem]s naming the field, e.g. "model:
+// required".
 func NewOpenAI(cfg OpenAIConfig) (*OpenAI, error) {
 	return newOpenAI(cfg, "")
 }
 
 func newOpenAI(cfg OpenAIConfig, prefix string) (*OpenAI, error) {
 	if strings.TrimSpace(cfg.Model) == "" {
-		return nil, fmt.Errorf("%smodel: required (or set %s)", prefix, EnvModel)
+		return nil, yamlx.Errorf(prefix+"model", "required (or set %s)", EnvModel)
 	}
 	base := cfg.BaseURL
 	if base == "" {
@@ -115,10 +117,10 @@ func newOpenAI(cfg OpenAIConfig, prefix string) (*OpenAI, error) {
 	}
 	u, err := url.Parse(base)
 	if err != nil {
-		return nil, fmt.Errorf("%sbase_url: %w", prefix, err)
+		return nil, yamlx.Errorf(prefix+"base_url", "%w", err)
 	}
 	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("%sbase_url: %q is not an http or https URL", prefix, base)
+		return nil, yamlx.Errorf(prefix+"base_url", "%q is not an http or https URL", base)
 	}
 	retries := DefaultOpenAIMaxRetries
 	if cfg.MaxRetries != nil {
@@ -126,13 +128,13 @@ func newOpenAI(cfg OpenAIConfig, prefix string) (*OpenAI, error) {
 	}
 	switch {
 	case retries < 0:
-		return nil, fmt.Errorf("%smax_retries: %d is negative", prefix, retries)
+		return nil, yamlx.Errorf(prefix+"max_retries", "%d is negative", retries)
 	case cfg.Timeout < 0:
-		return nil, fmt.Errorf("%stimeout: %s is negative", prefix, cfg.Timeout)
+		return nil, yamlx.Errorf(prefix+"timeout", "%s is negative", cfg.Timeout)
 	case cfg.MaxRetryDelay < 0:
-		return nil, fmt.Errorf("%smax_retry_delay: %s is negative", prefix, cfg.MaxRetryDelay)
+		return nil, yamlx.Errorf(prefix+"max_retry_delay", "%s is negative", cfg.MaxRetryDelay)
 	case cfg.MaxTokens < 0:
-		return nil, fmt.Errorf("%smax_tokens: %d is negative", prefix, cfg.MaxTokens)
+		return nil, yamlx.Errorf(prefix+"max_tokens", "%d is negative", cfg.MaxTokens)
 	}
 	timeout := cfg.Timeout
 	if timeout == 0 {

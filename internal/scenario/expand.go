@@ -13,6 +13,7 @@ import (
 
 	"github.com/hosteval/hosteval/internal/host"
 	"github.com/hosteval/hosteval/internal/model"
+	"github.com/hosteval/hosteval/internal/yamlx"
 )
 
 // CaseOptions select and multiply the cases of a suite.
@@ -254,7 +255,7 @@ func CheckTools(c *Case, tools []string) []Problem {
 			case prefix && !slices.ContainsFunc(tools, func(t string) bool { return strings.HasPrefix(t, name) }):
 				problem("no tool of server %s matches %q", server, r.name)
 			case !prefix && !have[name]:
-				problem("server %s offers no tool %q%s", server, name, suggest(name, tools))
+				problem("server %s offers no tool %q%s", server, name, yamlx.Suggest(name, tools))
 			}
 		case refAutoRun:
 			if r.name == "*" || !connected[r.server] {
@@ -267,11 +268,11 @@ func CheckTools(c *Case, tools []string) []Problem {
 						own = append(own, rest)
 					}
 				}
-				problem("server %s offers no tool %q%s", r.server, r.name, suggest(r.name, own))
+				problem("server %s offers no tool %q%s", r.server, r.name, yamlx.Suggest(r.name, own))
 			}
 		}
 	}
-	sortProblems(ps)
+	yamlx.Sort(ps)
 	return ps
 }
 

@@ -12,7 +12,6 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"gopkg.in/yaml.v3"
 
 	"github.com/hosteval/hosteval/internal/host"
 )
@@ -363,37 +362,18 @@ func TestExpand(t *testing.T) {
 	env := map[string]string{"SET": "v", "EMPTY": ""}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
-			l := &loader{lookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }}
-			f := &fileCtx{l: l, name: "f.yaml", dir: "/here"}
-			got, ok := f.expand(&yaml.Node{Line: 3}, "p", tt.in)
+			e := expander{lookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }, here: "/here"}
+			got, problems := e.expand(tt.in)
 			if tt.problem != "" {
-				if ok || len(l.problems) != 1 || l.problems[0].String() != tt.problem {
-					t.Errorf("expand(%q) = %q, %v, problems %v; want problem %q", tt.in, got, ok, l.problems, tt.problem)
+				if len(problems) != 1 || "f.yaml:3: p: "+problems[0] != tt.problem {
+					t.Errorf("expand(%q) = %q, problems %v; want problem %q", tt.in, got, problems, tt.problem)
 				}
 				return
 			}
-			if !ok || got != tt.want || len(l.problems) > 0 {
-				t.Errorf("expand(%q) = %q, %v, problems %v; want %q", tt.in, got, ok, l.problems, tt.want)
+			if got != tt.want || len(problems) > 0 {
+				t.Errorf("expand(%q) = %q, problems %v; want %q", tt.in, got, problems, tt.want)
 			}
 		})
-	}
-}
-
-func TestSuggest(t *testing.T) {
-	known := []string{"expect", "servers", "servers_file", "name", "turns", "timeout"}
-	tests := []struct{ in, want string }{
-		{"expct", ` (did you mean "expect"?)`},
-		{"sever", ` (did you mean "servers"?)`},
-		{"servers_fil", ` (did you mean "servers_file"?)`},
-		{"nam", ` (did you mean "name"?)`},
-		{"turn", ` (did you mean "turns"?)`},
-		{"xyz", ""},
-		{"questions", ""},
-	}
-	for _, tt := range tests {
-		if got := suggest(tt.in, known); got != tt.want {
-			t.Errorf("suggest(%q) = %q, want %q", tt.in, got, tt.want)
-		}
 	}
 }
 
