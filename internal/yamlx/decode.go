@@ -252,6 +252,16 @@ func checkMin(n *Node, v reflect.Value, least int64) {
 	}
 }
 
+// Keys lists the keys of struct type t, in declaration order: the fields
+// a mapping read into it may have.
+func Keys(t reflect.Type) []string {
+	var keys []string
+	for _, f := range fieldsOf(t) {
+		keys = append(keys, f.Name)
+	}
+	return keys
+}
+
 // field is a struct field the reader decodes, and what its tags say:
 //
 //	yaml:"key"        the key (yaml:",inline" merges an embedded struct's fields; yaml:"-" skips)

@@ -247,6 +247,9 @@ func (n *Node) Kind() Kind {
 	return Invalid
 }
 
+// File is the node's file as problems name it.
+func (n *Node) File() string { return n.st.file }
+
 // Path is the node's path from the document, e.g. "expect[2].tool".
 func (n *Node) Path() string { return n.path }
 
@@ -411,7 +414,7 @@ func (st *state) collect(n *Node, m *yaml.Node, have []Field, merged bool, depth
 	for i := 0; i+1 < len(m.Content); i += 2 {
 		k, v := m.Content[i], m.Content[i+1]
 		if k.Kind != yaml.ScalarNode {
-			n.Report(Problem{Line: k.Line, Column: k.Column, Path: n.path, Msg: "want a plain key, got " + (&Node{y: k}).Describe()})
+			n.Report(Problem{Line: k.Line, Column: k.Column, Path: n.path, Msg: "a mapping key must be a plain value, got " + (&Node{y: k}).Describe()})
 			continue
 		}
 		if k.Tag == "!!merge" {

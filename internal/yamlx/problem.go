@@ -74,12 +74,14 @@ func Errorf(path string, format string, args ...any) error {
 	return Problem{Path: path, Msg: err.Error(), Err: errors.Unwrap(err)}
 }
 
-// At returns err as a Problem at path (and line, when known), keeping the
-// position err already has below path: a problem "calls[1].call" of a value
-// at "scripted[2]" becomes "scripted[2].calls[1].call".
+// At returns err as a Problem at path (and line, when known). When err is
+// itself a Problem without a file, its position below path is kept: a
+// problem "calls[1].call" of a value at "scripted[2]" becomes
+// "scripted[2].calls[1].call". A wrapped Problem is only text: its wrapper
+// says what it is about.
 func At(path string, line int, err error) error {
-	var p Problem
-	if !errors.As(err, &p) || p.File != "" {
+	p, ok := err.(Problem)
+	if !ok || p.File != "" {
 		return Problem{Path: path, Line: line, Msg: err.Error(), Err: err}
 	}
 	p.Path = Join(path, p.Path)

@@ -68,6 +68,18 @@ func schemerOf(t reflect.Type) Schemer {
 	return nil
 }
 
+// Inline returns the schema of t written out, not referenced: for a
+// [Schemer] whose schema is its fields'.
+func (r *Reflector) Inline(t reflect.Type) *jsonschema.Schema {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t.Kind() == reflect.Struct {
+		return r.object(t)
+	}
+	return r.inline(t)
+}
+
 // inline is the schema of t written out, not referenced.
 func (r *Reflector) inline(t reflect.Type) *jsonschema.Schema {
 	for t.Kind() == reflect.Pointer {
