@@ -1,13 +1,11 @@
 package yamlx
 
 import (
-	"encoding/json"
 	"fmt"
 	"reflect"
 	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
-	"gopkg.in/yaml.v3"
 )
 
 // Schemer is a type that describes its YAML shape itself, in a JSON
@@ -143,20 +141,16 @@ func (r *Reflector) object(t reflect.Type) *jsonschema.Schema {
 }
 
 // exampleValue reads a field's example tag as YAML, for the schema's
-// examples (a JSON value).
+// examples (a JSON value; a date stays the text written).
 func exampleValue(t reflect.Type, f field) any {
-	var v any
-	if err := yaml.Unmarshal([]byte(f.Example), &v); err != nil {
-		panic(fmt.Sprintf("yamlx: %s.%s: example %q is not YAML: %v", t, f.Name, f.Example, err))
+	v, err := ParseValue(f.Example)
+	if err == nil {
+		var plain any
+		if plain, err = v.Plain(); err == nil {
+			return plain
+		}
 	}
-	// Through JSON, so that a YAML mapping's map[string]any is plain JSON.
-	data, err := json.Marshal(v)
-	if err != nil {
-		panic(fmt.Sprintf("yamlx: %s.%s: example %q is not JSON: %v", t, f.Name, f.Example, err))
-	}
-	var out any
-	json.Unmarshal(data, &out)
-	return out
+	panic(fmt.Sprintf("yamlx: %s.%s: example %q: %v", t, f.Name, f.Example, err))
 }
 
 // False is the schema that no value meets (JSON Schema's false).
