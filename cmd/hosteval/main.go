@@ -73,6 +73,7 @@ func commands() []command {
 		toolsCommand,
 		chatCommand,
 		conformanceCommand,
+		schemaCommand,
 		{name: "version", summary: "print the version", usage: "hosteval version", run: func(_ context.Context, e *env, _ []string) int {
 			fmt.Fprintln(e.stdout, "hosteval", host.Version)
 			return exitOK

@@ -156,12 +156,11 @@ func (it *gateItem) UnmarshalYAML(n *yamlx.Node) error {
 		if n.Get(sc.name) == nil {
 			continue
 		}
-		re, err := anchor(sc.re)
-		if err != nil {
+		if _, err := regexp.Compile(sc.re); err != nil { // the expression as written, not anchored
 			n.Locate(yamlx.Errorf(sc.name, "%v", err))
 			return nil
 		}
-		*sc.dst = re
+		*sc.dst, _ = anchor(sc.re)
 	}
 	g.Pos = fmt.Sprintf("%s:%d", n.File(), n.Line())
 	it.gate = g
