@@ -47,6 +47,11 @@ type Case struct {
 	settings hostSettings
 }
 
+// MaxCases bounds the cases a suite expands into, so that a typo in a
+// repeat or a runaway list of variants is an error, not a run that eats
+// the machine's memory.
+const MaxCases = 1_000_000
+
 // Cases expands the suite into cases: scenario x variant x model x repeat,
 // in that order of nesting, in the order the scenarios were loaded.
 func (s *Suite) Cases(opts CaseOptions) ([]*Case, error) {
@@ -68,6 +73,21 @@ func (s *Suite) Cases(opts CaseOptions) ([]*Case, error) {
 				return nil, fmt.Errorf("model %s is given twice", opts.Models[i].Name)
 			}
 			seen[opts.Models[i].Name] = true
+		}
+	}
+	total := 0
+	for _, sc := range s.Scenarios {
+		n := max(len(sc.variants), 1) * len(sc.models)
+		if opts.Models != nil {
+			n = max(len(sc.variants), 1) * len(opts.Models)
+		}
+		repeat := sc.repeat
+		if opts.Repeat > 0 {
+			repeat = opts.Repeat
+		}
+		total += n * repeat
+		if total > MaxCases {
+			return nil, fmt.Errorf("the suite expands into more than %d cases (scenario %s: variants x models x repeat)", MaxCases, sc.Name)
 		}
 	}
 	var cases []*Case

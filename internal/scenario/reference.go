@@ -236,7 +236,10 @@ func (w *refWriter) typeOf(s *jsonschema.Schema) string {
 		}
 		return "string"
 	case "integer":
-		if s.Minimum != nil {
+		switch {
+		case s.Minimum != nil && s.Maximum != nil:
+			return fmt.Sprintf("integer, %g to %g", *s.Minimum, *s.Maximum)
+		case s.Minimum != nil:
 			return fmt.Sprintf("integer ≥ %g", *s.Minimum)
 		}
 		return "integer"

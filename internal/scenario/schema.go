@@ -37,7 +37,7 @@ type scenarioDoc struct {
 	Elicitation []answerDoc         `yaml:"elicitation" want:"a list of answers" doc:"The person's canned answers to the servers' questions (elicitation), tried in order; a question no answer matches is declined and counted."`
 	Approvals   []string            `yaml:"approvals" doc:"The tools the person approves when asked (a tool not on its server's auto-run list needs approval): namespaced names, or a prefix ending in *. The rest are denied." example:"[tickets__open_ticket, \"support__*\"]"`
 	Variants    []variantDoc        `yaml:"variants" want:"a list of variants" doc:"Named sets of overrides (host settings, system prompt), each a case of its own: the A/B of tool descriptions."`
-	Repeat      *int                `yaml:"repeat" min:"1" doc:"How many times each case runs (default 1)." example:"3"`
+	Repeat      *int                `yaml:"repeat" min:"1" max:"10000" doc:"How many times each case runs (default 1)." example:"3"`
 	Timeout     *duration           `yaml:"timeout" doc:"The deadline of one case, servers' start included (default 60s)." example:"30s"`
 	Expect      []expectDoc         `yaml:"expect" doc:"What must hold after the conversation; each expectation is one of the kinds below, chosen by its keys."`
 	Gates       []string            `yaml:"gates" want:"a list of gates" doc:"Gates on this scenario's groups (one per variant and model): \"<metric> <op> <number>\" or \"... baseline\"; see the gate metrics." example:"[\"pass_rate >= 1\"]"`

@@ -210,10 +210,13 @@ func (l *loader) scenarioServers(f *fileCtx, root *yamlx.Node, d *scenarioDoc, s
 		if !filepath.IsAbs(rel) {
 			abs, display = filepath.Join(f.dir, rel), filepath.Join(filepath.Dir(f.name), rel)
 		}
-		if info, err := os.Stat(abs); err != nil || info.IsDir() {
-			msg := "is a folder, want a servers file"
-			if err != nil {
+		if info, err := os.Stat(abs); err != nil || !info.Mode().IsRegular() {
+			msg := "is not a file, want a servers file"
+			switch {
+			case err != nil:
 				msg = fileError(err)
+			case info.IsDir():
+				msg = "is a folder, want a servers file"
 			}
 			errorAt(root, "servers_file", "%s: %s", display, msg)
 		} else {

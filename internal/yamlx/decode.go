@@ -229,8 +229,8 @@ func decodeStruct(n *Node, rv reflect.Value, want string) {
 		before := n.st.ps.Len()
 		fv := rv.FieldByIndex(f.Index)
 		decodeValue(kv.Value, fv, f.Want)
-		if f.Min != nil && n.st.ps.Len() == before {
-			checkMin(kv.Value, fv, *f.Min)
+		if n.st.ps.Len() == before {
+			checkBounds(kv.Value, fv, f.Min, f.Max)
 		}
 	}
 	for _, f := range fields {
@@ -240,15 +240,19 @@ func decodeStruct(n *Node, rv reflect.Value, want string) {
 	}
 }
 
-func checkMin(n *Node, v reflect.Value, least int64) {
+func checkBounds(n *Node, v reflect.Value, least, most *int64) {
 	for v.Kind() == reflect.Pointer {
 		if v.IsNil() {
 			return
 		}
 		v = v.Elem()
 	}
-	if v.CanInt() && v.Int() < least {
-		n.Errorf("want %d or more, got %d", least, v.Int())
+	switch {
+	case !v.CanInt():
+	case least != nil && v.Int() < *least:
+		n.Errorf("want %d or more, got %d", *least, v.Int())
+	case most != nil && v.Int() > *most:
+		n.Errorf("want %d at most, got %d", *most, v.Int())
 	}
 }
 
@@ -268,7 +272,7 @@ func Keys(t reflect.Type) []string {
 //	doc:"..."         what the field means, for the schema and the reference
 //	example:"..."     an example value, in YAML
 //	required:"true"   the field must be written (an empty value counts as not written)
-//	min:"N"           a whole number must be N or more
+//	min:"N", max:"N"  a whole number must be N or more, N at most
 //	want:"..."        the "want ..." phrase of a wrong-kind problem, e.g. "a list of variants"
 type field struct {
 	Name     string
@@ -277,7 +281,7 @@ type field struct {
 	Doc      string
 	Example  string
 	Required bool
-	Min      *int64
+	Min, Max *int64
 	Want     string
 }
 
@@ -304,14 +308,20 @@ func fieldsOf(t reflect.Type) []field {
 		}
 		f := field{Name: name, Index: []int{i}, Type: sf.Type, Doc: sf.Tag.Get("doc"), Example: sf.Tag.Get("example"),
 			Required: sf.Tag.Get("required") == "true", Want: sf.Tag.Get("want")}
-		if m, ok := sf.Tag.Lookup("min"); ok {
-			least, err := strconv.ParseInt(m, 10, 64)
-			if err != nil {
-				panic(fmt.Sprintf("yamlx: %s.%s: min tag %q is not a whole number", t, sf.Name, m))
-			}
-			f.Min = &least
-		}
+		f.Min, f.Max = intTag(t, sf, "min"), intTag(t, sf, "max")
 		out = append(out, f)
 	}
 	return out
+}
+
+func intTag(t reflect.Type, sf reflect.StructField, key string) *int64 {
+	text, ok := sf.Tag.Lookup(key)
+	if !ok {
+		return nil
+	}
+	n, err := strconv.ParseInt(text, 10, 64)
+	if err != nil {
+		panic(fmt.Sprintf("yamlx: %s.%s: %s tag %q is not a whole number", t, sf.Name, key, text))
+	}
+	return &n
 }

@@ -89,7 +89,8 @@ func Parse(file string, data []byte, ps *Problems) ([]*Doc, error) {
 }
 
 func syntaxProblem(file string, err error) Problem {
-	line, msg := 0, err.Error()
+	// yaml.v3 leaves "line N: " out for its first line.
+	line, msg := 1, err.Error()
 	if m := yamlLineRE.FindStringSubmatch(msg); m != nil {
 		line, _ = strconv.Atoi(m[1])
 		msg = m[2]

@@ -17,7 +17,7 @@ type Schemer interface {
 
 // Reflector builds the JSON Schema of the types the reader decodes into,
 // by the same rules: keys and `doc`, `example`, `required` and `min` tags
-// of struct fields, [Enum] types, [Schemer] types, durations as text.
+// of struct fields (and `max`), [Enum] types, [Schemer] types, durations as text.
 // Named struct types are defined once, under $defs.
 type Reflector struct {
 	defs  map[string]*jsonschema.Schema
@@ -130,6 +130,10 @@ func (r *Reflector) object(t reflect.Type) *jsonschema.Schema {
 		if f.Min != nil {
 			least := float64(*f.Min)
 			fs.Minimum = &least
+		}
+		if f.Max != nil {
+			most := float64(*f.Max)
+			fs.Maximum = &most
 		}
 		s.Properties[f.Name] = &fs
 		s.PropertyOrder = append(s.PropertyOrder, f.Name)
