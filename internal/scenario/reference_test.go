@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 
+	"github.com/hosteval/hosteval/internal/report"
 	"github.com/hosteval/hosteval/internal/yamlx"
 )
 
@@ -63,6 +64,8 @@ func TestSchemasAcceptTheSuite(t *testing.T) {
 	if len(files) < 15 {
 		t.Fatalf("found %d files: %v", len(files), files)
 	}
+	testEnv(t)
+	t.Setenv("CASE_DIR", t.TempDir()) // outside a run, servers files read it like any variable
 	for _, path := range files {
 		if path == "testdata/valid/scenarios/gates.yaml" {
 			continue // not YAML: a file the loader skips by name
@@ -71,6 +74,17 @@ func TestSchemasAcceptTheSuite(t *testing.T) {
 			if err := resolved[kindOf(path)].Validate(v); err != nil {
 				t.Errorf("%s document %d does not meet the %s schema: %v", path, i+1, kindOf(path), err)
 			}
+		}
+		// And the loader reads it.
+		var err error
+		switch kindOf(path) {
+		case "servers":
+			_, err = LoadServers(path)
+		case "gates":
+			_, err = report.LoadGates(path)
+		}
+		if err != nil {
+			t.Errorf("%s: %v", path, err)
 		}
 	}
 	for _, bad := range []struct{ kind, text string }{
