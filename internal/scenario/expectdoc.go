@@ -32,11 +32,11 @@ type toolExpectDoc struct {
 	AskedUser     *bool          `yaml:"asked_user" doc:"Whether the call put a question to the person (elicitation)." example:"true"`
 	Rounds        *int           `yaml:"rounds" doc:"The rounds of a multi-round-trip call (input_required)." example:"2"`
 	ErrorCode     *int           `yaml:"error_code" doc:"The JSON-RPC error code of a call answered by an error." example:"-32602"`
-	ErrorMatches  *pattern       `yaml:"error_matches" doc:"A regular expression on the call's error text." example:"(?i)not found"`
+	ErrorMatches  *yamlx.Regexp  `yaml:"error_matches" doc:"A regular expression on the call's error text." example:"(?i)not found"`
 	Args          map[string]any `yaml:"args" doc:"Arguments the call had (a subset: other keys may be there too); numbers compare by value." example:"{hostname: jump-prod-02}"`
 	ArgsExact     map[string]any `yaml:"args_exact" doc:"The call's arguments, exactly." example:"{hostname: jump-prod-02}"`
 	Clipped       *bool          `yaml:"clipped" doc:"Whether the host cut the result to its budget." example:"true"`
-	ResultMatches *pattern       `yaml:"result_matches" doc:"A regular expression on the result the model got." example:"Camille Michel"`
+	ResultMatches *yamlx.Regexp  `yaml:"result_matches" doc:"A regular expression on the result the model got." example:"Camille Michel"`
 }
 
 // orderExpectDoc says that tools were called in a relative order.
@@ -58,27 +58,27 @@ type serverExpectDoc struct {
 type stateExpectDoc struct {
 	State         string         `yaml:"state" required:"true" doc:"A call (name and arguments) the harness makes after the conversation, e.g. to read what a tool changed." example:"'tickets__list_tickets {}'"`
 	Matches       map[string]any `yaml:"matches" doc:"The result, read as a JSON object, must hold these keys and values (objects as subsets)." example:"{total: 1}"`
-	ResultMatches *pattern       `yaml:"result_matches" doc:"A regular expression on the result." example:"INC-\\\\d+"`
+	ResultMatches *yamlx.Regexp  `yaml:"result_matches" doc:"A regular expression on the result." example:"INC-\\\\d+"`
 }
 
 // caseExpectDoc holds answer, count and bound checks, all of which must
 // hold.
 type caseExpectDoc struct {
-	AnswerMatches    *pattern  `yaml:"answer_matches" doc:"A regular expression the answer of the last turn (or of turn) matches." example:"(?i)opened"`
-	AnswerNotMatches *pattern  `yaml:"answer_not_matches" doc:"A regular expression the answer does not match." example:"(?i)sorry"`
-	Turn             *int      `yaml:"turn" doc:"Which turn's answer the answer checks read (the first is 1; default the last)." example:"1"`
-	UnknownTools     *intRange `yaml:"unknown_tools" doc:"Calls of a tool not offered (nothing was sent): N or {min, max}." example:"0"`
-	Timeouts         *intRange `yaml:"timeouts" doc:"Calls with no answer within the tool timeout." example:"0"`
-	ProtocolErrors   *intRange `yaml:"protocol_errors" doc:"Calls answered by a JSON-RPC error (with a code)." example:"0"`
-	ToolErrors       *intRange `yaml:"tool_errors" doc:"Calls whose result was an error (isError)." example:"{max: 1}"`
-	Denied           *intRange `yaml:"denied" doc:"Calls the person did not approve." example:"1"`
-	Steps            *intRange `yaml:"steps" doc:"Tool calls the model proposed." example:"{max: 3}"`
-	ModelRequests    *intRange `yaml:"model_requests" doc:"Requests to the model." example:"{max: 4}"`
-	Elicitations     *intRange `yaml:"elicitations" doc:"Questions servers put to the person." example:"1"`
-	Declined         *intRange `yaml:"declined" doc:"Questions declined (by the person, or for want of a canned answer)." example:"0"`
-	ResultBytes      *intRange `yaml:"result_bytes" doc:"Bytes of every result given to the model, each call on its own." example:"{max: 4000}"`
-	ToolDefBytes     *intRange `yaml:"tool_def_bytes" doc:"Bytes of the tools array of one model request." example:"{max: 6000}"`
-	ToolDefTokens    *intRange `yaml:"tool_def_tokens" doc:"o200k tokens of the tools array of one model request." example:"{max: 800}"`
+	AnswerMatches    *yamlx.Regexp `yaml:"answer_matches" doc:"A regular expression the answer of the last turn (or of turn) matches." example:"(?i)opened"`
+	AnswerNotMatches *yamlx.Regexp `yaml:"answer_not_matches" doc:"A regular expression the answer does not match." example:"(?i)sorry"`
+	Turn             *int          `yaml:"turn" doc:"Which turn's answer the answer checks read (the first is 1; default the last)." example:"1"`
+	UnknownTools     *intRange     `yaml:"unknown_tools" doc:"Calls of a tool not offered (nothing was sent): N or {min, max}." example:"0"`
+	Timeouts         *intRange     `yaml:"timeouts" doc:"Calls with no answer within the tool timeout." example:"0"`
+	ProtocolErrors   *intRange     `yaml:"protocol_errors" doc:"Calls answered by a JSON-RPC error (with a code)." example:"0"`
+	ToolErrors       *intRange     `yaml:"tool_errors" doc:"Calls whose result was an error (isError)." example:"{max: 1}"`
+	Denied           *intRange     `yaml:"denied" doc:"Calls the person did not approve." example:"1"`
+	Steps            *intRange     `yaml:"steps" doc:"Tool calls the model proposed." example:"{max: 3}"`
+	ModelRequests    *intRange     `yaml:"model_requests" doc:"Requests to the model." example:"{max: 4}"`
+	Elicitations     *intRange     `yaml:"elicitations" doc:"Questions servers put to the person." example:"1"`
+	Declined         *intRange     `yaml:"declined" doc:"Questions declined (by the person, or for want of a canned answer)." example:"0"`
+	ResultBytes      *intRange     `yaml:"result_bytes" doc:"Bytes of every result given to the model, each call on its own." example:"{max: 4000}"`
+	ToolDefBytes     *intRange     `yaml:"tool_def_bytes" doc:"Bytes of the tools array of one model request." example:"{max: 6000}"`
+	ToolDefTokens    *intRange     `yaml:"tool_def_tokens" doc:"o200k tokens of the tools array of one model request." example:"{max: 800}"`
 }
 
 // expectKinds are the kinds with a key of their own, in the order their
@@ -280,7 +280,7 @@ func (r *expectReader) toolExpect() checker {
 	}
 	t := &toolExpect{tool: d.Tool, called: d.Called, askedUser: d.AskedUser, rounds: d.Rounds, errorCode: d.ErrorCode, clipped: d.Clipped,
 		outcome: (*string)(d.Outcome), approval: (*string)(d.Approval), count: d.Count,
-		errorMatches: d.ErrorMatches.regexp(), resultMatches: d.ResultMatches.regexp(),
+		errorMatches: regexpOf(d.ErrorMatches), resultMatches: regexpOf(d.ResultMatches),
 		args: normalizeObject(d.Args), argsExact: normalizeObject(d.ArgsExact)}
 	if d.Nth != nil {
 		if *d.Nth < 1 {
@@ -358,14 +358,14 @@ func (r *expectReader) stateExpect() (checker, *host.CallRequest) {
 		return nil, nil
 	}
 	r.ref(refTool, "state", call.Name)
-	s := &stateExpect{call: d.State, matches: normalizeObject(d.Matches), resultMatches: d.ResultMatches.regexp()}
+	s := &stateExpect{call: d.State, matches: normalizeObject(d.Matches), resultMatches: regexpOf(d.ResultMatches)}
 	return s, &host.CallRequest{Name: call.Name, Arguments: call.Arguments}
 }
 
 func (r *expectReader) caseExpect() checker {
 	var d caseExpectDoc
 	r.decode(&d)
-	c := &caseExpect{answerMatches: d.AnswerMatches.regexp(), answerNotMatches: d.AnswerNotMatches.regexp()}
+	c := &caseExpect{answerMatches: regexpOf(d.AnswerMatches), answerNotMatches: regexpOf(d.AnswerNotMatches)}
 	if d.Turn != nil {
 		if *d.Turn < 1 {
 			r.errorf("turn", "want 1 or more (the first turn is 1), got %d", *d.Turn)
@@ -406,11 +406,12 @@ func normalizeObject(m map[string]any) map[string]any {
 	return normalize(m).(map[string]any)
 }
 
-func (p *pattern) regexp() *regexp.Regexp {
-	if p == nil {
+// regexpOf is r's expression, nil for none.
+func regexpOf(r *yamlx.Regexp) *regexp.Regexp {
+	if r == nil {
 		return nil
 	}
-	return p.re
+	return r.Regexp
 }
 
 // UnmarshalYAML reads N or {min: N, max: N}.

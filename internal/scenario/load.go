@@ -338,7 +338,7 @@ func (f *fileCtx) cannedAnswer(d answerDoc, n *yamlx.Node, sc *Scenario) host.Ca
 		sc.refs = append(sc.refs, f.ref(refServer, n, "server", d.Server))
 	}
 	if d.Message != nil {
-		a.Message = d.Message.re
+		a.Message = d.Message.Regexp
 	}
 	if d.Action != nil {
 		a.Action = string(*d.Action)

@@ -92,7 +92,7 @@ type serversFileDoc struct {
 // answerDoc is one canned answer of the person to a server's question.
 type answerDoc struct {
 	Server  string         `yaml:"server" doc:"Only questions of this server." example:"tickets"`
-	Message *pattern       `yaml:"message" doc:"Only questions whose message matches this regular expression." example:"(?i)open an incident"`
+	Message *yamlx.Regexp  `yaml:"message" doc:"Only questions whose message matches this regular expression." example:"(?i)open an incident"`
 	Key     string         `yaml:"key" doc:"Only questions (input_required rounds) asking for this key." example:"confirm"`
 	Action  *answerAction  `yaml:"action" doc:"accept, decline or cancel (default accept)." example:"accept"`
 	Content map[string]any `yaml:"content" want:"a mapping of field: value" doc:"The form's values, with action: accept." example:"{priority: P1}"`
@@ -332,26 +332,6 @@ func (m *protocolMode) UnmarshalYAML(n *yamlx.Node) error {
 
 func (*protocolMode) JSONSchema(*yamlx.Reflector) *jsonschema.Schema {
 	return &jsonschema.Schema{Type: "string", Enum: []any{string(host.ModeAuto), string(host.ModeLegacy), string(host.ModePinned)}}
-}
-
-// pattern is a regular expression (RE2).
-type pattern struct{ re *regexp.Regexp }
-
-func (p *pattern) UnmarshalYAML(n *yamlx.Node) error {
-	var s string
-	if !n.Decode(&s) {
-		return nil
-	}
-	re, err := regexp.Compile(s)
-	if err != nil {
-		return err
-	}
-	p.re = re
-	return nil
-}
-
-func (*pattern) JSONSchema(*yamlx.Reflector) *jsonschema.Schema {
-	return &jsonschema.Schema{Type: "string", Format: "regex"}
 }
 
 // answerAction is what the person does with a question.

@@ -5,38 +5,16 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/google/jsonschema-go/jsonschema"
 )
 
 type color string
 
 func (color) Enum() []string { return []string{"red", "green", "blue"} }
-
-// pattern is a hook: a regular expression, compiled while reading.
-type pattern struct{ re *regexp.Regexp }
-
-func (p *pattern) UnmarshalYAML(n *Node) error {
-	var s string
-	if !n.Decode(&s) {
-		return nil
-	}
-	re, err := regexp.Compile(s)
-	if err != nil {
-		return err
-	}
-	p.re = re
-	return nil
-}
-
-func (*pattern) JSONSchema(*Reflector) *jsonschema.Schema {
-	return &jsonschema.Schema{Type: "string", Format: "regex"}
-}
 
 type inner struct {
 	Min *int `yaml:"min" min:"0"`
@@ -58,7 +36,7 @@ type doc struct {
 	Env     map[string]string `yaml:"env"`
 	Ordered Map[int]          `yaml:"ordered"`
 	Range   inner             `yaml:"range"`
-	Match   *pattern          `yaml:"match"`
+	Match   *Regexp           `yaml:"match"`
 	Args    Value             `yaml:"args"`
 	Content map[string]any    `yaml:"content"`
 	shared  `yaml:",inline"`
@@ -115,8 +93,8 @@ shared: yes
 	if *d.Range.Min != 1 || d.Range.Max != nil {
 		t.Errorf("range = %+v", d.Range)
 	}
-	if !d.Match.re.MatchString("aaa") {
-		t.Errorf("match = %v", d.Match.re)
+	if !d.Match.MatchString("aaa") {
+		t.Errorf("match = %v", d.Match.Regexp)
 	}
 	if got := d.Args.Keys; !reflect.DeepEqual(got, []string{"b", "a"}) || d.Args.Line != 13 || d.Args.Items[1].Items[1].Text != "two" {
 		t.Errorf("args = %+v", d.Args)
