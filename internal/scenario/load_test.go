@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -403,5 +404,53 @@ variants:
 	o := cases[0].HostOptions()
 	if o.MaxSteps != 5 || o.ToolTimeout.String() != "1s" {
 		t.Errorf("MaxSteps = %d, ToolTimeout = %v; want 5, 1s", o.MaxSteps, o.ToolTimeout)
+	}
+}
+
+// TestTimeouts: the budgets of the timing model are set in a scenario's
+// host: (and a variant's) and per server, in a servers file or inline.
+func TestTimeouts(t *testing.T) {
+	testEnv(t)
+	dir := t.TempDir()
+	writeFile(t, dir, "servers.yaml", "servers:\n  slow: {command: npx, connect_timeout: 40s, discover_timeout: 30s, initialize_timeout: 20s}\n")
+	p := writeFile(t, dir, "s.yaml", `name: timing
+servers: [slow, {name: jvm, command: java, connect_timeout: 1m}]
+question: q
+model: {scripted: []}
+host: {connect_timeout: 15s, discover_timeout: 12s, initialize_timeout: 9s, tool_timeout: 3s, person_timeout: 45s}
+variants:
+  - name: base
+  - name: patient
+    host: {person_timeout: 2m, initialize_timeout: 11s}
+`)
+	suite, err := Load(p)
+	if err != nil {
+		t.Fatalf("Load: %v", err)
+	}
+	cases, _ := suite.Cases(CaseOptions{})
+	type timing struct{ Connect, Discover, Initialize, Tool, Person time.Duration }
+	var got []timing
+	for _, c := range cases {
+		o := c.HostOptions()
+		got = append(got, timing{o.ConnectTimeout, o.DiscoverTimeout, o.InitializeTimeout, o.ToolTimeout, o.PersonTimeout})
+	}
+	want := []timing{{15 * time.Second, 12 * time.Second, 9 * time.Second, 3 * time.Second, 45 * time.Second},
+		{15 * time.Second, 12 * time.Second, 11 * time.Second, 3 * time.Second, 2 * time.Minute}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("host timeouts (-want +got):\n%s", diff)
+	}
+	servers := cases[0].HostOptions().Servers
+	if s := servers[0]; s.ConnectTimeout != 40*time.Second || s.DiscoverTimeout != 30*time.Second || s.InitializeTimeout != 20*time.Second {
+		t.Errorf("servers file timeouts = %v %v %v, want 40s 30s 20s", s.ConnectTimeout, s.DiscoverTimeout, s.InitializeTimeout)
+	}
+	if s := servers[1]; s.ConnectTimeout != time.Minute || s.DiscoverTimeout != 0 {
+		t.Errorf("inline timeouts = %v %v, want 1m and the host's", s.ConnectTimeout, s.DiscoverTimeout)
+	}
+	p = writeFile(t, dir, "bad.yaml", "name: bad\nservers: [{name: x, command: x, initialize_timeout: 0s}]\nquestion: q\nmodel: {scripted: []}\nhost: {person_timeout: soon}\n")
+	_, err = Load(p)
+	wantErr := p + ":2: servers[0].initialize_timeout: want a positive duration, got 0s\n" +
+		p + `:5: host.person_timeout: time: invalid duration "soon" (want e.g. 500ms, 10s, 2m)`
+	if err == nil || err.Error() != wantErr {
+		t.Errorf("Load error:\n%v\nwant:\n%s", err, wantErr)
 	}
 }
