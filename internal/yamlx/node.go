@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
@@ -95,16 +96,9 @@ func syntaxProblem(file string, err error) Problem {
 		line, _ = strconv.Atoi(m[1])
 		msg = m[2]
 	} else {
-		msg = trimYAML(msg)
+		msg = strings.TrimPrefix(msg, "yaml: ")
 	}
 	return Problem{File: file, Line: line, Msg: msg, Err: &SyntaxError{Err: err}}
-}
-
-func trimYAML(msg string) string {
-	if len(msg) > 6 && msg[:6] == "yaml: " {
-		return msg[6:]
-	}
-	return msg
 }
 
 // Root is the document's top node, nil for a document over its alias
