@@ -60,6 +60,12 @@ func fixtureVerdicts(t *testing.T) (base, next *Summary, opts Options) {
 	return base, next, opts
 }
 
+// withDir is opts with the run folder set, for the failures' show command.
+func withDir(opts Options, dir string) Options {
+	opts.Dir = dir
+	return opts
+}
+
 func TestGolden(t *testing.T) {
 	base, next, opts := fixtureVerdicts(t)
 	gateResults, comparison := opts.Gates, opts.Comparison
@@ -68,8 +74,8 @@ func TestGolden(t *testing.T) {
 		name  string
 		write func(w *bytes.Buffer) error
 	}{
-		{"base.txt", func(w *bytes.Buffer) error { return WriteText(w, base) }},
-		{"new.txt", func(w *bytes.Buffer) error { return WriteText(w, next) }},
+		{"base.txt", func(w *bytes.Buffer) error { return WriteText(w, base, Options{Dir: "testdata/runs/base"}) }},
+		{"new.txt", func(w *bytes.Buffer) error { return WriteText(w, next, withDir(opts, "testdata/runs/new")) }},
 		{"base.summary.json", func(w *bytes.Buffer) error { return WriteSummaryJSON(w, base) }},
 		{"base.junit.xml", func(w *bytes.Buffer) error { return WriteJUnit(w, base) }},
 		{"base.md", func(w *bytes.Buffer) error { return WriteMarkdown(w, base, Options{}) }},

@@ -297,7 +297,7 @@ func TestWriteErrors(t *testing.T) {
 		name  string
 		write func(io.Writer) error
 	}{
-		{"text", func(w io.Writer) error { return WriteText(w, next) }},
+		{"text", func(w io.Writer) error { return WriteText(w, next, opts) }},
 		{"markdown", func(w io.Writer) error { return WriteMarkdown(w, next, opts) }},
 		{"html", func(w io.Writer) error { return WriteHTML(w, next, opts) }},
 		{"junit", func(w io.Writer) error { return WriteJUnit(w, next) }},
