@@ -307,10 +307,7 @@ details summary { cursor: pointer; }
 {{end}}</div>
 {{range .Tables}}{{.}}{{end}}
 {{if .Failures}}<h2>Failures</h2>
-<ul class="failures">
-{{range .Failures}}<li><strong class="ko">{{.Status}}</strong> <code>{{.Case}}</code>{{if .Where}} ({{.Where}}){{end}}{{if .Error}}<br>{{.Error}}{{end}}{{if .Expectations}}
-<ul>{{range .Expectations}}<li>{{expectation .}}</li>{{end}}</ul>{{end}}</li>
-{{end}}</ul>
+{{template "failures" .Failures}}
 {{end}}
 <h2>Cases</h2>
 <details><summary>{{.Totals.Cases}} cases</summary>
@@ -324,7 +321,10 @@ details summary { cursor: pointer; }
 {{template "verdict" .}}{{end}}
 </body>
 </html>
-{{/* the blank line that ends the page */}}
+{{define "failures"}}<ul class="failures">
+{{range .}}<li><strong class="ko">{{.Status}}</strong> <code>{{.Case}}</code>{{if .Where}} ({{.Where}}){{end}}{{if .Error}}<br>{{.Error}}{{end}}{{if .Expectations}}
+<ul>{{range .Expectations}}<li>{{expectation .}}</li>{{end}}</ul>{{end}}</li>
+{{end}}</ul>{{end}}
 {{define "verdict"}}{{range .Notes}}<p class="notes">note: {{.}}</p>
 {{end}}{{range .Held}}<p class="ok"><strong>{{capitalize .}}</strong></p>
 {{end}}{{range .Failed}}<p class="ko"><strong>{{capitalize .Headline}}:</strong></p>

@@ -205,9 +205,10 @@ const minShrink = 12
 
 // Fit returns t laid out no wider than width terminal columns where it can
 // be: it hides columns by Priority (highest first, rightmost of equals
-// first) until the rest fit, then, if the columns that are never hidden are
-// still too wide, cuts the widest left-aligned one (Shorten) down to what
-// fits, no narrower than its header or minShrink. A note names the hidden
+// first) until the rest fit, and shows again those hidden columns that fit
+// in the room left, lowest Priority first; then, if the columns that are
+// never hidden are still too wide, it cuts the widest left-aligned one
+// (Shorten) down to what fits, no narrower than its header or minShrink. A note names the hidden
 // columns, followed by hint in parentheses when hint is not empty (the
 // flag that shows them, say). A width of zero or less, or a table that
 // fits, gives t itself.
@@ -239,6 +240,14 @@ func (t *Table) Fit(width int, hint string) *Table {
 		}
 		hidden[i] = true
 		total -= widths[i] + 2
+	}
+	// Room left by a wide column may hold a narrower one hidden before
+	// it: bring those back, the most wanted first.
+	for _, i := range slices.Backward(order) {
+		if hidden[i] && total+widths[i]+2 <= width {
+			hidden[i] = false
+			total += widths[i] + 2
+		}
 	}
 	cut := -1 // the column cut to fit, if any
 	if total > width {
