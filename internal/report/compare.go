@@ -2,7 +2,6 @@ package report
 
 import (
 	"cmp"
-	"encoding/json"
 	"fmt"
 	"io"
 	"slices"
@@ -460,11 +459,5 @@ func WriteCompareJSON(w io.Writer, c *Comparison) error {
 		Schema int `json:"schema"`
 		*Comparison
 	}{CompareSchema, c}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(doc); err != nil {
-		return fmt.Errorf("write comparison: %w", err)
-	}
-	return nil
+	return writeJSON(w, doc, "comparison")
 }

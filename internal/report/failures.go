@@ -90,51 +90,49 @@ func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
-// writeFailuresText lists failures for a terminal, one block a case: the
-// status and name with the scenario's place, why it errored, each failed
-// expectation, and the command that opens its transcript when the run
-// folder is known. Write errors are left to an errWriter.
-func writeFailuresText(w io.Writer, fs []Failure, dir string) {
-	if len(fs) == 0 {
-		return
-	}
-	fmt.Fprint(w, "\nFailures\n")
-	for _, f := range fs {
-		fmt.Fprintf(w, "%s %s", table.OneLine(strings.ToUpper(f.Status)), table.OneLine(f.Case))
-		if f.Where != "" {
-			fmt.Fprintf(w, " (%s)", table.OneLine(f.Where))
-		}
-		fmt.Fprint(w, "\n")
-		if f.Error != "" {
-			fmt.Fprintf(w, "    %s\n", table.OneLine(f.Error))
-		}
-		for _, e := range f.Expectations {
-			fmt.Fprintf(w, "    %s\n", table.OneLine(expectationText(e)))
-		}
-		if dir != "" && f.CaseID != "" {
-			fmt.Fprintf(w, "    transcript: %s\n", table.OneLine(ShowCommand(dir, f.CaseID)))
-		}
-	}
+// failureLayout is how a format lays out the failures list: its heading,
+// the line that names a case, the prefix of the lines under it, what ends
+// the list, and how it escapes a text from a run.
+type failureLayout struct {
+	heading, caseLine, item, end string
+	escape                       func(string) string
 }
 
-// writeFailuresMarkdown lists failures as a Markdown list under a heading.
-func writeFailuresMarkdown(w io.Writer, fs []Failure) {
+var (
+	failuresText = failureLayout{
+		heading: "\nFailures\n", caseLine: "%s %s", item: "    ",
+		escape: table.OneLine,
+	}
+	failuresMarkdown = failureLayout{
+		heading: "### Failures\n\n", caseLine: "- **%s** %s", item: "  - ", end: "\n",
+		escape: table.EscapeMarkdown,
+	}
+)
+
+// write lists fs, one block a case: the status and name with the
+// scenario's place, why it errored, each failed expectation, and, when the
+// run folder dir is known, the command that opens its transcript. Write
+// errors are left to an errWriter.
+func (l failureLayout) write(w io.Writer, fs []Failure, dir string) {
 	if len(fs) == 0 {
 		return
 	}
-	fmt.Fprint(w, "### Failures\n\n")
+	fmt.Fprint(w, l.heading)
 	for _, f := range fs {
-		fmt.Fprintf(w, "- **%s** %s", table.EscapeMarkdown(strings.ToUpper(f.Status)), table.EscapeMarkdown(f.Case))
+		fmt.Fprintf(w, l.caseLine, l.escape(strings.ToUpper(f.Status)), l.escape(f.Case))
 		if f.Where != "" {
-			fmt.Fprintf(w, " (%s)", table.EscapeMarkdown(f.Where))
+			fmt.Fprintf(w, " (%s)", l.escape(f.Where))
 		}
 		fmt.Fprint(w, "\n")
 		if f.Error != "" {
-			fmt.Fprintf(w, "  - %s\n", table.EscapeMarkdown(f.Error))
+			fmt.Fprintf(w, "%s%s\n", l.item, l.escape(f.Error))
 		}
 		for _, e := range f.Expectations {
-			fmt.Fprintf(w, "  - %s\n", table.EscapeMarkdown(expectationText(e)))
+			fmt.Fprintf(w, "%s%s\n", l.item, l.escape(expectationText(e)))
+		}
+		if dir != "" && f.CaseID != "" {
+			fmt.Fprintf(w, "%stranscript: %s\n", l.item, l.escape(ShowCommand(dir, f.CaseID)))
 		}
 	}
-	fmt.Fprint(w, "\n")
+	fmt.Fprint(w, l.end)
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -41,8 +42,8 @@ func TestFailuresHostileGolden(t *testing.T) {
 		t.Fatalf("%d failures, want 2", len(fs))
 	}
 	var txt, md, html bytes.Buffer
-	writeFailuresText(&txt, fs, "results/run 1")
-	writeFailuresMarkdown(&md, fs)
+	failuresText.write(&txt, fs, "results/run 1")
+	failuresMarkdown.write(&md, fs, "")
 	if err := htmlTemplate.ExecuteTemplate(&html, "failures", fs); err != nil {
 		t.Fatal(err)
 	}
@@ -146,13 +147,11 @@ func bigRun(n, failed int) *Summary {
 		}
 		run.Records = append(run.Records, record.Record{
 			RunID: "big", Scenario: "s", Model: "m", Repeat: i, Status: status,
-			CaseID: "s/m#" + strings.Repeat("0", 0) + itoa(i),
+			CaseID: "s/m#" + strconv.Itoa(i),
 		})
 	}
 	return Aggregate(run)
 }
-
-func itoa(i int) string { return table.Int(i).Text }
 
 func TestTextCasesTable(t *testing.T) {
 	tests := []struct {

@@ -161,7 +161,7 @@ func WriteText(w io.Writer, s *Summary, opts Options) error {
 	if err := writeCasesText(ew, s, opts); err != nil {
 		return err
 	}
-	writeFailuresText(ew, Failures(s), opts.Dir)
+	failuresText.write(ew, Failures(s), opts.Dir)
 	for _, t := range runTables(s) {
 		fmt.Fprint(ew, "\n")
 		if err := opts.fit(t).WriteText(ew); err != nil {

@@ -3,36 +3,15 @@ package table
 import (
 	"bytes"
 	"encoding/csv"
-	"flag"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/hosteval/hosteval/internal/goldenfile"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files under testdata")
-
-// golden compares got with testdata/name, or rewrites the file with -update.
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if diff := cmp.Diff(string(want), string(got)); diff != "" {
-		t.Errorf("%s mismatch (-want +got):\n%s", path, diff)
-	}
-}
 
 func bad(c Cell) Cell {
 	c.Bad = true
@@ -96,7 +75,7 @@ func TestLayoutsGolden(t *testing.T) {
 			if err := tt.write(tt.table, &b); err != nil {
 				t.Fatal(err)
 			}
-			golden(t, tt.name, b.Bytes())
+			goldenfile.Check(t, filepath.Join("testdata", tt.name), b.Bytes())
 		})
 	}
 }
