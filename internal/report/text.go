@@ -17,7 +17,8 @@ type Options struct {
 	Comparison *Comparison
 
 	// Width is the terminal's width in columns; the text layout hides
-	// columns (and, last, cuts names) to fit it. Zero is unlimited.
+	// columns (and, last, cuts names) to fit it, and names the hidden ones
+	// in a note that points at the CLI's -wide. Zero is unlimited.
 	Width int
 	// AllCases lists every case in the text layout's cases table; without
 	// it a run of more than SmallRun cases lists only those that did not
