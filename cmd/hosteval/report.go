@@ -35,6 +35,8 @@ func runReport(ctx context.Context, e *env, args []string) int {
 	format := fs.String("format", "text", "what to print: text, json, junit, markdown or html")
 	gatesFile := fs.String("gates", "", "a gates file to check and show")
 	baseline := fs.String("baseline", "", "a run folder to compare with")
+	var layout layoutFlags
+	layout.register(fs, true)
 	if code := parseFlags(fs, args); code >= 0 {
 		return code
 	}
@@ -60,7 +62,7 @@ func runReport(ctx context.Context, e *env, args []string) int {
 			fmt.Fprintf(e.stderr, "hosteval: report: %s is not a run folder: %v\n", dir, err)
 			return exitUsage
 		}
-		verdict, code := writeReports(e, dir, gates, base, false)
+		verdict, code := writeReports(e, dir, gates, base, false, layout.options(e, dir))
 		if code != exitOK {
 			return code
 		}
@@ -95,11 +97,11 @@ func runReport(ctx context.Context, e *env, args []string) int {
 }
 
 // writeReports reads a run folder, writes its report files, prints the
-// tables (or summary.json), checks gates, and appends the Markdown summary
-// to $GITHUB_STEP_SUMMARY when it is set. It returns the gates' verdict
-// (with a baseline comparison folded in) and an exit code (exitOK unless
-// the reports could not be written).
-func writeReports(e *env, dir string, gates []report.Gate, base *report.Summary, jsonOut bool) (report.Verdict, int) {
+// tables laid out by view (or summary.json), checks gates, and appends the
+// Markdown summary to $GITHUB_STEP_SUMMARY when it is set. It returns the
+// gates' verdict (with a baseline comparison folded in) and an exit code
+// (exitOK unless the reports could not be written).
+func writeReports(e *env, dir string, gates []report.Gate, base *report.Summary, jsonOut bool, view report.Options) (report.Verdict, int) {
 	run, err := report.ReadRun(dir)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "hosteval: report: %v\n", err)
@@ -109,7 +111,7 @@ func writeReports(e *env, dir string, gates []report.Gate, base *report.Summary,
 		fmt.Fprintf(e.stderr, "hosteval: %s\n", w)
 	}
 	s := report.Aggregate(run)
-	opts := report.Options{}
+	opts := view
 	if len(gates) > 0 {
 		opts.Gates = report.EvaluateGates(s, gates, base)
 	}
@@ -128,25 +130,15 @@ func writeReports(e *env, dir string, gates []report.Gate, base *report.Summary,
 	if jsonOut {
 		err = report.WriteSummaryJSON(e.stdout, s)
 	} else {
-		err = report.WriteText(e.stdout, s)
+		err = report.WriteText(e.stdout, s, opts)
 	}
 	var verdict report.Verdict
-	if err == nil && len(opts.Gates) > 0 {
-		if !jsonOut {
-			fmt.Fprintln(e.stdout)
-			err = report.WriteGates(e.stdout, opts.Gates)
-		}
+	if len(opts.Gates) > 0 {
 		verdict = report.GateVerdict(opts.Gates)
 	}
-	if err == nil && opts.Comparison != nil {
-		if !jsonOut {
-			fmt.Fprintln(e.stdout)
-			err = report.WriteCompare(e.stdout, opts.Comparison)
-		}
-		if opts.Comparison.Verdict.Regressed {
-			verdict.Regressed = true
-			verdict.Reasons = append(verdict.Reasons, opts.Comparison.Verdict.Reasons...)
-		}
+	if opts.Comparison != nil && opts.Comparison.Verdict.Regressed {
+		verdict.Regressed = true
+		verdict.Reasons = append(verdict.Reasons, opts.Comparison.Verdict.Reasons...)
 	}
 	if err != nil {
 		fmt.Fprintf(e.stderr, "hosteval: report: %v\n", err)
@@ -207,11 +199,14 @@ Compares two run folders per scenario, variant and model: pass rate,
 tool-definition tokens, result bytes, unknown tools, call latency. With
 repeats, a pass-rate change is tested with Fisher's exact test and latency
 with the Mann-Whitney U test; a change within noise prints "~". Exits 1 when
-NEW regressed past the thresholds.
+NEW regressed past the thresholds, or when a scenario, variant or model of
+OLD is missing from NEW (listed first). -format markdown prints a comment
+for a pull request; -format json the comparison as data.
 
 examples:
   hosteval compare results/baseline results/20261129-101500-a1b2c3
-  hosteval compare -tokens-pct 0 -alpha 0.01 results/a results/b`
+  hosteval compare -tokens-pct 0 -alpha 0.01 results/a results/b
+  hosteval compare -format markdown results/baseline results/latest > comment.md`
 
 func runCompare(ctx context.Context, e *env, args []string) int {
 	fs := newFlags(e, "compare", compareUsage)
@@ -222,11 +217,26 @@ func runCompare(ctx context.Context, e *env, args []string) int {
 	fs.Float64Var(&th.ResultBytesPct, "result-bytes-pct", th.ResultBytesPct, "tolerated growth of result bytes, in percent (-1: off)")
 	fs.Float64Var(&th.UnknownTools, "unknown-tools", th.UnknownTools, "tolerated growth of unknown tools per case (-1: off)")
 	fs.Float64Var(&th.P95LatencyPct, "p95-pct", th.P95LatencyPct, "tolerated significant growth of p95 call latency, in percent (-1: off)")
+	format := fs.String("format", "text", "what to print: text, markdown or json")
+	var layout layoutFlags
+	layout.register(fs, false)
 	if code := parseFlags(fs, args); code >= 0 {
 		return code
 	}
 	if fs.NArg() != 2 {
 		return usageErr(e, "compare: want two run folders, OLD and NEW")
+	}
+	write, ok := map[string]func(io.Writer, *report.Comparison) error{
+		"text": func(w io.Writer, c *report.Comparison) error {
+			opts := layout.options(e, "")
+			opts.Comparison = c
+			return report.WriteVerdicts(w, opts)
+		},
+		"markdown": report.WriteCompareMarkdown,
+		"json":     report.WriteCompareJSON,
+	}[*format]
+	if !ok {
+		return usageErr(e, "compare: -format: want text, markdown or json, not %q", *format)
 	}
 	old, err := readSummary(fs.Arg(0))
 	if err != nil {
@@ -237,7 +247,7 @@ func runCompare(ctx context.Context, e *env, args []string) int {
 		return usageErr(e, "compare: %v", err)
 	}
 	c := report.Compare(old, cur, th)
-	if err := report.WriteCompare(e.stdout, c); err != nil {
+	if err := write(e.stdout, c); err != nil {
 		fmt.Fprintf(e.stderr, "hosteval: compare: %v\n", err)
 		return exitInfra
 	}
@@ -270,6 +280,8 @@ func runGate(ctx context.Context, e *env, args []string) int {
 	gatesFile := fs.String("gates", "", "a gates file")
 	scenarios := fs.String("scenarios", "", "scenario files or folders whose gates apply")
 	baseline := fs.String("baseline", "", "a run folder to compare with")
+	var layout layoutFlags
+	layout.register(fs, false)
 	if code := parseFlags(fs, args); code >= 0 {
 		return code
 	}
@@ -301,26 +313,23 @@ func runGate(ctx context.Context, e *env, args []string) int {
 			return usageErr(e, "gate: -baseline: %v", err)
 		}
 	}
-	failed := false
+	// One block of verdict lines for the gates and the comparison, so that
+	// what held never reads as the verdict under what failed.
+	opts := layout.options(e, "")
 	if len(gates) > 0 {
-		results := report.EvaluateGates(s, gates, base)
-		if err := report.WriteGates(e.stdout, results); err != nil {
-			fmt.Fprintf(e.stderr, "hosteval: gate: %v\n", err)
-			return exitInfra
-		}
-		failed = report.GateVerdict(results).Regressed
+		opts.Gates = report.EvaluateGates(s, gates, base)
 	}
 	if base != nil {
-		c := report.Compare(base, s, report.DefaultThresholds())
-		fmt.Fprintln(e.stdout)
-		if err := report.WriteCompare(e.stdout, c); err != nil {
-			fmt.Fprintf(e.stderr, "hosteval: gate: %v\n", err)
-			return exitInfra
-		}
-		failed = failed || c.Verdict.Regressed
+		opts.Comparison = report.Compare(base, s, report.DefaultThresholds())
 	}
-	if failed {
-		return exitFailed
+	if err := report.WriteVerdicts(e.stdout, opts); err != nil {
+		fmt.Fprintf(e.stderr, "hosteval: gate: %v\n", err)
+		return exitInfra
+	}
+	for _, c := range opts.Checks() {
+		if c.Regressed {
+			return exitFailed
+		}
 	}
 	return exitOK
 }

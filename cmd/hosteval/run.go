@@ -55,6 +55,8 @@ func runRun(ctx context.Context, e *env, args []string) int {
 	out := fs.String("out", "results", "folder to write the run folder into")
 	runID := fs.String("run-id", "", "name of the run folder (default: a timestamp and a random suffix)")
 	jsonOut := fs.Bool("json", false, "print summary.json to stdout instead of the tables")
+	var layout layoutFlags
+	layout.register(fs, true)
 	wire := fs.Bool("wire", false, "write each case's wire trace (every JSON-RPC message) beside its log")
 	logs := fs.String("logs", scenario.LogsAll, "which cases' logs to write: all, failed (those that did not pass) or none")
 	share := fs.Bool("share", true, "keep servers marked shareable running across cases")
@@ -146,7 +148,7 @@ func runRun(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintf(e.stderr, "hosteval: run: %v\n", err)
 		return exitInfra
 	}
-	verdict, code := writeReports(e, dir, gates, base, *jsonOut)
+	verdict, code := writeReports(e, dir, gates, base, *jsonOut, layout.options(e, dir))
 	if code != exitOK {
 		return code
 	}

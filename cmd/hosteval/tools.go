@@ -8,6 +8,7 @@ import (
 
 	"github.com/hosteval/hosteval/internal/host"
 	"github.com/hosteval/hosteval/internal/report"
+	"github.com/hosteval/hosteval/internal/table"
 )
 
 var toolsCommand = command{
@@ -65,7 +66,7 @@ func runTools(ctx context.Context, e *env, args []string) int {
 		}
 		desc, _, _ := strings.Cut(tool.MCP.Description, "\n")
 		t.Rows = append(t.Rows, []report.Cell{
-			{Text: tool.Name}, {Text: tool.Server}, {Text: run}, {Text: shorten(desc, 70)},
+			{Text: tool.Name}, {Text: tool.Server}, {Text: run}, {Text: table.Shorten(desc, 70)},
 			{Text: strconv.Itoa(tool.Bytes)}, {Text: strconv.Itoa(tool.Tokens)},
 		})
 	}
@@ -81,12 +82,4 @@ func runTools(ctx context.Context, e *env, args []string) int {
 		return exitInfra
 	}
 	return code
-}
-
-func shorten(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[:n-1]) + "…"
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/hosteval/hosteval/internal/record"
+	"github.com/hosteval/hosteval/internal/table"
 )
 
 // maxRecordedResult bounds the result text kept in an event: enough to
@@ -94,7 +95,7 @@ func (h *Host) call(ctx context.Context, req CallRequest, harness bool) (string,
 		}
 		ev.RawBytes = max(ev.RawBytes, len(text))
 		ev.ResultBytes = len(text)
-		ev.Result = shorten(text, maxRecordedResult)
+		ev.Result = table.Shorten(text, maxRecordedResult)
 		h.emit(ev)
 		return text, ev
 	}
@@ -268,7 +269,7 @@ func (h *Host) callError(ctx context.Context, s *serverConn, err error, timedOut
 		return fmt.Sprintf("error: the connection to the server %s closed during the call, so its tools can't be used now.", s.spec.Name)
 	}
 	h.step("host", "unreadable answer: "+err.Error(), nil)
-	return "error: the server's answer could not be read (" + shorten(err.Error(), 200) + ")."
+	return "error: the server's answer could not be read (" + table.Shorten(err.Error(), 200) + ")."
 }
 
 // resultText turns a result into the text the model reads: structuredContent
@@ -511,16 +512,6 @@ func asObject(v any) map[string]any {
 func firstLine(s string) string {
 	line, _, _ := strings.Cut(s, "\n")
 	return line
-}
-
-func shorten(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "..."
 }
 
 func round1(ms float64) float64 {

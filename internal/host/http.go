@@ -13,6 +13,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/hosteval/hosteval/internal/table"
 )
 
 // httpTap is the host's side of every request of the Streamable HTTP
@@ -204,7 +206,7 @@ func (h *Host) httpFailure(s *serverConn, err error) (string, bool) {
 	if s.spec.URL == "" || errors.Is(err, mcp.ErrConnectionClosed) {
 		return "", false
 	}
-	why := shorten(err.Error(), 200)
+	why := table.Shorten(err.Error(), 200)
 	var werr *jsonrpc.Error
 	if errors.As(err, &werr) {
 		if !isRejection(werr) {

@@ -159,7 +159,7 @@ func TestAggregateOrderIndependent(t *testing.T) {
 		var b bytes.Buffer
 		for _, f := range []func() error{
 			func() error { return WriteSummaryJSON(&b, s) },
-			func() error { return WriteText(&b, s) },
+			func() error { return WriteText(&b, s, Options{}) },
 			func() error { return WriteJUnit(&b, s) },
 			func() error { return WriteHTML(&b, s, Options{}) },
 		} {

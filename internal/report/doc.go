@@ -6,12 +6,15 @@
 // The flow, after benchstat: [ReadRun] (or a [Reader] over records.jsonl)
 // -> [Aggregate] into a [Summary] of per-case [CaseStats] and per-group
 // [GroupStats] (a group is one scenario+variant+model; its cases are the
-// repeats) -> table models ([Table], rows of typed cells) -> renderers:
-// text ([WriteText]), Markdown ([WriteMarkdown]), CSV, summary.json
-// ([WriteSummaryJSON]), JUnit XML ([WriteJUnit]) and a self-contained HTML
-// page ([WriteHTML]). [Compare] sets two runs side by side and returns a
-// [Verdict]; [EvaluateGates] checks thresholds written as "<metric> <op>
-// <number>". The runner appends records with a [Writer].
+// repeats) -> models: tables (internal/table, laid out there), the
+// [Failures] list and the [VerdictLines] of the gates and a comparison ->
+// renderers, each escaping the models in its own format: text for a
+// terminal ([WriteText], fitted to its width), Markdown ([WriteMarkdown]),
+// summary.json ([WriteSummaryJSON]), JUnit XML ([WriteJUnit]) and a
+// self-contained HTML page ([WriteHTML]). [Compare] sets two runs side by
+// side and returns a [Verdict] (text, [WriteCompareMarkdown] for a pull
+// request, [WriteCompareJSON]); [EvaluateGates] checks thresholds written
+// as "<metric> <op> <number>". The runner appends records with a [Writer].
 //
 // # Statistics
 //

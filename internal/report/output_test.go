@@ -2,7 +2,6 @@ package report
 
 import (
 	"bytes"
-	"encoding/csv"
 	"encoding/json"
 	"encoding/xml"
 	"errors"
@@ -170,53 +169,6 @@ func TestMarkdownEscapes(t *testing.T) {
 	}
 }
 
-func TestTableRenderers(t *testing.T) {
-	tbl := &Table{
-		Title:   "T",
-		Columns: []Column{{Name: "name"}, {Name: "n", Right: true}},
-		Rows: [][]Cell{
-			{textCell("a,b"), intCell(1)},
-			{textCell("multi\nline"), badInt(2)},
-			{textCell("short")}, // a missing cell renders empty
-		},
-		Notes: []string{"note"},
-	}
-	var text bytes.Buffer
-	if err := tbl.WriteText(&text); err != nil {
-		t.Fatal(err)
-	}
-	wantText := "T\n" +
-		" name        n \n" +
-		"---------------\n" +
-		" a,b         1 \n" +
-		" multi line  2 \n" +
-		" short         \n" +
-		"note\n"
-	if diff := cmp.Diff(wantText, text.String()); diff != "" {
-		t.Errorf("text (-want +got):\n%s", diff)
-	}
-	var md bytes.Buffer
-	if err := tbl.WriteMarkdown(&md); err != nil {
-		t.Fatal(err)
-	}
-	wantMD := "### T\n\n| name | n |\n| --- | ---: |\n| a,b | 1 |\n| multi line | **2** |\n| short |  |\n\nnote  \n\n"
-	if diff := cmp.Diff(wantMD, md.String()); diff != "" {
-		t.Errorf("markdown (-want +got):\n%s", diff)
-	}
-	var c bytes.Buffer
-	if err := tbl.WriteCSV(&c); err != nil {
-		t.Fatal(err)
-	}
-	rows, err := csv.NewReader(&c).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
-	wantCSV := [][]string{{"name", "n"}, {"a,b", "1"}, {"multi\nline", "2"}, {"short", ""}}
-	if diff := cmp.Diff(wantCSV, rows); diff != "" {
-		t.Errorf("csv (-want +got):\n%s", diff)
-	}
-}
-
 func TestSummaryJSONSchema(t *testing.T) {
 	var buf bytes.Buffer
 	if err := WriteSummaryJSON(&buf, fixture(t, "base")); err != nil {
@@ -297,7 +249,7 @@ func TestWriteErrors(t *testing.T) {
 		name  string
 		write func(io.Writer) error
 	}{
-		{"text", func(w io.Writer) error { return WriteText(w, next) }},
+		{"text", func(w io.Writer) error { return WriteText(w, next, opts) }},
 		{"markdown", func(w io.Writer) error { return WriteMarkdown(w, next, opts) }},
 		{"html", func(w io.Writer) error { return WriteHTML(w, next, opts) }},
 		{"junit", func(w io.Writer) error { return WriteJUnit(w, next) }},

@@ -12,12 +12,18 @@ import (
 // WriteSummaryJSON writes s as summary.json: indented, fields in a fixed
 // order, one trailing newline.
 func WriteSummaryJSON(w io.Writer, s *Summary) error {
+	return writeJSON(w, s, "summary")
+}
+
+// writeJSON writes v as one indented JSON document; what names it in an
+// error.
+func writeJSON(w io.Writer, v any, what string) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	// Scenario names and errors are data, not HTML; keep them readable.
 	enc.SetEscapeHTML(false)
-	if err := enc.Encode(s); err != nil {
-		return fmt.Errorf("write summary: %w", err)
+	if err := enc.Encode(v); err != nil {
+		return fmt.Errorf("write %s: %w", what, err)
 	}
 	return nil
 }

@@ -11,13 +11,13 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
 
 	"github.com/hosteval/hosteval/internal/host"
 	"github.com/hosteval/hosteval/internal/model"
 	"github.com/hosteval/hosteval/internal/record"
+	"github.com/hosteval/hosteval/internal/table"
 )
 
 // expectation is one entry of a scenario's expect list.
@@ -428,8 +428,8 @@ func (t *toolExpect) describeCall(i int, c record.Call) string {
 		{t.errorCode != nil, fmt.Sprintf("error_code=%d", c.ErrorCode)},
 		{t.args != nil || t.argsExact != nil, "args=" + render(normalize(c.Arguments))},
 		{t.clipped != nil, fmt.Sprintf("clipped=%t", c.Clipped)},
-		{t.resultMatches != nil, "result=" + strconv.Quote(shorten(c.Result, 120))},
-		{c.Error != "", "error=" + strconv.Quote(shorten(c.Error, 120))},
+		{t.resultMatches != nil, "result=" + strconv.Quote(table.Shorten(c.Result, 120))},
+		{c.Error != "", "error=" + strconv.Quote(table.Shorten(c.Error, 120))},
 	} {
 		if p.want {
 			parts = append(parts, p.text)
@@ -692,9 +692,9 @@ func (c *caseExpect) evalAnswer(rec *record.Record) string {
 	if ok {
 		return ""
 	}
-	detail := fmt.Sprintf("answer of turn %d: %q", n, shorten(turn.Answer, 200))
+	detail := fmt.Sprintf("answer of turn %d: %q", n, table.Shorten(turn.Answer, 200))
 	if turn.Error != "" {
-		detail += fmt.Sprintf(" (turn error: %s)", shorten(turn.Error, 200))
+		detail += fmt.Sprintf(" (turn error: %s)", table.Shorten(turn.Error, 200))
 	}
 	return detail
 }
@@ -812,7 +812,7 @@ func (s *serverExpect) eval(rec *record.Record) (bool, string) {
 		detail += " offered=" + r.Offered
 	}
 	if r.Error != "" {
-		detail += " error=" + strconv.Quote(shorten(r.Error, 200))
+		detail += " error=" + strconv.Quote(table.Shorten(r.Error, 200))
 	}
 	return false, detail
 }
@@ -867,10 +867,10 @@ func (s *stateExpect) eval(rec *record.Record) (bool, string) {
 	}
 	c := rec.Checks[s.index]
 	if c.Outcome != record.OutcomeOK {
-		return false, fmt.Sprintf("state call outcome=%s error=%q", c.Outcome, shorten(c.Error, 200))
+		return false, fmt.Sprintf("state call outcome=%s error=%q", c.Outcome, table.Shorten(c.Error, 200))
 	}
 	if s.resultMatches != nil && !s.resultMatches.MatchString(c.Result) {
-		return false, fmt.Sprintf("result: %q", shorten(c.Result, 200))
+		return false, fmt.Sprintf("result: %q", table.Shorten(c.Result, 200))
 	}
 	if s.matches == nil {
 		return true, ""
@@ -879,11 +879,11 @@ func (s *stateExpect) eval(rec *record.Record) (bool, string) {
 	dec.UseNumber()
 	var got any
 	if err := dec.Decode(&got); err != nil {
-		return false, fmt.Sprintf("result is not JSON: %q", shorten(c.Result, 200))
+		return false, fmt.Sprintf("result is not JSON: %q", table.Shorten(c.Result, 200))
 	}
 	obj, ok := got.(map[string]any)
 	if !ok {
-		return false, fmt.Sprintf("result is not a JSON object: %s", shorten(c.Result, 200))
+		return false, fmt.Sprintf("result is not a JSON object: %s", table.Shorten(c.Result, 200))
 	}
 	if d := mismatch(s.matches, normalize(obj), ""); d != "" {
 		return false, d
@@ -904,11 +904,11 @@ func mismatch(want, got any, path string) string {
 		if reflect.DeepEqual(want, got) {
 			return ""
 		}
-		return fmt.Sprintf("%s: got %s, want %s", at, shorten(render(got), 200), shorten(render(want), 200))
+		return fmt.Sprintf("%s: got %s, want %s", at, table.Shorten(render(got), 200), table.Shorten(render(want), 200))
 	}
 	g, ok := got.(map[string]any)
 	if !ok {
-		return fmt.Sprintf("%s: got %s, want an object", at, shorten(render(got), 200))
+		return fmt.Sprintf("%s: got %s, want an object", at, table.Shorten(render(got), 200))
 	}
 	for _, k := range slices.Sorted(maps.Keys(w)) {
 		gv, ok := g[k]
@@ -1002,15 +1002,4 @@ func render(v any) string {
 		return fmt.Sprint(v)
 	}
 	return strings.TrimSuffix(buf.String(), "\n")
-}
-
-// shorten cuts s to about n bytes on a character boundary.
-func shorten(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "..."
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/hosteval/hosteval/internal/host"
 	"github.com/hosteval/hosteval/internal/model"
 	"github.com/hosteval/hosteval/internal/report"
+	"github.com/hosteval/hosteval/internal/table"
 )
 
 // Load reads scenario files and folders. A folder contributes every *.yaml
@@ -263,7 +264,7 @@ func describe(n *yaml.Node) string {
 		if n.Tag == "!!null" {
 			return "nothing"
 		}
-		return strconv.Quote(shorten(n.Value, 40))
+		return strconv.Quote(table.Shorten(n.Value, 40))
 	}
 	return "an alias"
 }
