@@ -13,22 +13,29 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/modelcontextprotocol/go-sdk/oauthex"
 )
 
 // httpTap is the host's side of every request of the Streamable HTTP
 // transport (POSTs; the GETs of a 2025-11-25 session's standalone stream and
 // of a resumed stream; the DELETE that ends a session). It adds the server's configured headers, records the JSON-RPC
 // messages of request and response bodies in the wire trace, and applies the
-// -32003/-32004 code guard of codes.go to what the server sends.
+// -32003/-32004 code guard of codes.go to what the server sends. It never
+// records headers: the Authorization header (configured, or an OAuth
+// handler's token) is in no trace.
 //
 // The guard works on the bodies here, not on the mcp.Connection as it does
 // for stdio: the streamable connection has an unexported hook the SDK calls
 // after the handshake (it sets the Mcp-Protocol-Version header of a
 // 2025-11-25 session), and a wrapper would hide it.
 type httpTap struct {
+	server  string
 	headers map[string]string
-	wire    *serverWire
-	next    http.RoundTripper
+	// oauth says an OAuth handler answers 401s; without one, a 401 with a
+	// Bearer challenge ends the request with an authRefusal.
+	oauth bool
+	wire  *serverWire
+	next  http.RoundTripper
 }
 
 func (t *httpTap) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -51,6 +58,14 @@ func (t *httpTap) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := t.next.RoundTrip(req)
 	if err != nil || resp.Body == nil {
 		return resp, err
+	}
+	if resp.StatusCode == http.StatusUnauthorized && !t.oauth && req.Method == http.MethodPost && bearerChallenge(resp.Header) {
+		// Said here, where the status is known: the SDK reports only
+		// "Unauthorized", and the person needs to know what to configure.
+		io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16))
+		resp.Body.Close()
+		_, configured := headerValue(t.headers, "Authorization")
+		return nil, &authRefusal{server: t.server, configured: configured}
 	}
 	mediaType, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	switch mediaType {
@@ -145,6 +160,46 @@ func (b *sseBody) line(line []byte) []byte {
 
 func (b *sseBody) Close() error { return b.body.Close() }
 
+// bearerChallenge reports whether a response asks for an OAuth bearer token.
+func bearerChallenge(h http.Header) bool {
+	challenges, err := oauthex.ParseWWWAuthenticate(h.Values("WWW-Authenticate"))
+	if err != nil {
+		return false
+	}
+	for _, c := range challenges {
+		if c.Scheme == "bearer" {
+			return true
+		}
+	}
+	return false
+}
+
+// authRefusal is a 401 with a Bearer challenge from a server that has no
+// OAuth handler: no further request can succeed, and the error says what to
+// configure.
+type authRefusal struct {
+	server     string
+	configured bool // the servers file gives an Authorization header
+}
+
+func (e *authRefusal) Error() string {
+	if e.configured {
+		return fmt.Sprintf("server %s refused the Authorization header of its headers: (HTTP 401; the token may have expired or been revoked): "+
+			"an oauth: block in its entry of the servers file lets hosteval get and refresh tokens itself", e.server)
+	}
+	return fmt.Sprintf("server %s needs OAuth (HTTP 401 with a Bearer challenge): add an oauth: block to its entry in the servers file", e.server)
+}
+
+// headerValue looks a header up in a configured map, whatever its case.
+func headerValue(headers map[string]string, name string) (string, bool) {
+	for k, v := range headers {
+		if http.CanonicalHeaderKey(k) == name {
+			return v, true
+		}
+	}
+	return "", false
+}
+
 // guardMessage returns a JSON-RPC message with a guarded error code moved as
 // codeGuard moves it; any other message is returned unchanged.
 func guardMessage(msg []byte) []byte {
@@ -175,15 +230,21 @@ func guardMessage(msg []byte) []byte {
 // httpTransport returns the transport to a Streamable HTTP server. Headers
 // named Mcp-* are refused: they are the protocol's own, set by the
 // transport on each request, and a configured value would contradict them.
+// So is an Authorization header beside an OAuth handler, which sets it.
 func httpTransport(spec ServerSpec, wire *serverWire) (mcp.Transport, error) {
 	for k := range spec.Headers {
 		if strings.HasPrefix(http.CanonicalHeaderKey(k), "Mcp-") {
 			return nil, fmt.Errorf("header %s: Mcp-* headers belong to the protocol and are set by the transport", k)
 		}
 	}
+	if _, ok := headerValue(spec.Headers, "Authorization"); ok && spec.OAuth != nil {
+		return nil, fmt.Errorf("header Authorization: the server's oauth: block supplies it; remove one of the two")
+	}
+	tap := &httpTap{server: spec.Name, headers: spec.Headers, oauth: spec.OAuth != nil, wire: wire, next: http.DefaultTransport}
 	return &mcp.StreamableClientTransport{
-		Endpoint:   spec.URL,
-		HTTPClient: &http.Client{Transport: &httpTap{headers: spec.Headers, wire: wire, next: http.DefaultTransport}},
+		Endpoint:     spec.URL,
+		HTTPClient:   &http.Client{Transport: tap},
+		OAuthHandler: spec.OAuth,
 		// The standalone stream (a GET held open, 2025-11-25 sessions only)
 		// stays on: a server that answers calls with application/json, and
 		// every TypeScript SDK server, sends elicitation/create there and
@@ -203,6 +264,12 @@ func httpTransport(spec ServerSpec, wire *serverWire) (mcp.Transport, error) {
 func (h *Host) httpFailure(s *serverConn, err error) (string, bool) {
 	if s.spec.URL == "" || errors.Is(err, mcp.ErrConnectionClosed) {
 		return "", false
+	}
+	var refusal *authRefusal
+	if errors.As(err, &refusal) {
+		s.markDead("it refused the host's credentials")
+		h.step("host", "HTTP 401: "+refusal.Error(), nil)
+		return fmt.Sprintf("error: the server %s refused the host's credentials (HTTP 401), so its tools can't be used now.", s.spec.Name), true
 	}
 	why := shorten(err.Error(), 200)
 	var werr *jsonrpc.Error
