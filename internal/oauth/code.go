@@ -173,7 +173,8 @@ func (h *Handler) fetchCode(ln net.Listener) auth.AuthorizationCodeFetcher {
 			h.refuse(err)
 			return nil, err
 		case <-ctx.Done():
-			return nil, fmt.Errorf("%w before the request gave up (%w): authorise it before the run", errNoAnswer, ctx.Err())
+			// Not remembered: the person may still be on the way.
+			return nil, fmt.Errorf("%w within the request's time limit (%w): a person needs longer; authorise the server before the run", errNoAnswer, ctx.Err())
 		}
 	}
 }

@@ -299,8 +299,12 @@ func (h *Handler) authorizeClient(ctx context.Context, req *http.Request, resp *
 	// cancel, but that is cancelled while the request still waits.
 	actx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	stop := context.AfterFunc(ctx, cancel)
-	defer stop()
-	if err := h.clientCreds.Authorize(actx, req, resp); err != nil {
+	err := h.clientCreds.Authorize(actx, req, resp)
+	if !stop() {
+		// ctx ended meanwhile: the source's context is cancelled for good.
+		return fmt.Errorf("client credentials grant: %w", context.Cause(ctx))
+	}
+	if err != nil {
 		return err
 	}
 	src, err := h.clientCreds.TokenSource(actx)

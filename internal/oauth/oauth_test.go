@@ -590,3 +590,35 @@ func slogText(w *bytes.Buffer, cfg oauth.Config) {
 	l := slog.New(slog.NewJSONHandler(w, nil))
 	l.Info("config", "secret", cfg.ClientSecret, "config", cfg)
 }
+
+// Connections that share a handler share its authorization: however many
+// requests get a 401 at once, the person is asked once.
+func TestConcurrentConnectionsAuthoriseOnce(t *testing.T) {
+	as := oauthtest.NewServer(t, oauthtest.Options{})
+	res := oauthtest.NewResource(t, as, oauthtest.NotesServer(), oauthtest.ResourceOptions{})
+	h := newHandler(t, oauth.Config{}, res, nil, &syncBuffer{})
+	var wg sync.WaitGroup
+	errs := make(chan error, 6)
+	for range 6 {
+		wg.Go(func() {
+			cs, err := connect(t, h, res.URL)
+			if err == nil {
+				_, err = lookup(t, cs, "k")
+			}
+			errs <- err
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Error(err)
+		}
+	}
+	if c := as.Counts(); c.Authorizations != 1 || c.Registrations != 1 {
+		t.Errorf("authorizations %d, registrations %d; want 1, 1", c.Authorizations, c.Registrations)
+	}
+	if n := res.Bearers(); n != 1 {
+		t.Errorf("%d distinct tokens reached the server, want 1", n)
+	}
+}
