@@ -80,7 +80,7 @@ type Server struct {
 	access  map[string]tokenState
 	refresh map[string]grant
 	counts  Counts
-	// scopesAsked lists the scope parameter of each authorization request.
+	// scopesAsked lists the scopes of each authorization request, sorted.
 	scopesAsked []string
 	deny        bool
 	issued      []string
@@ -169,8 +169,8 @@ func (s *Server) Counts() Counts {
 	return s.counts
 }
 
-// ScopesAsked returns the scope parameter of every authorization request,
-// in order.
+// ScopesAsked returns the scopes of every authorization request, in order,
+// each sorted and joined by spaces (the order of scopes means nothing).
 func (s *Server) ScopesAsked() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -265,7 +265,9 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "PKCE with S256 is required", http.StatusBadRequest)
 		return
 	}
-	s.scopesAsked = append(s.scopesAsked, q.Get("scope"))
+	asked := strings.Fields(q.Get("scope"))
+	slices.Sort(asked)
+	s.scopesAsked = append(s.scopesAsked, strings.Join(asked, " "))
 	back, _ := url.Parse(redirect)
 	v := url.Values{"state": {q.Get("state")}, "iss": {s.URL}}
 	if s.deny {
