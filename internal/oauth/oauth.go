@@ -79,6 +79,9 @@ type Handler struct {
 	// person, one token exchange, whatever number of requests got a 401.
 	lock chan struct{}
 
+	// saveMu orders the cache writes, each of the newest token.
+	saveMu sync.Mutex
+
 	mu sync.Mutex
 	// src gives the current token (nil before the first); refresher is how
 	// it refreshes (authorization code flow), nil when it cannot.
@@ -211,8 +214,12 @@ func (h *Handler) token() (*oauth2.Token, error) {
 	// A token the source could not renew in time is still sent: the
 	// server decides, and its 401 leads to Authorize.
 	h.mu.Lock()
-	h.last = tok
-	changed := tok.AccessToken != h.saved
+	// Two requests may race past a refresh: the older token never
+	// replaces the newer (its refresh token may be spent).
+	if h.last == nil || !tok.Expiry.Before(h.last.Expiry) {
+		h.last = tok
+	}
+	changed := h.last.AccessToken != h.saved
 	h.mu.Unlock()
 	if changed {
 		h.save()
@@ -323,6 +330,8 @@ func (h *Handler) save() {
 	if h.opts.Cache == nil {
 		return
 	}
+	h.saveMu.Lock()
+	defer h.saveMu.Unlock()
 	h.mu.Lock()
 	tok := h.last
 	if tok == nil {

@@ -303,17 +303,13 @@ func TestCacheAvoidsASecondAuthorization(t *testing.T) {
 	}
 	lookup(t, cs, "k")
 
-	files, _ := filepath.Glob(filepath.Join(dir, "*"))
-	if len(files) != 1 {
-		t.Fatalf("cache files = %v, want one", files)
-	}
+	file, data := cacheFile(t, dir)
 	if fi, _ := os.Stat(dir); fi.Mode().Perm() != 0o700 {
 		t.Errorf("cache folder mode %v, want 0700", fi.Mode().Perm())
 	}
-	if fi, _ := os.Stat(files[0]); fi.Mode().Perm() != 0o600 {
+	if fi, _ := os.Stat(file); fi.Mode().Perm() != 0o600 {
 		t.Errorf("cache file mode %v, want 0600", fi.Mode().Perm())
 	}
-	data, _ := os.ReadFile(files[0])
 	if !bytes.Contains(data, []byte(`"refresh_token": "rt-`)) {
 		t.Errorf("the cache file holds no refresh token:\n%s", data)
 	}
@@ -357,6 +353,20 @@ func TestCacheAvoidsASecondAuthorization(t *testing.T) {
 	}
 }
 
+// cacheFile returns the one file in a cache folder, and what it holds.
+func cacheFile(t *testing.T, dir string) (string, []byte) {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join(dir, "*"))
+	if len(files) != 1 {
+		t.Fatalf("cache files = %v, want one", files)
+	}
+	data, err := os.ReadFile(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files[0], data
+}
+
 // A configured secret stays in the configuration: the cache holds the
 // tokens only.
 func TestCacheHoldsNoConfiguredSecret(t *testing.T) {
@@ -367,12 +377,7 @@ func TestCacheHoldsNoConfiguredSecret(t *testing.T) {
 	if _, err := connect(t, newHandler(t, cfg, res, oauth.NewCache(dir), &syncBuffer{}), res.URL); err != nil {
 		t.Fatal(err)
 	}
-	files, _ := filepath.Glob(filepath.Join(dir, "*.json"))
-	if len(files) != 1 {
-		t.Fatalf("cache files = %v, want one", files)
-	}
-	data, _ := os.ReadFile(files[0])
-	if bytes.Contains(data, []byte("configured-secret-value")) {
+	if _, data := cacheFile(t, dir); bytes.Contains(data, []byte("configured-secret-value")) {
 		t.Errorf("the cache file holds the configured secret:\n%s", data)
 	}
 	// And it still refreshes, with the secret from the configuration.
@@ -396,8 +401,8 @@ func TestCorruptCacheFileAuthorisesAgain(t *testing.T) {
 	if _, err := connect(t, newHandler(t, oauth.Config{}, res, oauth.NewCache(dir), &syncBuffer{}), res.URL); err != nil {
 		t.Fatal(err)
 	}
-	files, _ := filepath.Glob(filepath.Join(dir, "*.json"))
-	if err := os.WriteFile(files[0], []byte(`{"token": {"access_tok`), 0o600); err != nil {
+	file, _ := cacheFile(t, dir)
+	if err := os.WriteFile(file, []byte(`{"token": {"access_tok`), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := connect(t, newHandler(t, oauth.Config{}, res, oauth.NewCache(dir), &syncBuffer{}), res.URL); err != nil {
