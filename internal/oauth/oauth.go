@@ -315,8 +315,11 @@ func (h *Handler) authorizeClient(ctx context.Context, req *http.Request, resp *
 		return err
 	}
 	src, err := h.clientCreds.TokenSource(actx)
-	if err != nil || src == nil {
-		return fmt.Errorf("no token after the client credentials grant (%v)", err)
+	if err != nil {
+		return err
+	}
+	if src == nil {
+		return errors.New("the client credentials grant gave no token")
 	}
 	h.mu.Lock()
 	h.src, h.refresher, h.last = src, nil, nil
