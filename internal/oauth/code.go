@@ -173,8 +173,11 @@ func (h *Handler) fetchCode(ln net.Listener) auth.AuthorizationCodeFetcher {
 			h.refuse(err)
 			return nil, err
 		case <-ctx.Done():
-			// Not remembered: the person may still be on the way.
-			return nil, fmt.Errorf("%w within the request's time limit (%w): a person needs longer; authorise the server before the run", errNoAnswer, ctx.Err())
+			// Remembered too: in a batch run every case would print the
+			// URL again, and wait as long for nothing.
+			err := fmt.Errorf("%w within the request's time limit (%w): a person needs longer; authorise the server before the run", errNoAnswer, ctx.Err())
+			h.refuse(err)
+			return nil, err
 		}
 	}
 }

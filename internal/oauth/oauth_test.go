@@ -627,3 +627,40 @@ func TestConcurrentConnectionsAuthoriseOnce(t *testing.T) {
 		t.Errorf("%d distinct tokens reached the server, want 1", n)
 	}
 }
+
+// writerFunc is an Options.Out that acts on what the person is told.
+type writerFunc func(p []byte)
+
+func (f writerFunc) Write(p []byte) (int, error) { f(p); return len(p), nil }
+
+// A request that gives up while the person is still away is not followed by
+// another question: the next connection fails at once, saying why.
+func TestRequestEndsBeforeThePersonAnswers(t *testing.T) {
+	as := oauthtest.NewServer(t, oauthtest.Options{})
+	res := oauthtest.NewResource(t, as, oauthtest.NotesServer(), oauthtest.ResourceOptions{})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var prompts int
+	h, err := oauth.New(oauth.Config{}, oauth.Options{Server: "notes", URL: res.URL, Out: writerFunc(func(p []byte) {
+		if strings.HasPrefix(string(p), "open this URL") {
+			prompts++
+			cancel() // the request's deadline passes while the URL is open
+		}
+	})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := mcp.NewClient(&mcp.Implementation{Name: "oauth-test", Version: "1"}, nil)
+	if _, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: res.URL, OAuthHandler: h}, nil); err == nil {
+		t.Fatal("connected without a token")
+	}
+	_, err = connect(t, h, res.URL)
+	want := "authorise notes: no answer from the browser within the request's time limit (context canceled): " +
+		"a person needs longer; authorise the server before the run (not asked again in this run)"
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("second connection: error = %v; want the first failure, not asked again", err)
+	}
+	if prompts != 1 {
+		t.Errorf("the URL was printed %d times, want once", prompts)
+	}
+}
