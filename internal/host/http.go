@@ -13,7 +13,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/modelcontextprotocol/go-sdk/oauthex"
 )
 
 // httpTap is the host's side of every request of the Streamable HTTP
@@ -160,46 +159,6 @@ func (b *sseBody) line(line []byte) []byte {
 
 func (b *sseBody) Close() error { return b.body.Close() }
 
-// bearerChallenge reports whether a response asks for an OAuth bearer token.
-func bearerChallenge(h http.Header) bool {
-	challenges, err := oauthex.ParseWWWAuthenticate(h.Values("WWW-Authenticate"))
-	if err != nil {
-		return false
-	}
-	for _, c := range challenges {
-		if c.Scheme == "bearer" {
-			return true
-		}
-	}
-	return false
-}
-
-// authRefusal is a 401 with a Bearer challenge from a server that has no
-// OAuth handler: no further request can succeed, and the error says what to
-// configure.
-type authRefusal struct {
-	server     string
-	configured bool // the servers file gives an Authorization header
-}
-
-func (e *authRefusal) Error() string {
-	if e.configured {
-		return fmt.Sprintf("server %s refused the Authorization header of its headers: (HTTP 401; the token may have expired or been revoked): "+
-			"an oauth: block in its entry of the servers file lets hosteval get and refresh tokens itself", e.server)
-	}
-	return fmt.Sprintf("server %s needs OAuth (HTTP 401 with a Bearer challenge): add an oauth: block to its entry in the servers file", e.server)
-}
-
-// headerValue looks a header up in a configured map, whatever its case.
-func headerValue(headers map[string]string, name string) (string, bool) {
-	for k, v := range headers {
-		if http.CanonicalHeaderKey(k) == name {
-			return v, true
-		}
-	}
-	return "", false
-}
-
 // guardMessage returns a JSON-RPC message with a guarded error code moved as
 // codeGuard moves it; any other message is returned unchanged.
 func guardMessage(msg []byte) []byte {
@@ -262,14 +221,11 @@ func httpTransport(spec ServerSpec, wire *serverWire) (mcp.Transport, error) {
 // give the session up, so the server is marked dead, as a stdio server whose
 // process ended.
 func (h *Host) httpFailure(s *serverConn, err error) (string, bool) {
+	if text, ok := h.authRefused(s, err); ok {
+		return text, true
+	}
 	if s.spec.URL == "" || errors.Is(err, mcp.ErrConnectionClosed) {
 		return "", false
-	}
-	var refusal *authRefusal
-	if errors.As(err, &refusal) {
-		s.markDead("it refused the host's credentials")
-		h.step("host", "HTTP 401: "+refusal.Error(), nil)
-		return fmt.Sprintf("error: the server %s refused the host's credentials (HTTP 401), so its tools can't be used now.", s.spec.Name), true
 	}
 	why := shorten(err.Error(), 200)
 	var werr *jsonrpc.Error
