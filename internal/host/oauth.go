@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 )
 
@@ -12,6 +13,10 @@ import (
 // Streamable HTTP transport (http.go), which asks it for tokens and lets it
 // answer 401 and 403. What is here is for a server that asks for a bearer
 // token when no handler is configured.
+
+// OAuthHandler authorises the host with an HTTP server (ServerSpec.OAuth):
+// the go-sdk's interface, which internal/oauth's Handler implements.
+type OAuthHandler = auth.OAuthHandler
 
 // bearerChallenge reports whether a response asks for an OAuth bearer token.
 func bearerChallenge(h http.Header) bool {

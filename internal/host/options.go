@@ -5,8 +5,6 @@ import (
 	"io"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/auth"
-
 	"github.com/hosteval/hosteval/internal/tokens"
 )
 
@@ -69,7 +67,7 @@ type ServerSpec struct {
 	// 403 lets it run its flow and tries once more (internal/oauth builds
 	// one from a servers file's oauth: block). One handler may serve many
 	// hosts, which then share its tokens.
-	OAuth auth.OAuthHandler
+	OAuth OAuthHandler
 	// AutoRun lists the server's tools (by their own names) that run without
 	// asking the person. Nil means the tools whose annotations say read-only;
 	// an empty, non-nil list means none; "*" means all.
