@@ -62,6 +62,12 @@ type ServerSpec struct {
 	// every request.
 	URL     string
 	Headers map[string]string
+	// OAuth, if set, authorises the host with the HTTP server: the
+	// transport asks it for a token on every request, and after a 401 or
+	// 403 lets it run its flow and tries once more (internal/oauth builds
+	// one from a servers file's oauth: block). One handler may serve many
+	// hosts, which then share its tokens.
+	OAuth OAuthHandler
 	// AutoRun lists the server's tools (by their own names) that run without
 	// asking the person. Nil means the tools whose annotations say read-only;
 	// an empty, non-nil list means none; "*" means all.
