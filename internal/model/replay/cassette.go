@@ -380,7 +380,7 @@ func decodeExchange(n *yaml.Node) (stored, error) {
 			if err := v.Decode(&ms); err != nil || ms < 0 || math.IsInf(ms, 0) || math.IsNaN(ms) {
 				return stored{}, fmt.Errorf("line %d: latency_ms: want milliseconds", v.Line)
 			}
-			s.Latency = time.Duration(math.Round(ms * 1000)) * time.Microsecond
+			s.Latency = time.Duration(math.Round(ms*1000)) * time.Microsecond
 		case "response":
 			res, err := fromNode(v)
 			if err != nil {

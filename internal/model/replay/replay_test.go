@@ -388,7 +388,7 @@ func TestCassetteMiss(t *testing.T) {
 		},
 		{
 			name: "a long text is cut around the change", before: 1, nearest: 2,
-			req: body(t, "0.2", tools, sys, question, call, strings.Replace(result, "platform", "platform"+strings.Repeat(" and more", 20)+" (ops)", 1)),
+			req:  body(t, "0.2", tools, sys, question, call, strings.Replace(result, "platform", "platform"+strings.Repeat(" and more", 20)+" (ops)", 1)),
 			want: []string{`message 4 differs: content "...\"jump-prod-02\",\"owner\":\"platform\"}" -> "...\"jump-prod-02\",\"owner\":\"platform and more and more and more and ..."`},
 		},
 		{
