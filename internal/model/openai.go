@@ -402,10 +402,13 @@ func (m *OpenAI) post(ctx context.Context, body []byte) (int, http.Header, []byt
 	}
 	defer res.Body.Close()
 	answer, err := io.ReadAll(io.LimitReader(res.Body, maxAnswerBytes))
+	// To the microsecond, as a cassette keeps it, so that a replay reports
+	// the very figure the recording did.
+	latency := time.Since(start).Truncate(time.Microsecond)
 	if err != nil {
-		return 0, nil, nil, time.Since(start), err
+		return 0, nil, nil, latency, err
 	}
-	return res.StatusCode, res.Header, answer, time.Since(start), nil
+	return res.StatusCode, res.Header, answer, latency, nil
 }
 
 func (m *OpenAI) maxRetryAfter() time.Duration {
