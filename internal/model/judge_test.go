@@ -102,7 +102,7 @@ func TestOpenAIJudgeGrade(t *testing.T) {
 			want:    Grade{Score: 0.8, Reason: "Names platform.", Pass: true, Threshold: DefaultJudgeThreshold},
 		},
 		{
-			name:    "fail below the threshold", content: `{"score": 0.8, "reason": "Names platform."}`, threshold: 0.9,
+			name: "fail below the threshold", content: `{"score": 0.8, "reason": "Names platform."}`, threshold: 0.9,
 			want: Grade{Score: 0.8, Reason: "Names platform.", Threshold: 0.9},
 		},
 		{
