@@ -5,6 +5,13 @@
 //
 // A model only ever proposes. It never sees a server, a person or an
 // elicitation; the host decides what runs and what the model is told.
+//
+// The openai model's requests go through a [Wire]: the case's cassette and
+// the run's response cache (package replay) and the run's endpoint limits
+// ([Endpoints]). Its failures are classified ([FailureClass]): a model's
+// malformed output is a [*ModelOutputError], scored rather than retried.
+// A [Judge] grades answers against a rubric through the same wire.
+// docs/models.md is the user's side of all this.
 package model
 
 import (

@@ -7,6 +7,13 @@
 // which holds everything that decides the answer: the model name, the
 // messages, the tools and the sampling parameters. Neither ever holds a
 // header, a URL or an API key: only bodies are stored.
+//
+// Bodies, not the values of the model interface, are kept because a replay
+// then hands the recorded answer to the parser a live answer goes through:
+// every figure of a replayed run is the recorded one, and a cassette is
+// what a real endpoint produced. A cassette is YAML because it is read in
+// pull requests: a changed tool description is one changed line, and
+// texts of several lines read as text.
 package replay
 
 import (
