@@ -234,12 +234,8 @@ func (e *endpoint) waitPause(ctx context.Context) error {
 		if d <= 0 {
 			return nil
 		}
-		t := time.NewTimer(d)
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
-			return ctx.Err()
+		if err := sleep(ctx, d); err != nil {
+			return err
 		}
 	}
 }

@@ -23,7 +23,6 @@ package fakeapi
 
 import (
 	"bytes"
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -351,8 +350,12 @@ func (h *Handler) chat(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "BadRequestError", "messages: at least one message is required")
 		return
 	}
-	if err := sleep(r.Context(), h.cfg.Delay); err != nil {
-		return
+	if h.cfg.Delay > 0 {
+		select {
+		case <-time.After(h.cfg.Delay):
+		case <-r.Context().Done():
+			return
+		}
 	}
 	msg, fail, err := h.reply(req)
 	if err != nil {
@@ -398,20 +401,6 @@ func deref(s *string) string {
 		return ""
 	}
 	return *s
-}
-
-func sleep(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return nil
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }
 
 // reply decides the next message: the step of the conversation since its
