@@ -740,6 +740,9 @@ temperature: 0
 max_tokens: 1024
 reasoning_effort: high
 headers: {X-Gateway: blue}
+reasoning: true
+price: {input_per_mtok: 0.15, output_per_mtok: 0.6, cached_input_per_mtok: 0.075}
+limits: {concurrency: 4, requests_per_minute: 60, tokens_per_minute: 100000}
 `
 	var got OpenAIConfig
 	if err := decodeStrict(t, src, &got); err != nil {
@@ -749,7 +752,10 @@ headers: {X-Gateway: blue}
 		BaseURL: "http://localhost:8000/v1", APIKey: "sk-local", Model: "gpt-oss-120b",
 		Timeout: 90 * time.Second, MaxRetries: ptr(0), MaxRetryDelay: 500 * time.Millisecond,
 		Temperature: ptr(0.0), MaxTokens: 1024, ReasoningEffort: "high",
-		Headers: map[string]string{"X-Gateway": "blue"},
+		Headers:   map[string]string{"X-Gateway": "blue"},
+		Reasoning: ptr(true),
+		Price:     &Price{InputPerMTok: 0.15, OutputPerMTok: 0.6, CachedInputPerMTok: ptr(0.075)},
+		Limits:    Limits{Concurrency: 4, RequestsPerMinute: 60, TokensPerMinute: 100000},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("decoded config mismatch (-want +got):\n%s", diff)

@@ -63,20 +63,31 @@ func TestCassetteRecordReplay(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	recorded, err := turn(context.Background(), newTestOpenAI(t, srv, cfg).With(Wire{Cassette: rec}), toolsJSON)
+	cacheDir := t.TempDir()
+	cache, err := replay.OpenCache(cacheDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	recorded, err := turn(context.Background(), newTestOpenAI(t, srv, cfg).With(Wire{Cassette: rec, Cache: cache}), toolsJSON)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got := srv.header(0).Get("Authorization"); got != "Bearer "+key {
 		t.Fatalf("Authorization sent = %q, want the API key's", got)
 	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
+	cached, err := filepath.Glob(filepath.Join(cacheDir, "*", "*.json"))
+	if err != nil || len(cached) != 2 {
+		t.Fatalf("cache entries = %v, %v; want 2", cached, err)
 	}
-	for _, secret := range []string{key, gatewayKey, "Authorization", "X-Gateway-Key", srv.URL} {
-		if strings.Contains(string(data), secret) {
-			t.Errorf("the cassette holds %q:\n%s", secret, data)
+	for _, file := range append(cached, path) {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, secret := range []string{key, gatewayKey, "Authorization", "X-Gateway-Key", srv.URL} {
+			if strings.Contains(string(data), secret) {
+				t.Errorf("%s holds %q:\n%s", file, secret, data)
+			}
 		}
 	}
 	want0 := Response{

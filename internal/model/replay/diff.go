@@ -154,9 +154,12 @@ func diffTools(old, cur []any) []string {
 		}
 		p, a, b := firstDiff(ot, nt, "")
 		p = strings.TrimPrefix(strings.TrimPrefix(p, "."), "function.")
-		if p == "description" {
+		switch p {
+		case "description":
 			changes = append(changes, fmt.Sprintf("tool %s: description changed: %s -> %s", nm, describe(a), describe(b)))
-		} else {
+		case "":
+			changes = append(changes, fmt.Sprintf("tool %s: changed: %s -> %s", nm, describe(a), describe(b)))
+		default:
 			changes = append(changes, fmt.Sprintf("tool %s: %s changed: %s -> %s", nm, p, describe(a), describe(b)))
 		}
 	}
