@@ -10,8 +10,7 @@ import (
 )
 
 // BenchmarkMeasure measures a catalog of 60 tools of about 400 bytes each,
-// the size of a large real server. Marginal costs re-tokenise the whole
-// array once per tool, so the cost grows with tools x bytes.
+// the size of a large real server.
 func BenchmarkMeasure(b *testing.B) {
 	var entries []Entry
 	for i := range 60 {
