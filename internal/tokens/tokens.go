@@ -33,6 +33,7 @@
 package tokens
 
 import (
+	"slices"
 	"sort"
 	"sync"
 	"unicode"
@@ -130,6 +131,8 @@ func (c *Cache) Count(s string) int {
 // boundary after the cut, the rest is s's pieces again, since a match
 // depends only on the text from its start on (the pattern has no
 // look-behind). Tests compare Without with Count of the cut text.
+//
+// A Text is immutable, and safe for concurrent use.
 type Text struct {
 	s string
 	// starts are the pieces' start offsets and cum[i] the tokens of the
@@ -264,8 +267,7 @@ func (t *Text) boundary(at int) (int, bool) {
 	if at == len(t.s) {
 		return len(t.starts), true
 	}
-	i := sort.SearchInts(t.starts, at)
-	return i, i < len(t.starts) && t.starts[i] == at
+	return slices.BinarySearch(t.starts, at)
 }
 
 // reacher bounds what the split pattern reads to match a piece that starts
@@ -276,9 +278,8 @@ func (t *Text) boundary(at int) (int, bool) {
 // then newlines and slashes; or whitespace, then one character of
 // look-ahead). Backtracking re-reads what was read. So every character read
 // lies before the end of the longest such run from the second character,
-// plus three characters.
-// Runs are found with two cursors that only move forward, as the pieces'
-// starts do.
+// plus three characters. Runs are found with two cursors that only move
+// forward, as the pieces' starts do.
 type reacher struct {
 	s string
 	// letters is where the run of letters and marks from the last asked
