@@ -80,7 +80,7 @@ func TestCatalogCommand(t *testing.T) {
 		}
 		var want, got []tool
 		for _, ht := range h.Offered() {
-			want = append(want, tool{ht.Name, ht.Server, ht.Bytes, ht.Tokens})
+			want = append(want, tool{ht.Name, ht.Server, ht.Bytes, ht.Tokens()})
 		}
 		for _, ct := range whole.Tools {
 			got = append(got, tool{ct.Name, ct.Server, ct.Bytes, ct.Tokens})

@@ -67,7 +67,7 @@ func runTools(ctx context.Context, e *env, args []string) int {
 		desc, _, _ := strings.Cut(tool.MCP.Description, "\n")
 		t.Rows = append(t.Rows, []report.Cell{
 			{Text: tool.Name}, {Text: tool.Server}, {Text: run}, {Text: table.Shorten(desc, 70)},
-			{Text: strconv.Itoa(tool.Bytes)}, {Text: strconv.Itoa(tool.Tokens)},
+			{Text: strconv.Itoa(tool.Bytes)}, {Text: strconv.Itoa(tool.Tokens())},
 		})
 	}
 	defs := h.ToolDefs()

@@ -35,3 +35,7 @@ func Check(t testing.TB, path string, got []byte) {
 		t.Errorf("%s mismatch (-want +got):\n%s", path, diff)
 	}
 }
+
+// Updating reports whether the test binary runs with -update: a test whose
+// golden file is expensive to compute computes it only then.
+func Updating() bool { return *update }
