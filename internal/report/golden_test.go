@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/hosteval/hosteval/internal/record"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
@@ -38,7 +40,7 @@ func golden(t *testing.T, name string, got []byte) {
 // fixture reads and aggregates a run under testdata/runs.
 func fixture(t testing.TB, name string) *Summary {
 	t.Helper()
-	run, err := ReadRun(filepath.Join("testdata", "runs", name))
+	run, err := record.ReadRun(filepath.Join("testdata", "runs", name))
 	if err != nil {
 		t.Fatal(err)
 	}

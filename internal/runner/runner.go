@@ -1,16 +1,20 @@
-package scenario
+// Package runner runs the cases of a suite: it gives each case fresh server
+// processes (or shared ones), bounds how many run at once and how long
+// each may take, writes one record per finished case to the run folder the
+// moment it ends, and handles the two stages of an interrupt (stop
+// starting cases, then kill every server now). It owns processes,
+// concurrency, files and interrupts; what a case is and how it is judged
+// is internal/scenario's, the records' format internal/record's, and what
+// a person sees of the run (progress, tables) the caller's.
+package runner
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
-	"regexp"
 	"runtime"
-	"strings"
 	"sync"
 	"time"
 
@@ -18,12 +22,12 @@ import (
 
 	"github.com/hosteval/hosteval/internal/host"
 	"github.com/hosteval/hosteval/internal/record"
-	"github.com/hosteval/hosteval/internal/report"
+	"github.com/hosteval/hosteval/internal/scenario"
 	"github.com/hosteval/hosteval/internal/tokens"
 )
 
-// RunOptions configure a batch run.
-type RunOptions struct {
+// Options configure a batch run.
+type Options struct {
 	// Dir is the run's folder (results/<run-id>); it is created.
 	Dir   string
 	RunID string
@@ -38,17 +42,32 @@ type RunOptions struct {
 	// Logs says which cases' logs are written: LogsAll (the default),
 	// LogsFailed (cases that did not pass) or LogsNone.
 	Logs string
-	// Progress receives progress: a line rewritten in place when Terminal,
-	// otherwise one plain line per finished case. Nil: none.
-	Progress io.Writer
-	Terminal bool
-	// Drain, when closed, stops new cases from starting (the first
-	// Ctrl-C). Running cases go on until they finish or ctx ends.
-	Drain <-chan struct{}
 	// Preflight checks, before any case runs, that every tool name the
 	// scenarios use is offered by their servers (one discovery per scenario
 	// and variant).
 	Preflight bool
+	// Override, if set, changes every case's host options after the
+	// scenario's own (the command line's budgets override the files').
+	Override func(*host.Options)
+	// OnCase, if set, is told of every finished case once its record is
+	// on disk, with the run's tally so far. Calls are serialised.
+	OnCase func(rec *record.Record, tally Result)
+
+	// Drain, when closed, stops new cases from starting (the first
+	// Ctrl-C). Running cases get DrainGrace to finish, then are cancelled
+	// (zero: they finish).
+	Drain      <-chan struct{}
+	DrainGrace time.Duration
+	// Abort, when closed, ends the run now (the second Ctrl-C): every
+	// server's process group is killed, run.json says the run was
+	// interrupted, and Run returns once the cases have recorded how they
+	// ended, or after AbortWait (default 2s) if some have not.
+	Abort     <-chan struct{}
+	AbortWait time.Duration
+	// Groups holds the process groups of the run's stdio servers; Run
+	// makes its own when nil. A caller that passes one can kill the
+	// servers itself.
+	Groups *host.ProcessGroups
 }
 
 // Which cases' logs a run writes.
@@ -58,8 +77,8 @@ const (
 	LogsNone   = "none"
 )
 
-// RunResult sums up a finished (or interrupted) run.
-type RunResult struct {
+// Result sums up a finished (or interrupted) run.
+type Result struct {
 	Dir                    string
 	Total, Ran             int
 	Passed, Failed, Errors int
@@ -72,26 +91,33 @@ type RunResult struct {
 // moment it finishes, synced, so that nothing finished is lost to a crash or
 // Ctrl-C. A failing case is a record, never an error: Run returns an error
 // only when the run itself cannot go on (the folder cannot be written), or
-// a *LoadError when the preflight found tool names no server offers.
-func Run(ctx context.Context, cases []*Case, opts RunOptions) (*RunResult, error) {
+// a *scenario.LoadError when the preflight found tool names no server offers.
+func Run(ctx context.Context, cases []*scenario.Case, opts Options) (*Result, error) {
 	if opts.Concurrency <= 0 {
 		opts.Concurrency = runtime.NumCPU()
 	}
+	if opts.AbortWait <= 0 {
+		opts.AbortWait = 2 * time.Second
+	}
+	if opts.Groups == nil {
+		opts.Groups = host.NewProcessGroups()
+	}
 	start := time.Now()
-	res := &RunResult{Dir: opts.Dir, Total: len(cases)}
 	if err := os.MkdirAll(filepath.Join(opts.Dir, "cases"), 0o755); err != nil {
 		return nil, fmt.Errorf("create run folder: %w", err)
 	}
-	info := report.RunInfo{RunID: opts.RunID, Started: start.UTC(), Args: opts.Args, Version: host.Version}
-	if err := report.WriteRunInfo(opts.Dir, info); err != nil {
+	info := record.RunInfo{RunID: opts.RunID, Started: start.UTC(), Args: opts.Args, Version: host.Version}
+	if err := record.WriteRunInfo(opts.Dir, info); err != nil {
 		return nil, err
 	}
-	records, err := report.OpenWriter(filepath.Join(opts.Dir, report.RecordsFile))
+	records, err := record.OpenWriter(filepath.Join(opts.Dir, record.RecordsFile))
 	if err != nil {
 		return nil, err
 	}
 	defer records.Close()
 
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	var pool *host.Pool
 	if opts.Share {
 		sharedLog, err := os.Create(filepath.Join(opts.Dir, "shared-servers.jsonl"))
@@ -99,45 +125,58 @@ func Run(ctx context.Context, cases []*Case, opts RunOptions) (*RunResult, error
 			return nil, fmt.Errorf("create shared server log: %w", err)
 		}
 		defer sharedLog.Close()
-		pool = host.NewPool(host.Options{ServerLog: sharedLog})
+		pool = host.NewPool(host.Options{ServerLog: sharedLog, Groups: opts.Groups})
 		defer pool.Close()
 	}
 
 	// One token cache for the run: every case renders the same catalogs.
 	toks := tokens.NewCache()
 	if opts.Preflight {
-		if problems := preflight(ctx, cases, pool, toks, opts.Concurrency); len(problems) > 0 {
-			return nil, &LoadError{Problems: problems}
+		if problems := preflight(ctx, cases, pool, toks, opts); len(problems) > 0 {
+			return nil, &scenario.LoadError{Problems: problems}
 		}
 	}
 
-	prog := newProgress(opts.Progress, opts.Terminal, len(cases), start)
-	defer prog.stop()
+	stopDrain := drainAfterGrace(opts, cancel)
+	defer stopDrain()
 
 	var (
 		g    errgroup.Group
 		sem  = make(chan struct{}, opts.Concurrency)
 		mu   sync.Mutex
+		res  = Result{Dir: opts.Dir, Total: len(cases)}
 		werr error
 	)
+	interrupted := func() {
+		mu.Lock()
+		res.Interrupted = true
+		mu.Unlock()
+	}
 schedule:
 	for i, c := range cases {
+		// A closed Drain or Abort wins over a free slot.
 		select {
 		case <-opts.Drain:
-			res.Interrupted = true
+			interrupted()
+			break schedule
+		case <-opts.Abort:
+			interrupted()
 			break schedule
 		case <-ctx.Done():
-			res.Interrupted = true
+			interrupted()
 			break schedule
 		default:
 		}
 		select {
 		case sem <- struct{}{}:
 		case <-opts.Drain:
-			res.Interrupted = true
+			interrupted()
+			break schedule
+		case <-opts.Abort:
+			interrupted()
 			break schedule
 		case <-ctx.Done():
-			res.Interrupted = true
+			interrupted()
 			break schedule
 		}
 		g.Go(func() error {
@@ -158,26 +197,82 @@ schedule:
 			default:
 				res.Errors++
 			}
-			prog.done(&rec, res)
+			if opts.OnCase != nil {
+				opts.OnCase(&rec, res)
+			}
 			return nil
 		})
 	}
-	g.Wait()
+
+	finished := make(chan struct{})
+	go func() {
+		g.Wait()
+		close(finished)
+	}()
+	select {
+	case <-finished:
+	case <-opts.Abort:
+		// Exit now, but leave no server behind and say so in run.json.
+		cancel()
+		opts.Groups.Kill()
+		interrupted()
+		info.Finished, info.Interrupted = time.Now().UTC(), true
+		if err := record.WriteRunInfo(opts.Dir, info); err != nil {
+			return nil, err
+		}
+		// The cases see their servers die and record it at once; a case
+		// stuck past the wait loses its record, not the run.
+		select {
+		case <-finished:
+		case <-time.After(opts.AbortWait):
+		}
+	}
+
+	mu.Lock()
+	defer mu.Unlock()
 	if ctx.Err() != nil {
 		res.Interrupted = true
 	}
 	res.Elapsed = time.Since(start)
 	info.Finished, info.Interrupted = time.Now().UTC(), res.Interrupted
-	if err := report.WriteRunInfo(opts.Dir, info); err != nil && werr == nil {
+	if err := record.WriteRunInfo(opts.Dir, info); err != nil && werr == nil {
 		werr = err
 	}
-	return res, werr
+	return &res, werr
+}
+
+// drainAfterGrace cancels the run DrainGrace after Drain is closed. The
+// returned func stops the watch and waits for it.
+func drainAfterGrace(opts Options, cancel context.CancelFunc) func() {
+	if opts.Drain == nil || opts.DrainGrace <= 0 {
+		return func() {}
+	}
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		select {
+		case <-opts.Drain:
+		case <-done:
+			return
+		}
+		grace := time.NewTimer(opts.DrainGrace)
+		defer grace.Stop()
+		select {
+		case <-grace.C:
+			cancel()
+		case <-done:
+		}
+	})
+	return func() {
+		close(done)
+		wg.Wait()
+	}
 }
 
 // runCase runs one case from start to verdict. Whatever happens, it returns
 // a record: a server that will not start, a model endpoint that fails, or a
 // deadline make a record with status error.
-func runCase(ctx context.Context, idx int, c *Case, opts RunOptions, pool *host.Pool, toks *tokens.Cache) (rec record.Record) {
+func runCase(ctx context.Context, idx int, c *scenario.Case, opts Options, pool *host.Pool, toks *tokens.Cache) (rec record.Record) {
 	start := time.Now()
 	rec = record.Record{
 		Schema: record.SchemaVersion, RunID: opts.RunID, CaseID: c.ID, Scenario: c.Scenario.Name,
@@ -203,7 +298,7 @@ func runCase(ctx context.Context, idx int, c *Case, opts RunOptions, pool *host.
 				rec.Error = err.Error()
 			}
 		}()
-		rec.Expectations = Evaluate(c, &rec)
+		rec.Expectations = scenario.Evaluate(c, &rec)
 		rec.Status = record.StatusPass
 		for _, e := range rec.Expectations {
 			if !e.Passed {
@@ -213,7 +308,7 @@ func runCase(ctx context.Context, idx int, c *Case, opts RunOptions, pool *host.
 		if infra != nil {
 			rec.Status, rec.Error = record.StatusError, infra.Error()
 		}
-		rec.MS = msSince(start)
+		rec.MS = record.MS(time.Since(start))
 	}()
 
 	var err error
@@ -225,17 +320,17 @@ func runCase(ctx context.Context, idx int, c *Case, opts RunOptions, pool *host.
 	parent := ctx
 	ctx, cancel := context.WithTimeout(ctx, c.Timeout())
 	defer cancel()
+	hopts, err := caseHostOptions(c, filepath.Join(opts.Dir, logs.base), opts)
+	rec.Settings = settings(hopts, c.Timeout())
+	if err != nil {
+		infra = err
+		return rec
+	}
 	m, err := c.NewModel()
 	if err != nil {
 		infra = fmt.Errorf("model: %w", err)
 		return rec
 	}
-	caseDir, err := c.prepareDir(filepath.Join(opts.Dir, logs.base))
-	if err != nil {
-		infra = err
-		return rec
-	}
-	hopts := c.HostOptionsIn(caseDir)
 	hopts.SessionID, hopts.Log, hopts.ServerLog, hopts.Pool, hopts.Tokens = rec.SessionID, &logs.log, &logs.log, pool, toks
 	if logs.wire != nil {
 		hopts.Wire = logs.wire
@@ -265,7 +360,7 @@ func runCase(ctx context.Context, idx int, c *Case, opts RunOptions, pool *host.
 	for _, q := range c.Turns() {
 		res, err := conv.Ask(ctx, q)
 		turn := record.Turn{Question: q, Answer: res.Answer, TraceID: res.TraceID, Steps: res.Steps,
-			Requests: len(res.Requests), Stopped: res.Stopped, MS: round1(res.MS)}
+			Requests: len(res.Requests), Stopped: res.Stopped, MS: record.RoundMS(res.MS)}
 		rec.Calls = append(rec.Calls, res.Calls...)
 		rec.ModelRequests = append(rec.ModelRequests, res.Requests...)
 		for _, r := range res.Requests {
@@ -293,9 +388,21 @@ func runCase(ctx context.Context, idx int, c *Case, opts RunOptions, pool *host.
 	return rec
 }
 
+// caseHostOptions are a case's host options: its folder made under dir
+// (when it uses one), the run's override and process groups.
+func caseHostOptions(c *scenario.Case, dir string, opts Options) (host.Options, error) {
+	caseDir, err := prepareCaseDir(c, dir)
+	hopts := c.HostOptionsIn(caseDir)
+	if opts.Override != nil {
+		opts.Override(&hopts)
+	}
+	hopts.Groups = opts.Groups
+	return hopts, err
+}
+
 // caseError says why a case stopped: an interrupted run (parent ended),
 // the case's own deadline (ctx ended), or the model endpoint.
-func caseError(parent, ctx context.Context, c *Case, err error) error {
+func caseError(parent, ctx context.Context, c *scenario.Case, err error) error {
 	switch {
 	case parent.Err() != nil:
 		return errors.New("interrupted before it finished")
@@ -305,78 +412,12 @@ func caseError(parent, ctx context.Context, c *Case, err error) error {
 	return err
 }
 
-// caseLogs are a case's logs: one file with the host's events and the
-// servers' request logs interleaved as they happened (every line says its
-// operation; they join on trace_id + step, as the first seed's host.log
-// does), and the wire trace beside it when asked for. The log is kept in
-// memory and written when the case ends, just before its record, and only
-// for the cases RunOptions.Logs asks for: creating a file is most of what a
-// cheap case with shared servers costs on a slow disk. A case killed
-// mid-way (a second Ctrl-C) loses its log with its record. The wire trace,
-// a debugging aid that can be large, goes to its file as it happens.
-type caseLogs struct {
-	log  lockedBuffer
-	wire *os.File // nil unless asked for
-	// base is the case's name in the run folder (cases/NNNN-<id>), the
-	// stem of its files and the name of its folder (${CASE_DIR}'s parent).
-	base string
-}
-
-// lockedBuffer is a bytes.Buffer safe for concurrent writers.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-var unsafeInPath = regexp.MustCompile(`[^a-zA-Z0-9._-]+`)
-
-func newCaseLogs(runDir string, idx int, id string, wire bool) (*caseLogs, error) {
-	logs := &caseLogs{base: filepath.Join("cases", fmt.Sprintf("%04d-%s", idx+1, strings.Trim(unsafeInPath.ReplaceAllString(id, "_"), "_")))}
-	if wire {
-		f, err := os.Create(filepath.Join(runDir, logs.base+".wire.jsonl"))
-		if err != nil {
-			return nil, fmt.Errorf("create wire trace: %w", err)
-		}
-		logs.wire = f
-	}
-	return logs, nil
-}
-
-// finish closes the wire trace, writes the log if the run keeps it for a
-// case with this status, and returns the paths written, relative to the run.
-func (l *caseLogs) finish(runDir, keep, status string) (map[string]string, error) {
-	paths := map[string]string{}
-	var errs []error
-	if l.wire != nil {
-		errs = append(errs, l.wire.Close())
-		paths["wire"] = l.base + ".wire.jsonl"
-	}
-	if keep == LogsAll || keep == "" || (keep == LogsFailed && status != record.StatusPass) {
-		name := l.base + ".jsonl"
-		l.log.mu.Lock()
-		err := os.WriteFile(filepath.Join(runDir, name), l.log.buf.Bytes(), 0o644)
-		l.log.mu.Unlock()
-		errs = append(errs, err)
-		paths["log"] = name
-	}
-	if err := errors.Join(errs...); err != nil {
-		return paths, fmt.Errorf("write case log: %w", err)
-	}
-	return paths, nil
-}
-
 // preflight discovers each scenario's (and variant's) tools once and checks
 // every tool name the scenario uses. Servers that do not start are left to
 // the cases, which record them.
-func preflight(ctx context.Context, cases []*Case, pool *host.Pool, toks *tokens.Cache, concurrency int) []Problem {
+func preflight(ctx context.Context, cases []*scenario.Case, pool *host.Pool, toks *tokens.Cache, opts Options) []scenario.Problem {
 	seen := map[string]bool{}
-	var firsts []*Case
+	var firsts []*scenario.Case
 	for _, c := range cases {
 		key := c.Scenario.Name + "/" + c.Variant
 		if !seen[key] {
@@ -387,9 +428,9 @@ func preflight(ctx context.Context, cases []*Case, pool *host.Pool, toks *tokens
 	var (
 		g        errgroup.Group
 		mu       sync.Mutex
-		problems []Problem
+		problems []scenario.Problem
 	)
-	g.SetLimit(concurrency)
+	g.SetLimit(opts.Concurrency)
 	for _, c := range firsts {
 		g.Go(func() error {
 			// Servers that use ${CASE_DIR} get a folder of their own here
@@ -399,13 +440,12 @@ func preflight(ctx context.Context, cases []*Case, pool *host.Pool, toks *tokens
 				return nil
 			}
 			defer os.RemoveAll(tmp)
-			caseDir, err := c.prepareDir(tmp)
+			hopts, err := caseHostOptions(c, tmp, opts)
 			if err != nil {
 				return nil
 			}
-			opts := c.HostOptionsIn(caseDir)
-			opts.Pool, opts.Tokens = pool, toks
-			h, err := host.Start(ctx, opts)
+			hopts.Pool, hopts.Tokens = pool, toks
+			h, err := host.Start(ctx, hopts)
 			if err != nil {
 				return nil
 			}
@@ -414,7 +454,7 @@ func preflight(ctx context.Context, cases []*Case, pool *host.Pool, toks *tokens
 			for _, t := range h.Tools() {
 				names = append(names, t.Name)
 			}
-			ps := CheckTools(c, names)
+			ps := scenario.CheckTools(c, names)
 			mu.Lock()
 			problems = append(problems, ps...)
 			mu.Unlock()
@@ -425,9 +465,9 @@ func preflight(ctx context.Context, cases []*Case, pool *host.Pool, toks *tokens
 	return dedupeProblems(problems)
 }
 
-func dedupeProblems(ps []Problem) []Problem {
+func dedupeProblems(ps []scenario.Problem) []scenario.Problem {
 	seen := map[string]bool{}
-	var out []Problem
+	var out []scenario.Problem
 	for _, p := range ps {
 		if k := p.String(); !seen[k] {
 			seen[k] = true
@@ -435,105 +475,4 @@ func dedupeProblems(ps []Problem) []Problem {
 		}
 	}
 	return out
-}
-
-func msSince(t time.Time) float64 { return round1(float64(time.Since(t).Microseconds()) / 1000) }
-
-func round1(ms float64) float64 { return float64(int64(ms*10+0.5)) / 10 }
-
-// progress shows how a run is going: on a terminal, one line rewritten in
-// place (done/total, passed, failed, elapsed, ETA); elsewhere (CI) one plain
-// line per finished case, which logs well.
-type progress struct {
-	w        io.Writer
-	terminal bool
-	total    int
-	start    time.Time
-	mu       sync.Mutex
-	last     string
-	stopped  chan struct{}
-	ticker   *time.Ticker
-	wg       sync.WaitGroup
-	res      RunResult
-}
-
-func newProgress(w io.Writer, terminal bool, total int, start time.Time) *progress {
-	p := &progress{w: w, terminal: terminal, total: total, start: start, stopped: make(chan struct{})}
-	if w != nil && terminal {
-		// Elapsed time moves even while no case finishes.
-		p.ticker = time.NewTicker(500 * time.Millisecond)
-		p.wg.Go(func() {
-			for {
-				select {
-				case <-p.ticker.C:
-					p.mu.Lock()
-					p.draw()
-					p.mu.Unlock()
-				case <-p.stopped:
-					return
-				}
-			}
-		})
-	}
-	return p
-}
-
-func (p *progress) done(rec *record.Record, res *RunResult) {
-	if p.w == nil {
-		return
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.res = *res
-	if p.terminal {
-		if rec.Status != record.StatusPass {
-			fmt.Fprintf(p.w, "\r\033[K%s\n", caseLine(rec))
-		}
-		p.draw()
-		return
-	}
-	fmt.Fprintf(p.w, "[%d/%d] %s\n", res.Ran, p.total, caseLine(rec))
-}
-
-// caseLine is one finished case: its verdict, id, time, and why it failed.
-func caseLine(rec *record.Record) string {
-	line := fmt.Sprintf("%-5s %s (%.2fs)", strings.ToUpper(rec.Status), rec.CaseID, rec.MS/1000)
-	switch rec.Status {
-	case record.StatusError:
-		line += ": " + rec.Error
-	case record.StatusFail:
-		for _, e := range rec.Expectations {
-			if !e.Passed {
-				line += ": " + e.Name
-				if e.Detail != "" {
-					line += ": " + e.Detail
-				}
-				break
-			}
-		}
-	}
-	return line
-}
-
-func (p *progress) draw() {
-	elapsed := time.Since(p.start)
-	eta := "?"
-	if p.res.Ran > 0 {
-		left := time.Duration(float64(elapsed) / float64(p.res.Ran) * float64(p.total-p.res.Ran))
-		eta = left.Round(100 * time.Millisecond).String()
-	}
-	fmt.Fprintf(p.w, "\r\033[K[%d/%d] %d passed, %d failed, %d errors, %s elapsed, ETA %s",
-		p.res.Ran, p.total, p.res.Passed, p.res.Failed, p.res.Errors, elapsed.Round(100*time.Millisecond), eta)
-}
-
-func (p *progress) stop() {
-	if p.ticker != nil {
-		p.ticker.Stop()
-		close(p.stopped)
-		p.wg.Wait()
-		p.mu.Lock()
-		p.draw()
-		fmt.Fprintln(p.w)
-		p.mu.Unlock()
-	}
 }
