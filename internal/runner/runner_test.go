@@ -47,11 +47,10 @@ func loadCases(tb testing.TB, path string) []*scenario.Case {
 	return cases
 }
 
-// suite writes a servers file and a scenario file into a temporary folder
-// and loads the cases.
+// suite writes the fixtures' servers file and a scenario file into a
+// temporary folder and loads the cases.
 func suite(t *testing.T, scenarios string) []*scenario.Case {
 	t.Helper()
-	dir := t.TempDir()
 	servers := fmt.Sprintf(`servers:
   cmdb:
     command: %[1]s/cmdb
@@ -62,6 +61,14 @@ func suite(t *testing.T, scenarios string) []*scenario.Case {
     command: %[1]s/support
     env: {SUPPORT_SLOW_SECONDS: "2"}
 `, fixtureBin)
+	return suiteWith(t, servers, scenarios)
+}
+
+// suiteWith writes a servers file and a scenario file into a temporary
+// folder and loads the cases.
+func suiteWith(t *testing.T, servers, scenarios string) []*scenario.Case {
+	t.Helper()
+	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "servers.yaml"), []byte(servers), 0o644); err != nil {
 		t.Fatal(err)
 	}
