@@ -3,31 +3,16 @@ package runner
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/hosteval/hosteval/internal/fixtures"
 	"github.com/hosteval/hosteval/internal/host"
 	"github.com/hosteval/hosteval/internal/record"
 )
-
-// helperServer is a servers file whose server "hold" is a shell (the
-// leader of its process group) that starts a helper (sleep) and then runs
-// the slow support fixture as a child: the shape of a server behind
-// `sh -c` or npx. The shell writes its own pid and the helper's into dir
-// ($$$$ is the shell's $$: the loader reads $$ as a literal $).
-func helperServer(dir string) string {
-	return fmt.Sprintf(`servers:
-  hold:
-    command: /bin/sh
-    args: ["-c", 'sleep 300 & echo $! > "$1/helper.pid"; echo $$$$ > "$1/server.pid"; "$2/support"', hold, %q, %q]
-    env: {SUPPORT_SLOW_SECONDS: "300"}
-`, dir, fixtureBin)
-}
 
 // holdScenario runs one case that calls the slow search and waits on it.
 const holdScenario = `name: hold
@@ -41,58 +26,14 @@ model:
 question: refunds?
 `
 
-// readPID reads a pid file the server wrote, waiting for it.
-func readPID(t *testing.T, path string) int {
+// waitPID reads a pid file a server wrote, waiting for it.
+func waitPID(t *testing.T, path string) int {
 	t.Helper()
-	var pid int
-	waitFor(t, path, func() bool {
-		data, err := os.ReadFile(path)
-		if err != nil {
-			return false
-		}
-		pid, err = strconv.Atoi(strings.TrimSpace(string(data)))
-		return err == nil
-	})
-	return pid
-}
-
-// waitFor polls cond for up to a minute: long enough for a busy machine,
-// short of hanging the test.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("gave up waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-// groupMembers lists the live (not zombie) processes in process group pgid.
-func groupMembers(t *testing.T, pgid int) []int {
-	t.Helper()
-	entries, err := os.ReadDir("/proc")
+	pid, err := fixtures.WaitPID(path, time.Minute)
 	if err != nil {
-		t.Skip("no /proc")
+		t.Fatal(err)
 	}
-	var pids []int
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		data, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if err != nil {
-			continue
-		}
-		// pid (comm) state ppid pgrp ...
-		fields := strings.Fields(string(data[strings.LastIndexByte(string(data), ')')+1:]))
-		if len(fields) > 2 && fields[0] != "Z" && fields[2] == strconv.Itoa(pgid) {
-			pids = append(pids, pid)
-		}
-	}
-	return pids
+	return pid
 }
 
 // TestRunAbortKillsEveryServerGroup: the second Ctrl-C (Abort) kills the
@@ -100,7 +41,7 @@ func groupMembers(t *testing.T, pgid int) []int {
 // run.json still says the run was interrupted and when it finished.
 func TestRunAbortKillsEveryServerGroup(t *testing.T) {
 	pids := t.TempDir()
-	cases := suiteWith(t, helperServer(pids), holdScenario)
+	cases := suiteWith(t, fixtures.HelperServers(fixtureBin, pids), holdScenario)
 	dir := filepath.Join(t.TempDir(), "r1")
 	abort := make(chan struct{})
 	groups := host.NewProcessGroups()
@@ -113,9 +54,9 @@ func TestRunAbortKillsEveryServerGroup(t *testing.T) {
 		res, err := Run(context.Background(), cases, Options{Dir: dir, RunID: "r1", Abort: abort, Groups: groups})
 		done <- result{res, err}
 	}()
-	server := readPID(t, filepath.Join(pids, "server.pid"))
-	helper := readPID(t, filepath.Join(pids, "helper.pid"))
-	if got := groupMembers(t, server); len(got) < 3 {
+	server := waitPID(t, filepath.Join(pids, "server.pid"))
+	helper := waitPID(t, filepath.Join(pids, "helper.pid"))
+	if got, _ := fixtures.GroupMembers(server); len(got) < 3 {
 		t.Fatalf("group %d has %v, want the shell, the helper and the server", server, got)
 	}
 	close(abort)
@@ -126,9 +67,8 @@ func TestRunAbortKillsEveryServerGroup(t *testing.T) {
 	if !r.res.Interrupted {
 		t.Errorf("result = %+v, want interrupted", r.res)
 	}
-	waitFor(t, "the server's group to die", func() bool { return len(groupMembers(t, server)) == 0 })
-	if got := groupMembers(t, server); len(got) != 0 {
-		t.Errorf("processes %v of the server's group (helper %d) survived the abort", got, helper)
+	if got, err := fixtures.WaitGroupGone(server, time.Minute); err != nil || len(got) != 0 {
+		t.Errorf("processes %v of the server's group (helper %d) survived the abort (%v)", got, helper, err)
 	}
 	run, err := record.ReadRun(dir)
 	if err != nil {
