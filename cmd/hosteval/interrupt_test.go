@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"errors"
 	"io"
 	"net"
@@ -10,7 +9,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -26,28 +24,9 @@ import (
 // hostevalProc is a hosteval process under test.
 type hostevalProc struct {
 	cmd            *exec.Cmd
-	stdout, stderr syncBuffer
+	stdout, stderr syncBuilder
 	exited         chan struct{}
 	err            error // valid once exited is closed
-}
-
-// syncBuffer is a bytes.Buffer safe for the process's writes and the
-// test's reads.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // startHosteval starts hosteval args in dir with stdin.
@@ -151,16 +130,7 @@ func TestRunSecondInterruptKillsEveryServer(t *testing.T) {
 	dir := t.TempDir()
 	writeFiles(t, dir, map[string]string{
 		"servers.yaml": fixtures.HelperServers(fixtureBin, dir),
-		"suite.yaml": `name: hold
-servers: [hold]
-host: {tool_timeout: 10m}
-timeout: 10m
-model:
-  scripted:
-    - call: "hold__search_knowledge {query: refunds}"
-    - answer: done
-question: refunds?
-`,
+		"suite.yaml":   fixtures.HoldScenario,
 	})
 	p := startHosteval(t, dir, nil, "run", "-run-id", "r1", "-preflight=false", "suite.yaml")
 	pgid := serverGroup(t, p, dir)

@@ -51,7 +51,8 @@ func TestProgress(t *testing.T) {
 	})
 }
 
-// syncBuilder is a strings.Builder safe for the progress ticker's writes.
+// syncBuilder is a strings.Builder safe for concurrent writers (the
+// progress ticker, a process's output) and the test's reads.
 type syncBuilder struct {
 	mu sync.Mutex
 	b  strings.Builder

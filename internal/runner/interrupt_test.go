@@ -14,18 +14,6 @@ import (
 	"github.com/hosteval/hosteval/internal/record"
 )
 
-// holdScenario runs one case that calls the slow search and waits on it.
-const holdScenario = `name: hold
-servers: [hold]
-host: {tool_timeout: 10m}
-timeout: 10m
-model:
-  scripted:
-    - call: "hold__search_knowledge {query: refunds}"
-    - answer: done
-question: refunds?
-`
-
 // waitPID reads a pid file a server wrote, waiting for it.
 func waitPID(t *testing.T, path string) int {
 	t.Helper()
@@ -41,7 +29,7 @@ func waitPID(t *testing.T, path string) int {
 // run.json still says the run was interrupted and when it finished.
 func TestRunAbortKillsEveryServerGroup(t *testing.T) {
 	pids := t.TempDir()
-	cases := suiteWith(t, fixtures.HelperServers(fixtureBin, pids), holdScenario)
+	cases := suiteWith(t, fixtures.HelperServers(fixtureBin, pids), fixtures.HoldScenario)
 	dir := filepath.Join(t.TempDir(), "r1")
 	abort := make(chan struct{})
 	groups := host.NewProcessGroups()

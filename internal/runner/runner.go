@@ -137,8 +137,12 @@ func Run(ctx context.Context, cases []*scenario.Case, opts Options) (*Result, er
 		}
 	}
 
-	stopDrain := drainAfterGrace(opts, cancel)
-	defer stopDrain()
+	// starting ends on the first interrupt (or the second); the run's
+	// context DrainGrace later.
+	starting, stopStarting := context.WithCancel(ctx)
+	defer stopStarting()
+	stopWatch := watchInterrupts(opts, stopStarting, cancel)
+	defer stopWatch()
 
 	var (
 		g    errgroup.Group
@@ -147,37 +151,21 @@ func Run(ctx context.Context, cases []*scenario.Case, opts Options) (*Result, er
 		res  = Result{Dir: opts.Dir, Total: len(cases)}
 		werr error
 	)
-	interrupted := func() {
-		mu.Lock()
-		res.Interrupted = true
-		mu.Unlock()
-	}
-schedule:
 	for i, c := range cases {
-		// A closed Drain or Abort wins over a free slot.
-		select {
-		case <-opts.Drain:
-			interrupted()
-			break schedule
-		case <-opts.Abort:
-			interrupted()
-			break schedule
-		case <-ctx.Done():
-			interrupted()
-			break schedule
-		default:
-		}
 		select {
 		case sem <- struct{}{}:
-		case <-opts.Drain:
-			interrupted()
-			break schedule
-		case <-opts.Abort:
-			interrupted()
-			break schedule
-		case <-ctx.Done():
-			interrupted()
-			break schedule
+		case <-starting.Done():
+		}
+		// An interrupt wins over a free slot, also one the watch has not
+		// seen yet.
+		if isClosed(opts.Drain) || isClosed(opts.Abort) {
+			stopStarting()
+		}
+		if starting.Err() != nil {
+			mu.Lock()
+			res.Interrupted = true
+			mu.Unlock()
+			break
 		}
 		g.Go(func() error {
 			defer func() { <-sem }()
@@ -215,7 +203,9 @@ schedule:
 		// Exit now, but leave no server behind and say so in run.json.
 		cancel()
 		opts.Groups.Kill()
-		interrupted()
+		mu.Lock()
+		res.Interrupted = true
+		mu.Unlock()
 		info.Finished, info.Interrupted = time.Now().UTC(), true
 		if err := record.WriteRunInfo(opts.Dir, info); err != nil {
 			return nil, err
@@ -241,31 +231,50 @@ schedule:
 	return &res, werr
 }
 
-// drainAfterGrace cancels the run DrainGrace after Drain is closed. The
+// watchInterrupts stops starting cases when Drain or Abort is closed, and
+// cancels the run DrainGrace after Drain (at once after Abort). The
 // returned func stops the watch and waits for it.
-func drainAfterGrace(opts Options, cancel context.CancelFunc) func() {
-	if opts.Drain == nil || opts.DrainGrace <= 0 {
-		return func() {}
-	}
+func watchInterrupts(opts Options, stopStarting, cancel context.CancelFunc) func() {
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		select {
 		case <-opts.Drain:
+		case <-opts.Abort:
+			stopStarting()
+			cancel()
+			return
 		case <-done:
 			return
 		}
-		grace := time.NewTimer(opts.DrainGrace)
-		defer grace.Stop()
-		select {
-		case <-grace.C:
-			cancel()
-		case <-done:
+		stopStarting()
+		var grace <-chan time.Time
+		if opts.DrainGrace > 0 {
+			t := time.NewTimer(opts.DrainGrace)
+			defer t.Stop()
+			grace = t.C
 		}
+		select {
+		case <-grace:
+		case <-opts.Abort:
+		case <-done:
+			return
+		}
+		cancel()
 	})
 	return func() {
 		close(done)
 		wg.Wait()
+	}
+}
+
+// isClosed reports whether ch is closed; a nil ch never is.
+func isClosed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
 	}
 }
 
@@ -337,7 +346,7 @@ func runCase(ctx context.Context, idx int, c *scenario.Case, opts Options, pool 
 	}
 	h, err := host.Start(ctx, hopts)
 	if err != nil {
-		infra = err
+		infra = caseError(parent, ctx, c, err)
 		return rec
 	}
 	closed := false
@@ -351,7 +360,7 @@ func runCase(ctx context.Context, idx int, c *scenario.Case, opts Options, pool 
 	rec.Servers, rec.ToolDefs = h.Servers(), h.ToolDefs()
 	for _, s := range rec.Servers {
 		if s.Error != "" && !c.ExpectsServerFailure(s.Name) {
-			infra = fmt.Errorf("server %s did not start: %s", s.Name, s.Error)
+			infra = caseError(parent, ctx, c, fmt.Errorf("server %s did not start: %s", s.Name, s.Error))
 			return rec
 		}
 	}
@@ -401,7 +410,8 @@ func caseHostOptions(c *scenario.Case, dir string, opts Options) (host.Options, 
 }
 
 // caseError says why a case stopped: an interrupted run (parent ended),
-// the case's own deadline (ctx ended), or the model endpoint.
+// the case's own deadline (ctx ended), or err (a server, the model
+// endpoint).
 func caseError(parent, ctx context.Context, c *scenario.Case, err error) error {
 	switch {
 	case parent.Err() != nil:
