@@ -265,7 +265,8 @@ func runGate(ctx context.Context, e *env, args []string) error {
 	if *scenarios != "" {
 		s, err := scenario.Load(splitList(*scenarios)...)
 		if err != nil {
-			return err
+			// Every problem of the files, or a path that is not there.
+			return usageError{err}
 		}
 		suite = s
 	}

@@ -98,7 +98,8 @@ func runRun(ctx context.Context, e *env, args []string) error {
 	}
 	suite, err := scenario.Load(paths...)
 	if err != nil {
-		return err
+		// Every problem of the files, or a path that is not there.
+		return usageError{err}
 	}
 	copts := scenario.CaseOptions{Run: filter, Repeat: *repeat}
 	if *modelFlag != "" {
