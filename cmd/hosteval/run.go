@@ -157,14 +157,13 @@ func runRun(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if res.Interrupted {
-		// The reports of what finished are written; an aborted run's
-		// servers are already killed and its run.json says so.
-		select {
-		case <-e.interrupt.second:
-			return interruptedf("interrupted: %d of %d cases recorded in %s", res.Ran, res.Total, dir)
-		default:
-		}
+	select {
+	case <-e.interrupt.second:
+		// Exit now: the servers are killed and run.json says so; what
+		// finished is in records.jsonl, from which `hosteval report`
+		// rebuilds the reports.
+		return interruptedf("%d of %d cases recorded in %s (hosteval report %[3]s rebuilds the reports)", res.Ran, res.Total, dir)
+	default:
 	}
 	verdict, err := writeReports(e, dir, gates, base, *jsonOut)
 	if err != nil {
