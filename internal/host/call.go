@@ -86,7 +86,7 @@ func (h *Host) call(ctx context.Context, req CallRequest, harness bool) (string,
 		ev.Outcome = outcome
 		ev.MS = msSince(start)
 		st.mu.Lock()
-		ev.PersonMS = round1(st.personMS)
+		ev.PersonMS = record.RoundMS(st.personMS)
 		ev.AskedUser = st.asked
 		ev.Elicitations, ev.Declined, ev.InputKeys = st.elicitations, st.declined, slices.Clone(st.inputKeys)
 		st.mu.Unlock()
@@ -144,7 +144,7 @@ func (h *Host) call(ctx context.Context, req CallRequest, harness bool) (string,
 	s.begin(st)
 	defer s.end(st)
 	text, outcome, serverMS := h.rounds(ctx, s, tool, args, req, st, &ev)
-	ev.ServerMS = round1(serverMS)
+	ev.ServerMS = record.RoundMS(serverMS)
 	if len(ev.RoundMS) < 2 {
 		ev.RoundMS = nil // the same as server_ms
 	}
@@ -167,7 +167,7 @@ func (h *Host) rounds(ctx context.Context, s *serverConn, tool *Tool, args map[s
 		res, err := s.session.CallTool(rctx, params)
 		roundMS := msSince(t0) - (st.person() - personBefore)
 		serverMS += roundMS
-		ev.RoundMS = append(ev.RoundMS, round1(roundMS))
+		ev.RoundMS = append(ev.RoundMS, record.RoundMS(roundMS))
 		timedOut := rctx.Err() != nil && ctx.Err() == nil
 		cancel()
 		ev.Rounds = round
@@ -300,7 +300,7 @@ func (h *Host) resultText(res *mcp.CallToolResult, ev *record.Call) string {
 	if res.IsError {
 		label = "tool error"
 	}
-	h.step("server", fmt.Sprintf("%s: %d bytes", label, len(text)), map[string]any{"ms": round1(msSince(ev.Time)), "clipped": ev.Clipped})
+	h.step("server", fmt.Sprintf("%s: %d bytes", label, len(text)), map[string]any{"ms": record.RoundMS(msSince(ev.Time)), "clipped": ev.Clipped})
 	return text
 }
 
@@ -512,8 +512,4 @@ func asObject(v any) map[string]any {
 func firstLine(s string) string {
 	line, _, _ := strings.Cut(s, "\n")
 	return line
-}
-
-func round1(ms float64) float64 {
-	return float64(int64(ms*10+0.5)) / 10
 }

@@ -151,6 +151,10 @@ type Options struct {
 	// Tokens, if set, remembers token counts across hosts (a batch run
 	// renders the same definitions in every case).
 	Tokens *tokens.Cache
+	// Groups, if set, holds the process group of every stdio server the
+	// host starts while it runs, so that its owner can kill them all at
+	// once (a second Ctrl-C) without waiting for the host to stop them.
+	Groups *ProcessGroups
 }
 
 // Step is one line of a turn as a person follows it: who acted, what
@@ -160,6 +164,10 @@ type Step struct {
 	Text string
 	Data map[string]any
 }
+
+// Effective returns o with the host's defaults in place of what o leaves
+// unset: the settings a Host started with o runs under.
+func (o Options) Effective() Options { return o.withDefaults() }
 
 func (o Options) withDefaults() Options {
 	if o.Protocol == "" {

@@ -22,7 +22,7 @@ type spec struct {
 }
 
 func synth(id string, specs ...spec) *Summary {
-	run := &Run{Dir: id}
+	run := &record.Run{Dir: id}
 	for _, sp := range specs {
 		for i := range sp.cases {
 			status := record.StatusFail

@@ -3,8 +3,8 @@
 // so every report is rebuilt from a run folder, also from an interrupted
 // run.
 //
-// The flow, after benchstat: [ReadRun] (or a [Reader] over records.jsonl)
-// -> [Aggregate] into a [Summary] of per-case [CaseStats] and per-group
+// The flow, after benchstat: [record.ReadRun] (or a [record.Reader] over
+// records.jsonl) -> [Aggregate] into a [Summary] of per-case [CaseStats] and per-group
 // [GroupStats] (a group is one scenario+variant+model; its cases are the
 // repeats) -> models: tables (internal/table, laid out there), the
 // [Failures] list and the [VerdictLines] of the gates and a comparison ->
@@ -14,7 +14,9 @@
 // self-contained HTML page ([WriteHTML]). [Compare] sets two runs side by
 // side and returns a [Verdict] (text, [WriteCompareMarkdown] for a pull
 // request, [WriteCompareJSON]); [EvaluateGates] checks thresholds written
-// as "<metric> <op> <number>". The runner appends records with a [Writer].
+// as "<metric> <op> <number>". What a count means (an unknown tool, a
+// protocol error, a call that sent nothing) is internal/record's, shared
+// with the scenarios' expectations.
 //
 // # Statistics
 //

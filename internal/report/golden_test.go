@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/hosteval/hosteval/internal/goldenfile"
+	"github.com/hosteval/hosteval/internal/record"
 )
 
 // golden compares got with testdata/golden/name, or rewrites the file
@@ -18,7 +19,7 @@ func golden(t *testing.T, name string, got []byte) {
 // fixture reads and aggregates a run under testdata/runs.
 func fixture(t testing.TB, name string) *Summary {
 	t.Helper()
-	run, err := ReadRun(filepath.Join("testdata", "runs", name))
+	run, err := record.ReadRun(filepath.Join("testdata", "runs", name))
 	if err != nil {
 		t.Fatal(err)
 	}

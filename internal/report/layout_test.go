@@ -19,7 +19,7 @@ import (
 // escapes, and a case ID a shell would misread.
 func hostileFailures() *Summary {
 	evil := "<script>alert(1)</script> | `rm -rf` *b* [x](y) \x1b[2J\nsecond line"
-	return Aggregate(&Run{Dir: "r", Records: []record.Record{
+	return Aggregate(&record.Run{Dir: "r", Records: []record.Record{
 		{
 			RunID: "r", Scenario: "s<script>|`x`", Model: "m", CaseID: "s<script>|`x`/m#0",
 			File: "scenarios/my_file.yaml", Line: 3,
@@ -139,7 +139,7 @@ func TestVerdictLines(t *testing.T) {
 
 // bigRun has n cases of one scenario, the first failed of them failing.
 func bigRun(n, failed int) *Summary {
-	run := &Run{Dir: "big"}
+	run := &record.Run{Dir: "big"}
 	for i := range n {
 		status := record.StatusPass
 		if i < failed {

@@ -93,7 +93,7 @@ func TestJUnitStructure(t *testing.T) {
 }
 
 func TestJUnitFailedWithoutExpectation(t *testing.T) {
-	s := Aggregate(&Run{Records: []record.Record{{Scenario: "s", Model: "m", Status: record.StatusFail, Error: "turn 1 stopped at max_steps"}}})
+	s := Aggregate(&record.Run{Records: []record.Record{{Scenario: "s", Model: "m", Status: record.StatusFail, Error: "turn 1 stopped at max_steps"}}})
 	var buf bytes.Buffer
 	if err := WriteJUnit(&buf, s); err != nil {
 		t.Fatal(err)
@@ -106,7 +106,7 @@ func TestJUnitFailedWithoutExpectation(t *testing.T) {
 // hostile is a run whose names and messages try to break every format.
 func hostile() *Summary {
 	evil := `<script>alert("x")</script> | *bold* _it_ [l](http://e) & "q"` + "\nnext"
-	return Aggregate(&Run{Dir: "r", Records: []record.Record{{
+	return Aggregate(&record.Run{Dir: "r", Records: []record.Record{{
 		RunID: "r<1>", Scenario: "s<script>", Variant: "v|1", Model: "m&m", CaseID: "c",
 		Status: record.StatusFail, Error: evil,
 		Expectations: []record.Expectation{{Name: evil, Detail: evil}},

@@ -5,8 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
+
+	"github.com/hosteval/hosteval/internal/record"
 )
 
 // WriteSummaryJSON writes s as summary.json: indented, fields in a fixed
@@ -70,35 +71,10 @@ func WriteReports(dir string, s *Summary, opts Options) ([]string, error) {
 			return paths, err
 		}
 		path := filepath.Join(dir, f.name)
-		if err := writeFileAtomic(path, buf.Bytes()); err != nil {
+		if err := record.WriteFileAtomic(path, buf.Bytes()); err != nil {
 			return paths, fmt.Errorf("write %s: %w", f.name, err)
 		}
 		paths = append(paths, path)
 	}
 	return paths, nil
-}
-
-func writeFileAtomic(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name()) // a no-op once renamed
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	// Sync before the rename, or a crash could leave an empty file under
-	// the final name.
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }

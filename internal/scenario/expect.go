@@ -72,7 +72,7 @@ var (
 	}{{"tool", toolExpectFields}, {"order", orderExpectFields}, {"server", serverExpectFields}, {"state", stateExpectFields}}
 	allExpectFields = slices.Concat(toolExpectFields, orderExpectFields, serverExpectFields, stateExpectFields, caseExpectFields)
 
-	outcomes  = []string{record.OutcomeOK, record.OutcomeToolError, record.OutcomeError, record.OutcomeTimeout, record.OutcomeUnknownTool, record.OutcomeBadArguments, record.OutcomeDenied}
+	outcomes  = record.Outcomes()
 	approvals = []string{record.ApprovalAuto, record.ApprovalApproved, record.ApprovalDenied}
 	revisions = []string{host.Revision20260728, host.Revision20251125}
 )
@@ -699,47 +699,49 @@ func (c *caseExpect) evalAnswer(rec *record.Record) string {
 	return detail
 }
 
-// count returns one of the counted figures of a record and, for those
-// counted over calls, the names of the calls counted.
+// count returns one of the counted figures of a record ([record.Counts])
+// and, for those counted over calls, the names of the calls counted.
 func count(key string, rec *record.Record) (int, []string) {
-	var outcome string
+	n := rec.Counts()
+	var total int
+	var counted func(c *record.Call) bool
+	outcome := func(o string) func(c *record.Call) bool {
+		return func(c *record.Call) bool { return c.Outcome == o }
+	}
 	switch key {
 	case "steps":
-		return len(rec.Calls), nil
+		return n.Calls, nil
 	case "model_requests":
-		return len(rec.ModelRequests), nil
-	case "elicitations", "declined":
-		n := 0
-		for _, c := range rec.Calls {
-			if key == "elicitations" {
-				n += c.Elicitations
-			} else {
-				n += c.Declined
-			}
-		}
-		return n, nil
+		return n.ModelRequests, nil
+	case "elicitations":
+		return n.Elicitations, nil
+	case "declined":
+		return n.Declined, nil
 	case "unknown_tools":
-		outcome = record.OutcomeUnknownTool
+		total, counted = n.UnknownTools, outcome(record.OutcomeUnknownTool)
 	case "timeouts":
-		outcome = record.OutcomeTimeout
+		total, counted = n.Timeouts, outcome(record.OutcomeTimeout)
 	case "tool_errors":
-		outcome = record.OutcomeToolError
+		total, counted = n.ToolErrors, outcome(record.OutcomeToolError)
 	case "denied":
-		outcome = record.OutcomeDenied
+		total, counted = n.Denied, outcome(record.OutcomeDenied)
 	case "protocol_errors":
-		outcome = record.OutcomeError
+		total, counted = n.ProtocolErrors, (*record.Call).ProtocolError
+	default:
+		return 0, nil
 	}
 	var names []string
-	for _, c := range rec.Calls {
-		if c.Outcome == outcome && (key != "protocol_errors" || c.ErrorCode != 0) {
-			name := c.Name
-			if key == "protocol_errors" {
-				name = fmt.Sprintf("%s %d", c.Name, c.ErrorCode)
-			}
-			names = append(names, name)
+	for i := range rec.Calls {
+		c := &rec.Calls[i]
+		switch {
+		case !counted(c):
+		case key == "protocol_errors":
+			names = append(names, fmt.Sprintf("%s %d", c.Name, c.ErrorCode))
+		default:
+			names = append(names, c.Name)
 		}
 	}
-	return len(names), names
+	return total, names
 }
 
 // serverExpect is an expectation on one server's connection.
