@@ -80,7 +80,7 @@ func TestCatalogCommand(t *testing.T) {
 		}
 		var want, got []tool
 		for _, ht := range h.Offered() {
-			want = append(want, tool{ht.Name, ht.Server, ht.Bytes, ht.Tokens})
+			want = append(want, tool{ht.Name, ht.Server, ht.Bytes, ht.Tokens()})
 		}
 		for _, ct := range whole.Tools {
 			got = append(got, tool{ct.Name, ct.Server, ct.Bytes, ct.Tokens})
@@ -194,41 +194,6 @@ func TestCatalogCommand(t *testing.T) {
 			})
 		}
 	})
-}
-
-func TestSplitCommand(t *testing.T) {
-	tests := []struct {
-		in   string
-		want []string
-		err  string
-	}{
-		{"node dist/index.js stdio", []string{"node", "dist/index.js", "stdio"}, ""},
-		{"  a\t b  ", []string{"a", "b"}, ""},
-		{`a 'b c' "d e"`, []string{"a", "b c", "d e"}, ""},
-		{`a 'it''s' "say \"hi\"" x\ y`, []string{"a", "its", `say "hi"`, "x y"}, ""},
-		{`a '' b`, []string{"a", "", "b"}, ""},
-		{`'$HOME' "\\"`, []string{"$HOME", `\`}, ""},
-		{"", nil, ""},
-		{`a 'b`, nil, "unterminated ' quote"},
-		{`a "b`, nil, `unterminated " quote`},
-		{`a \`, nil, "a backslash ends the command"},
-	}
-	for _, tt := range tests {
-		got, err := splitCommand(tt.in)
-		if tt.err != "" {
-			if err == nil || err.Error() != tt.err {
-				t.Errorf("splitCommand(%q) error = %v, want %q", tt.in, err, tt.err)
-			}
-			continue
-		}
-		if err != nil {
-			t.Errorf("splitCommand(%q): %v", tt.in, err)
-			continue
-		}
-		if diff := cmp.Diff(tt.want, got); diff != "" {
-			t.Errorf("splitCommand(%q) (-want +got):\n%s", tt.in, diff)
-		}
-	}
 }
 
 func TestAddFlag(t *testing.T) {

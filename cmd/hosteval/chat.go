@@ -5,24 +5,22 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
 	"strings"
-	"time"
 
 	"github.com/hosteval/hosteval/internal/host"
 	"github.com/hosteval/hosteval/internal/model"
-	"github.com/hosteval/hosteval/internal/scenario"
 	"github.com/hosteval/hosteval/internal/yamlx"
 )
 
 var chatCommand = command{
-	name:    "chat",
-	summary: "talk to a model through the host, or call tools by hand",
-	usage:   chatUsage,
-	run:     runChat,
+	name:        "chat",
+	summary:     "talk to a model through the host, or call tools by hand",
+	usage:       chatUsage,
+	onInterrupt: cancelContext,
+	run:         runChat,
 }
 
 const chatUsage = `usage: hosteval chat [flags]
@@ -30,8 +28,8 @@ const chatUsage = `usage: hosteval chat [flags]
 Starts the servers, hands their tools to a model, runs the calls it asks
 for, and asks you (never the model) when a server needs a decision. With no
 model configured it is a manual panel: type "tool_name {json}" and the host
-runs it with the same checks. /quit, an empty line or the end of input ends
-the session. Step lines go to stdout; JSON logs (host events and the
+runs it with the same checks. /quit, an empty line, the end of input or
+Ctrl-C ends the session. Step lines go to stdout; JSON logs (host events and the
 servers' stderr) go to stderr.
 
 The model comes from -model, -script or -rules; "-model openai:NAME" talks
@@ -45,67 +43,7 @@ examples:
       -approve tickets__open_ticket -answer 'accept {"priority":"P1"}'
   hosteval chat -servers support -tools support__search_knowledge -wire wire.jsonl`
 
-// hostFlags are the flags chat, tools and catalog share: which servers, and
-// how the host runs.
-type hostFlags struct {
-	serversFile    string
-	servers        string
-	protocol       string
-	tools          string
-	toolTimeout    time.Duration
-	maxResultBytes int
-	maxSteps       int
-	noElicitation  bool
-}
-
-func (f *hostFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.serversFile, "servers-file", "scenarios/servers.yaml", "the servers file")
-	fs.StringVar(&f.servers, "servers", "", "comma-separated servers from the servers file (default: all)")
-	fs.StringVar(&f.protocol, "protocol", "auto", "protocol mode: auto, legacy or 2026-07-28")
-	fs.StringVar(&f.tools, "tools", "", "comma-separated allow-list of namespaced tools offered to the model")
-	fs.DurationVar(&f.toolTimeout, "tool-timeout", 10*time.Second, "how long to wait for each round of a tool call")
-	fs.IntVar(&f.maxResultBytes, "max-result-bytes", 4000, "result budget in bytes (-1: none)")
-	fs.IntVar(&f.maxSteps, "max-steps", 8, "model requests per turn at most")
-	fs.BoolVar(&f.noElicitation, "no-elicitation", false, "declare no elicitation capability")
-}
-
-// options builds host options from the flags, with the servers of the
-// servers file that -servers names; usage problems name the flag.
-func (f *hostFlags) options() (host.Options, error) {
-	opts, err := f.optionsWithoutServers()
-	if err != nil {
-		return host.Options{}, err
-	}
-	if opts.Servers, err = scenario.LoadServers(f.serversFile, splitList(f.servers)...); err != nil {
-		return host.Options{}, err
-	}
-	return opts, nil
-}
-
-// optionsWithoutServers builds host options from the flags but the servers,
-// leaving the servers file unread.
-func (f *hostFlags) optionsWithoutServers() (host.Options, error) {
-	mode, err := host.ParseMode(f.protocol)
-	if err != nil {
-		return host.Options{}, fmt.Errorf("-protocol: %w", err)
-	}
-	return host.Options{
-		Protocol: mode, ToolTimeout: f.toolTimeout, MaxResultBytes: f.maxResultBytes,
-		MaxSteps: f.maxSteps, Allow: splitList(f.tools), NoElicitation: f.noElicitation,
-	}, nil
-}
-
-func splitList(s string) []string {
-	var out []string
-	for p := range strings.SplitSeq(s, ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			out = append(out, p)
-		}
-	}
-	return out
-}
-
-func runChat(ctx context.Context, e *env, args []string) int {
+func runChat(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "chat", chatUsage)
 	var hf hostFlags
 	hf.register(fs)
@@ -117,28 +55,30 @@ func runChat(ctx context.Context, e *env, args []string) int {
 	rules := fs.String("rules", "", "a rules model: a YAML file")
 	system := fs.String("system", defaultSystem, "system prompt")
 	wire := fs.String("wire", "", "write every JSON-RPC message and server stderr line to this file (JSON lines)")
-	if code := parseFlags(fs, args); code >= 0 {
-		return code
+	if err := parseFlags(fs, args); err != nil {
+		return err
 	}
 	if fs.NArg() > 0 {
-		return usageErr(e, "chat: unexpected argument %q", fs.Arg(0))
+		return usagef("unexpected argument %q", fs.Arg(0))
 	}
-	opts, err := hf.options()
+	opts, err := hf.options(e)
 	if err != nil {
-		return usageErr(e, "chat: %v", err)
+		return err
 	}
 	m, err := chatModel(e, *modelFlag, *script, *rules)
 	if err != nil {
-		return usageErr(e, "chat: %v", err)
+		return usageError{err}
 	}
 
-	in := bufio.NewReader(e.stdin)
+	// The person's lines end when the session is interrupted, also while
+	// a prompt waits for one.
+	in := bufio.NewReader(newContextReader(ctx, e.stdin))
 	term := host.NewTerminal(in, e.stdout)
 	opts.Elicitor, opts.Approver = host.Elicitor(term), host.Approver(term)
 	if *answer != "" {
 		el, err := parseAnswer(*answer)
 		if err != nil {
-			return usageErr(e, "chat: -answer: %v", err)
+			return usagef("-answer: %w", err)
 		}
 		opts.Elicitor = el
 	}
@@ -155,7 +95,7 @@ func runChat(ctx context.Context, e *env, args []string) int {
 	if *wire != "" {
 		f, err := os.Create(*wire)
 		if err != nil {
-			return usageErr(e, "chat: -wire: %v", err)
+			return usagef("-wire: %w", err)
 		}
 		defer f.Close()
 		opts.Wire = f
@@ -163,29 +103,28 @@ func runChat(ctx context.Context, e *env, args []string) int {
 
 	h, err := host.Start(ctx, opts)
 	if err != nil {
-		fmt.Fprintf(e.stderr, "hosteval: chat: %v\n", err)
-		return exitInfra
+		return err
 	}
 	defer h.Close()
-	code := exitOK
 	for _, s := range h.Servers() {
 		if s.Error != "" {
 			fmt.Fprintf(e.stdout, "[host] server %s is not available: %s\n", s.Name, s.Error)
-			code = exitInfra
 		}
 	}
 	if unknown := h.UnknownNames(); len(unknown) > 0 {
 		fmt.Fprintf(e.stdout, "[host] -tools names tools no server offers: %s\n", strings.Join(unknown, ", "))
 	}
-
 	if m == nil {
-		if err := manualPanel(ctx, e, h, in, *ask); err != nil {
-			fmt.Fprintf(e.stderr, "hosteval: chat: %v\n", err)
-			return exitInfra
-		}
-		return code
+		err = manualPanel(ctx, e, h, in, *ask)
+	} else {
+		err = converse(ctx, e, h.NewConversation(m, *system), in, *ask)
 	}
-	conv := h.NewConversation(m, *system)
+	// A session that went on without a server still says so in its exit code.
+	return errors.Join(err, serverErrors(h))
+}
+
+// converse asks ask, or else the person's questions until they stop.
+func converse(ctx context.Context, e *env, conv *host.Conversation, in *bufio.Reader, ask string) error {
 	turn := func(q string) error {
 		res, err := conv.Ask(ctx, q)
 		if err != nil {
@@ -194,28 +133,26 @@ func runChat(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintf(e.stdout, "\nassistant> %s\n", res.Answer)
 		return nil
 	}
-	if *ask != "" {
-		if err := turn(*ask); err != nil {
-			fmt.Fprintf(e.stderr, "hosteval: chat: %v\n", err)
-			return exitInfra
-		}
-		return code
+	if ask != "" {
+		return turn(ask)
 	}
 	for {
 		fmt.Fprint(e.stdout, "\nyou> ")
 		line, readErr := in.ReadString('\n')
+		if ctx.Err() != nil {
+			return context.Cause(ctx)
+		}
 		q := strings.TrimSpace(line)
 		if q == "" || q == "/quit" || q == "/exit" {
 			fmt.Fprintln(e.stdout)
-			return code
+			return nil
 		}
 		if err := turn(q); err != nil {
-			fmt.Fprintf(e.stderr, "hosteval: chat: %v\n", err)
-			return exitInfra
+			return err
 		}
 		// A last question without a newline is still asked.
 		if readErr != nil {
-			return code
+			return nil
 		}
 	}
 }
@@ -249,6 +186,9 @@ func manualPanel(ctx context.Context, e *env, h *host.Host, in *bufio.Reader, as
 	for {
 		fmt.Fprint(e.stdout, "\ncall> ")
 		line, err := in.ReadString('\n')
+		if ctx.Err() != nil {
+			return context.Cause(ctx)
+		}
 		line = strings.TrimSpace(line)
 		if line == "" || line == "/quit" || line == "/exit" {
 			fmt.Fprintln(e.stdout)
@@ -316,12 +256,11 @@ func chatModel(e *env, modelFlag, script, rules string) (model.Model, error) {
 	}
 	if modelFlag != "" {
 		set++
-		name, ok := strings.CutPrefix(modelFlag, "openai:")
-		if !ok {
-			return nil, fmt.Errorf("-model: want openai:NAME, not %q", modelFlag)
+		spec, err := parseModelFlag(modelFlag, e.getenv)
+		if err != nil {
+			return nil, fmt.Errorf("-model: %w", err)
 		}
-		oc := model.OpenAIConfig{Model: name}.WithEnv(e.getenv)
-		cfg.OpenAI = &oc
+		cfg.OpenAI = spec.OpenAI
 	}
 	switch set {
 	case 0:

@@ -12,8 +12,13 @@
 //	version   print the version
 //
 // Exit codes: 0 every case passed and every gate held; 1 a case or a gate
-// failed; 2 a usage or scenario error; 3 an infrastructure failure (a server
-// would not start, the model endpoint could not be reached).
+// failed; 2 a usage, scenario or configuration error; 3 an infrastructure
+// failure (a server would not start, the model endpoint could not be
+// reached); 130 interrupted (Ctrl-C or SIGTERM).
+//
+// Every command returns an error; [exitCode] turns it into the exit code
+// and [run] prints it, once. The interrupt is installed once, in run, for
+// every command (see [interrupts]).
 package main
 
 import (
@@ -23,20 +28,10 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"strings"
-	"syscall"
+	"time"
 
 	"github.com/hosteval/hosteval/internal/host"
-)
-
-// Exit codes.
-const (
-	exitOK       = 0
-	exitFailed   = 1
-	exitUsage    = 2
-	exitInfra    = 3
-	exitSignaled = 130
 )
 
 func main() {
@@ -44,23 +39,43 @@ func main() {
 	os.Exit(run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
-// env is what a command gets: its streams, its context, and the signal
-// handling of the process (a test runs commands without signals).
+// env is what a command gets: its streams, its environment, and the
+// process's interrupt (a test runs commands without one).
 type env struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
-	// interrupts delivers Ctrl-C (and SIGTERM); nil when not wired.
-	interrupts <-chan os.Signal
-	getenv     func(string) string
+	getenv         func(string) string
+	// interrupt is the two-stage Ctrl-C; its channels are nil when not wired.
+	interrupt interrupts
+	// groups holds the process group of every stdio server the command
+	// starts, so that the second interrupt kills them all, grandchildren
+	// included.
+	groups *host.ProcessGroups
 }
 
+// onInterrupt says what the first interrupt does to a command.
+type onInterrupt int
+
+const (
+	// exitNow: the command holds nothing that must be stopped (it reads
+	// files and writes them whole), so the process exits at once.
+	exitNow onInterrupt = iota
+	// cancelContext: the command's context is cancelled and it stops its
+	// servers before it returns; a second interrupt kills them and exits.
+	cancelContext
+	// drainCases: the command reads the interrupt itself (run: no new
+	// cases; running ones get a grace).
+	drainCases
+)
+
 // command is one subcommand: its name, a one-line summary, a usage text with
-// examples, and its run function, which returns the exit code.
+// examples, what an interrupt does to it, and its run function.
 type command struct {
-	name    string
-	summary string
-	usage   string
-	run     func(ctx context.Context, e *env, args []string) int
+	name        string
+	summary     string
+	usage       string
+	onInterrupt onInterrupt
+	run         func(ctx context.Context, e *env, args []string) error
 }
 
 func commands() []command {
@@ -74,9 +89,9 @@ func commands() []command {
 		chatCommand,
 		conformanceCommand,
 		schemaCommand,
-		{name: "version", summary: "print the version", usage: "hosteval version", run: func(_ context.Context, e *env, _ []string) int {
-			fmt.Fprintln(e.stdout, "hosteval", host.Version)
-			return exitOK
+		{name: "version", summary: "print the version", usage: "hosteval version", run: func(_ context.Context, e *env, _ []string) error {
+			_, err := fmt.Fprintln(e.stdout, "hosteval", host.Version)
+			return err
 		}},
 	}
 }
@@ -84,12 +99,17 @@ func commands() []command {
 // run is the whole CLI: it returns the exit code instead of exiting, so
 // that tests run it in-process.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-	defer signal.Stop(sigs)
-	return runEnv(ctx, &env{stdin: stdin, stdout: stdout, stderr: stderr, interrupts: sigs, getenv: os.Getenv}, args)
+	intr, stop := watchSignals()
+	defer stop()
+	return runEnv(ctx, &env{stdin: stdin, stdout: stdout, stderr: stderr, getenv: os.Getenv, interrupt: intr}, args)
 }
 
+// abortWait is how long the second interrupt waits for a command to say
+// how it ended (run writes run.json) before the process exits anyway.
+const abortWait = 3 * time.Second
+
+// runEnv runs the command args name, handles the interrupt, and prints
+// the error the command returns: the one place that decides the exit code.
 func runEnv(ctx context.Context, e *env, args []string) int {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "-help" || args[0] == "--help" || args[0] == "help" {
 		usage(e.stderr)
@@ -98,14 +118,57 @@ func runEnv(ctx context.Context, e *env, args []string) int {
 		}
 		return exitOK
 	}
-	for _, c := range commands() {
-		if c.name == args[0] {
-			return c.run(ctx, e, args[1:])
+	var c *command
+	for _, cmd := range commands() {
+		if cmd.name == args[0] {
+			c = &cmd
+			break
 		}
 	}
-	fmt.Fprintf(e.stderr, "hosteval: unknown command %q\n\n", args[0])
-	usage(e.stderr)
-	return exitUsage
+	if c == nil {
+		fmt.Fprintf(e.stderr, "hosteval: unknown command %q\n\n", args[0])
+		usage(e.stderr)
+		return exitUsage
+	}
+	if e.groups == nil {
+		e.groups = host.NewProcessGroups()
+	}
+
+	ctx, cancelCtx := context.WithCancelCause(ctx)
+	defer cancelCtx(nil)
+	// The command runs on its own goroutine so that an interrupt can end
+	// the process while it is blocked; the process exits when this
+	// returns, which ends the goroutine with it.
+	result := make(chan error, 1)
+	go func() { result <- c.run(ctx, e, args[1:]) }()
+
+	first, second := e.interrupt.first, e.interrupt.second
+	interrupted := false
+	for {
+		select {
+		case err := <-result:
+			return exit(e.stderr, c.name, err, interrupted)
+		case <-first:
+			first, interrupted = nil, true
+			switch c.onInterrupt {
+			case exitNow:
+				return exit(e.stderr, c.name, nil, true)
+			case cancelContext:
+				fmt.Fprintln(e.stderr, "\nhosteval: interrupted: stopping the servers (Ctrl-C again to exit now)")
+				cancelCtx(errInterrupted)
+			}
+		case <-second:
+			fmt.Fprintln(e.stderr, "hosteval: exiting now")
+			e.groups.Kill()
+			cancelCtx(errInterrupted)
+			select {
+			case err := <-result:
+				return exit(e.stderr, c.name, err, true)
+			case <-time.After(abortWait):
+				return exit(e.stderr, c.name, nil, true)
+			}
+		}
+	}
 }
 
 func usage(w io.Writer) {
@@ -134,19 +197,14 @@ func newFlags(e *env, name, usage string) *flag.FlagSet {
 	return fs
 }
 
-// parseFlags parses args; it returns the exit code to stop with, or -1 to go on.
-func parseFlags(fs *flag.FlagSet, args []string) int {
+// parseFlags parses args. The flag package has printed what was wrong (or
+// the help), so the error it returns is not printed again.
+func parseFlags(fs *flag.FlagSet, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
+			return err
 		}
-		return exitUsage
+		return shown{usageError{err}}
 	}
-	return -1
-}
-
-// usageErr reports a usage problem and returns the usage exit code.
-func usageErr(e *env, format string, args ...any) int {
-	fmt.Fprintf(e.stderr, "hosteval: "+format+"\n", args...)
-	return exitUsage
+	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/hosteval/hosteval/internal/record"
 	"github.com/hosteval/hosteval/internal/report"
 	"github.com/hosteval/hosteval/internal/scenario"
 )
@@ -30,51 +31,51 @@ examples:
   hosteval report -format json results/latest > summary.json
   hosteval report -format markdown results/latest >> "$GITHUB_STEP_SUMMARY"`
 
-func runReport(ctx context.Context, e *env, args []string) int {
+func runReport(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "report", reportUsage)
 	format := fs.String("format", "text", "what to print: text, json, junit, markdown or html")
 	gatesFile := fs.String("gates", "", "a gates file to check and show")
 	baseline := fs.String("baseline", "", "a run folder to compare with")
-	if code := parseFlags(fs, args); code >= 0 {
-		return code
+	var layout layoutFlags
+	layout.register(fs, true)
+	if err := parseFlags(fs, args); err != nil {
+		return err
 	}
 	if fs.NArg() != 1 {
-		return usageErr(e, "report: want one run folder, got %d arguments", fs.NArg())
+		return usagef("want one run folder, got %d arguments", fs.NArg())
 	}
 	dir := fs.Arg(0)
 	gates, err := loadGates(nil, *gatesFile)
 	if err != nil {
-		return usageErr(e, "report: %v", err)
+		return err
 	}
 	var base *report.Summary
 	if *baseline != "" {
 		if base, err = readSummary(*baseline); err != nil {
-			return usageErr(e, "report: -baseline: %v", err)
+			return usagef("-baseline: %w", err)
 		}
 	}
 	if *format == "text" {
 		// A folder that is not a run is the caller's mistake, whatever the
 		// format; writeReports would call it an infrastructure failure, as
 		// it is right after a run.
-		if _, err := os.Stat(filepath.Join(dir, report.RecordsFile)); err != nil {
-			fmt.Fprintf(e.stderr, "hosteval: report: %s is not a run folder: %v\n", dir, err)
-			return exitUsage
+		if _, err := os.Stat(filepath.Join(dir, record.RecordsFile)); err != nil {
+			return usagef("%s is not a run folder: %w", dir, err)
 		}
-		verdict, code := writeReports(e, dir, gates, base, false)
-		if code != exitOK {
-			return code
+		verdict, err := writeReports(e, dir, gates, base, false, layout.options(e, dir))
+		if err != nil {
+			return err
 		}
 		if verdict.Regressed {
-			return exitFailed
+			return failedf("the checks failed")
 		}
-		return exitOK
+		return nil
 	}
 	s, err := readSummary(dir)
 	if err != nil {
-		fmt.Fprintf(e.stderr, "hosteval: report: %v\n", err)
-		return exitUsage
+		return usageError{err}
 	}
-	opts := report.Options{Gates: report.EvaluateGates(s, gates, base)}
+	opts := report.Judge(s, gates, base, report.Options{})
 	switch *format {
 	case "json":
 		err = report.WriteSummaryJSON(e.stdout, s)
@@ -85,74 +86,39 @@ func runReport(ctx context.Context, e *env, args []string) int {
 	case "html":
 		err = report.WriteHTML(e.stdout, s, opts)
 	default:
-		return usageErr(e, "report: -format: want text, json, junit, markdown or html, not %q", *format)
+		return usagef("-format: want text, json, junit, markdown or html, not %q", *format)
 	}
-	if err != nil {
-		fmt.Fprintf(e.stderr, "hosteval: report: %v\n", err)
-		return exitInfra
-	}
-	return exitOK
+	return err
 }
 
 // writeReports reads a run folder, writes its report files, prints the
-// tables (or summary.json), checks gates, and appends the Markdown summary
-// to $GITHUB_STEP_SUMMARY when it is set. It returns the gates' verdict
-// (with a baseline comparison folded in) and an exit code (exitOK unless
-// the reports could not be written).
-func writeReports(e *env, dir string, gates []report.Gate, base *report.Summary, jsonOut bool) (report.Verdict, int) {
-	run, err := report.ReadRun(dir)
+// tables laid out by view (or summary.json), checks gates and the
+// baseline, and appends the Markdown summary to $GITHUB_STEP_SUMMARY when
+// it is set. It returns the checks' verdict.
+func writeReports(e *env, dir string, gates []report.Gate, base *report.Summary, jsonOut bool, view report.Options) (report.Verdict, error) {
+	run, err := record.ReadRun(dir)
 	if err != nil {
-		fmt.Fprintf(e.stderr, "hosteval: report: %v\n", err)
-		return report.Verdict{}, exitInfra
+		return report.Verdict{}, err
 	}
 	for _, w := range run.Warnings {
 		fmt.Fprintf(e.stderr, "hosteval: %s\n", w)
 	}
 	s := report.Aggregate(run)
-	opts := report.Options{}
-	if len(gates) > 0 {
-		opts.Gates = report.EvaluateGates(s, gates, base)
-	}
-	if base != nil {
-		opts.Comparison = report.Compare(base, s, report.DefaultThresholds())
-	}
+	opts := report.Judge(s, gates, base, view)
 	if _, err := report.WriteReports(dir, s, opts); err != nil {
-		fmt.Fprintf(e.stderr, "hosteval: report: %v\n", err)
-		return report.Verdict{}, exitInfra
+		return report.Verdict{}, err
 	}
 	if path := e.getenv("GITHUB_STEP_SUMMARY"); path != "" {
 		if err := appendFile(path, func(w io.Writer) error { return report.WriteMarkdown(w, s, opts) }); err != nil {
-			fmt.Fprintf(e.stderr, "hosteval: report: $GITHUB_STEP_SUMMARY: %v\n", err)
+			fmt.Fprintf(e.stderr, "hosteval: $GITHUB_STEP_SUMMARY: %v\n", err)
 		}
 	}
 	if jsonOut {
 		err = report.WriteSummaryJSON(e.stdout, s)
 	} else {
-		err = report.WriteText(e.stdout, s)
+		err = report.WriteText(e.stdout, s, opts)
 	}
-	var verdict report.Verdict
-	if err == nil && len(opts.Gates) > 0 {
-		if !jsonOut {
-			fmt.Fprintln(e.stdout)
-			err = report.WriteGates(e.stdout, opts.Gates)
-		}
-		verdict = report.GateVerdict(opts.Gates)
-	}
-	if err == nil && opts.Comparison != nil {
-		if !jsonOut {
-			fmt.Fprintln(e.stdout)
-			err = report.WriteCompare(e.stdout, opts.Comparison)
-		}
-		if opts.Comparison.Verdict.Regressed {
-			verdict.Regressed = true
-			verdict.Reasons = append(verdict.Reasons, opts.Comparison.Verdict.Reasons...)
-		}
-	}
-	if err != nil {
-		fmt.Fprintf(e.stderr, "hosteval: report: %v\n", err)
-		return verdict, exitInfra
-	}
-	return verdict, exitOK
+	return opts.Verdict(), err
 }
 
 func appendFile(path string, write func(io.Writer) error) error {
@@ -178,7 +144,7 @@ func loadGates(suite *scenario.Suite, file string) ([]report.Gate, error) {
 	if file != "" {
 		g, err := report.LoadGates(file)
 		if err != nil {
-			return nil, fmt.Errorf("-gates: %w", err)
+			return nil, usagef("-gates: %w", err)
 		}
 		gates = append(gates, g...)
 	}
@@ -187,7 +153,7 @@ func loadGates(suite *scenario.Suite, file string) ([]report.Gate, error) {
 
 // readSummary aggregates a run folder (a baseline).
 func readSummary(dir string) (*report.Summary, error) {
-	run, err := report.ReadRun(dir)
+	run, err := record.ReadRun(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -207,13 +173,16 @@ Compares two run folders per scenario, variant and model: pass rate,
 tool-definition tokens, result bytes, unknown tools, call latency. With
 repeats, a pass-rate change is tested with Fisher's exact test and latency
 with the Mann-Whitney U test; a change within noise prints "~". Exits 1 when
-NEW regressed past the thresholds.
+NEW regressed past the thresholds, or when a scenario, variant or model of
+OLD is missing from NEW (listed first). -format markdown prints a comment
+for a pull request; -format json the comparison as data.
 
 examples:
   hosteval compare results/baseline results/20261129-101500-a1b2c3
-  hosteval compare -tokens-pct 0 -alpha 0.01 results/a results/b`
+  hosteval compare -tokens-pct 0 -alpha 0.01 results/a results/b
+  hosteval compare -format markdown results/baseline results/latest > comment.md`
 
-func runCompare(ctx context.Context, e *env, args []string) int {
+func runCompare(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "compare", compareUsage)
 	th := report.DefaultThresholds()
 	fs.Float64Var(&th.Alpha, "alpha", th.Alpha, "significance level")
@@ -222,29 +191,43 @@ func runCompare(ctx context.Context, e *env, args []string) int {
 	fs.Float64Var(&th.ResultBytesPct, "result-bytes-pct", th.ResultBytesPct, "tolerated growth of result bytes, in percent (-1: off)")
 	fs.Float64Var(&th.UnknownTools, "unknown-tools", th.UnknownTools, "tolerated growth of unknown tools per case (-1: off)")
 	fs.Float64Var(&th.P95LatencyPct, "p95-pct", th.P95LatencyPct, "tolerated significant growth of p95 call latency, in percent (-1: off)")
-	if code := parseFlags(fs, args); code >= 0 {
-		return code
+	format := fs.String("format", "text", "what to print: text, markdown or json")
+	var layout layoutFlags
+	layout.register(fs, false)
+	if err := parseFlags(fs, args); err != nil {
+		return err
 	}
 	if fs.NArg() != 2 {
-		return usageErr(e, "compare: want two run folders, OLD and NEW")
+		return usagef("want two run folders, OLD and NEW")
+	}
+	write, ok := map[string]func(io.Writer, *report.Comparison) error{
+		"text": func(w io.Writer, c *report.Comparison) error {
+			opts := layout.options(e, "")
+			opts.Comparison = c
+			return report.WriteVerdicts(w, opts)
+		},
+		"markdown": report.WriteCompareMarkdown,
+		"json":     report.WriteCompareJSON,
+	}[*format]
+	if !ok {
+		return usagef("-format: want text, markdown or json, not %q", *format)
 	}
 	old, err := readSummary(fs.Arg(0))
 	if err != nil {
-		return usageErr(e, "compare: %v", err)
+		return usageError{err}
 	}
 	cur, err := readSummary(fs.Arg(1))
 	if err != nil {
-		return usageErr(e, "compare: %v", err)
+		return usageError{err}
 	}
 	c := report.Compare(old, cur, th)
-	if err := report.WriteCompare(e.stdout, c); err != nil {
-		fmt.Fprintf(e.stderr, "hosteval: compare: %v\n", err)
-		return exitInfra
+	if err := write(e.stdout, c); err != nil {
+		return err
 	}
 	if c.Verdict.Regressed {
-		return exitFailed
+		return failedf("%s regressed from %s", c.NewID, c.OldID)
 	}
-	return exitOK
+	return nil
 }
 
 var gateCommand = command{
@@ -265,62 +248,53 @@ examples:
   hosteval gate -gates scenarios/gates.yaml results/latest
   hosteval gate -gates scenarios/gates.yaml -baseline results/baseline results/latest`
 
-func runGate(ctx context.Context, e *env, args []string) int {
+func runGate(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "gate", gateUsage)
 	gatesFile := fs.String("gates", "", "a gates file")
 	scenarios := fs.String("scenarios", "", "scenario files or folders whose gates apply")
 	baseline := fs.String("baseline", "", "a run folder to compare with")
-	if code := parseFlags(fs, args); code >= 0 {
-		return code
+	var layout layoutFlags
+	layout.register(fs, false)
+	if err := parseFlags(fs, args); err != nil {
+		return err
 	}
 	if fs.NArg() != 1 {
-		return usageErr(e, "gate: want one run folder")
+		return usagef("want one run folder")
 	}
 	var suite *scenario.Suite
 	if *scenarios != "" {
 		s, err := scenario.Load(splitList(*scenarios)...)
 		if err != nil {
-			return scenarioErr(e, err)
+			// Every problem of the files, or a path that is not there.
+			return usageError{err}
 		}
 		suite = s
 	}
 	gates, err := loadGates(suite, *gatesFile)
 	if err != nil {
-		return usageErr(e, "gate: %v", err)
+		return err
 	}
 	if len(gates) == 0 && *baseline == "" {
-		return usageErr(e, "gate: nothing to check: give -gates, -scenarios with gates, or -baseline")
+		return usagef("nothing to check: give -gates, -scenarios with gates, or -baseline")
 	}
 	s, err := readSummary(fs.Arg(0))
 	if err != nil {
-		return usageErr(e, "gate: %v", err)
+		return usageError{err}
 	}
 	var base *report.Summary
 	if *baseline != "" {
 		if base, err = readSummary(*baseline); err != nil {
-			return usageErr(e, "gate: -baseline: %v", err)
+			return usagef("-baseline: %w", err)
 		}
 	}
-	failed := false
-	if len(gates) > 0 {
-		results := report.EvaluateGates(s, gates, base)
-		if err := report.WriteGates(e.stdout, results); err != nil {
-			fmt.Fprintf(e.stderr, "hosteval: gate: %v\n", err)
-			return exitInfra
-		}
-		failed = report.GateVerdict(results).Regressed
+	// One block of verdict lines for the gates and the comparison, so that
+	// what held never reads as the verdict under what failed.
+	opts := report.Judge(s, gates, base, layout.options(e, ""))
+	if err := report.WriteVerdicts(e.stdout, opts); err != nil {
+		return err
 	}
-	if base != nil {
-		c := report.Compare(base, s, report.DefaultThresholds())
-		fmt.Fprintln(e.stdout)
-		if err := report.WriteCompare(e.stdout, c); err != nil {
-			fmt.Fprintf(e.stderr, "hosteval: gate: %v\n", err)
-			return exitInfra
-		}
-		failed = failed || c.Verdict.Regressed
+	if opts.Verdict().Regressed {
+		return failedf("the checks failed")
 	}
-	if failed {
-		return exitFailed
-	}
-	return exitOK
+	return nil
 }

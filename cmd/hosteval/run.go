@@ -4,24 +4,26 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
 	"runtime"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/hosteval/hosteval/internal/report"
+	"github.com/hosteval/hosteval/internal/runner"
 	"github.com/hosteval/hosteval/internal/scenario"
 )
 
 var runCommand = command{
-	name:    "run",
-	summary: "run scenario files and write results/<run-id>/",
-	usage:   runUsage,
-	run:     runRun,
+	name:        "run",
+	summary:     "run scenario files and write results/<run-id>/",
+	usage:       runUsage,
+	onInterrupt: drainCases,
+	run:         runRun,
 }
 
 const runUsage = `usage: hosteval run [flags] [paths...]
@@ -33,12 +35,17 @@ case, appended and synced as each case ends), run.json, summary.json,
 junit.xml, report.md, report.html, and under cases/ each case's log (the
 host's events and the servers' request logs, interleaved; -logs failed
 keeps only those of cases that did not pass, for speed on large runs). Prints the table when done; -json prints summary.json
-instead. First Ctrl-C: no new cases start and running ones finish; second
-Ctrl-C: exit now (what finished is already on disk).
+instead. First Ctrl-C (or SIGTERM): no new cases start and running ones get
+10s to finish; second: every server (and what it started) is killed, run.json
+records the run as interrupted, and hosteval exits (what finished is
+already on disk).
+
+The budgets (-connect-timeout, -discover-timeout, -initialize-timeout,
+-tool-timeout, -person-timeout) override the scenarios' host settings.
 
 Exit codes: 0 all passed and every gate held, 1 a case or gate failed,
-2 a usage or scenario error, 3 a case could not run (a server would not
-start, the model endpoint failed), 130 interrupted.
+2 a usage, scenario or configuration error, 3 a case could not run (a
+server would not start, the model endpoint failed), 130 interrupted.
 
 examples:
   hosteval run
@@ -46,7 +53,7 @@ examples:
   hosteval run -model openai:gpt-oss-120b -concurrency 4 scenarios/tickets.yaml
   hosteval run -gates scenarios/gates.yaml -baseline results/baseline`
 
-func runRun(ctx context.Context, e *env, args []string) int {
+func runRun(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "run", runUsage)
 	concurrency := fs.Int("concurrency", runtime.NumCPU(), "cases running at once")
 	runFilter := fs.String("run", "", "run only scenarios whose name (or name/variant) matches this regexp")
@@ -55,22 +62,29 @@ func runRun(ctx context.Context, e *env, args []string) int {
 	out := fs.String("out", "results", "folder to write the run folder into")
 	runID := fs.String("run-id", "", "name of the run folder (default: a timestamp and a random suffix)")
 	jsonOut := fs.Bool("json", false, "print summary.json to stdout instead of the tables")
+	var layout layoutFlags
+	layout.register(fs, true)
 	wire := fs.Bool("wire", false, "write each case's wire trace (every JSON-RPC message) beside its log")
-	logs := fs.String("logs", scenario.LogsAll, "which cases' logs to write: all, failed (those that did not pass) or none")
+	logs := fs.String("logs", runner.LogsAll, "which cases' logs to write: all, failed (those that did not pass) or none")
 	share := fs.Bool("share", true, "keep servers marked shareable running across cases")
 	preflight := fs.Bool("preflight", true, "check every tool name against the servers before running")
 	gatesFile := fs.String("gates", "", "a gates file to check after the run (scenario files' gates always apply)")
 	baseline := fs.String("baseline", "", "a run folder to compare with and to resolve 'baseline' in gates")
-	if code := parseFlags(fs, args); code >= 0 {
-		return code
+	var budgets budgetFlags
+	budgets.register(fs)
+	if err := parseFlags(fs, args); err != nil {
+		return err
 	}
 	if *concurrency < 1 {
-		return usageErr(e, "run: -concurrency must be at least 1")
+		return usagef("-concurrency must be at least 1")
 	}
 	switch *logs {
-	case scenario.LogsAll, scenario.LogsFailed, scenario.LogsNone:
+	case runner.LogsAll, runner.LogsFailed, runner.LogsNone:
 	default:
-		return usageErr(e, "run: -logs: want all, failed or none, not %q", *logs)
+		return usagef("-logs: want all, failed or none, not %q", *logs)
+	}
+	if err := budgets.check(); err != nil {
+		return err
 	}
 	paths := fs.Args()
 	if len(paths) == 0 {
@@ -80,28 +94,29 @@ func runRun(ctx context.Context, e *env, args []string) int {
 	if *runFilter != "" {
 		re, err := regexp.Compile(*runFilter)
 		if err != nil {
-			return usageErr(e, "run: -run: %v", err)
+			return usagef("-run: %w", err)
 		}
 		filter = re
 	}
 	suite, err := scenario.Load(paths...)
 	if err != nil {
-		return scenarioErr(e, err)
+		// Every problem of the files, or a path that is not there.
+		return usageError{err}
 	}
 	copts := scenario.CaseOptions{Run: filter, Repeat: *repeat}
 	if *modelFlag != "" {
-		spec, err := scenario.ParseModelFlag(*modelFlag)
+		spec, err := parseModelFlag(*modelFlag, e.getenv)
 		if err != nil {
-			return usageErr(e, "run: -model: %v", err)
+			return usagef("-model: %w", err)
 		}
 		copts.Models = []scenario.ModelSpec{spec}
 	}
 	cases, err := suite.Cases(copts)
 	if err != nil {
-		return scenarioErr(e, err)
+		return usageError{err}
 	}
 	if len(cases) == 0 {
-		return usageErr(e, "run: no scenario matches -run %q", *runFilter)
+		return usagef("no scenario matches -run %q", *runFilter)
 	}
 	// Only the scenarios that run are judged by their own gates: a -run
 	// filter must not fail the gates of a scenario it left out.
@@ -113,12 +128,12 @@ func runRun(ctx context.Context, e *env, args []string) int {
 	}
 	gates, err := loadGates(ran, *gatesFile)
 	if err != nil {
-		return usageErr(e, "run: %v", err)
+		return err
 	}
 	var base *report.Summary
 	if *baseline != "" {
 		if base, err = readSummary(*baseline); err != nil {
-			return usageErr(e, "run: -baseline: %v", err)
+			return usagef("-baseline: %w", err)
 		}
 	}
 
@@ -126,86 +141,73 @@ func runRun(ctx context.Context, e *env, args []string) int {
 		*runID = newRunID()
 	}
 	dir := filepath.Join(*out, *runID)
-	terminal := isTerminal(e)
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	drain := make(chan struct{})
-	stopSignals := watchInterrupts(e, drain, cancel)
-	defer stopSignals()
-
-	res, err := scenario.Run(ctx, cases, scenario.RunOptions{
+	start := time.Now()
+	prog := newProgress(e.stderr, isTerminal(e), len(cases), start)
+	opts := runner.Options{
 		Dir: dir, RunID: *runID, Args: append([]string{"hosteval", "run"}, args...),
-		Concurrency: *concurrency, Share: *share, Wire: *wire, Logs: *logs, Progress: e.stderr, Terminal: terminal,
-		Drain: drain, Preflight: *preflight,
-	})
-	if err != nil {
-		var lerr *scenario.LoadError
-		if errors.As(err, &lerr) {
-			return scenarioErr(e, err)
-		}
-		fmt.Fprintf(e.stderr, "hosteval: run: %v\n", err)
-		return exitInfra
+		Concurrency: *concurrency, Share: *share, Wire: *wire, Logs: *logs, Preflight: *preflight,
+		OnCase: prog.done,
+		Drain:  e.interrupt.first, DrainGrace: drainGrace, Abort: e.interrupt.second, Groups: e.groups,
 	}
-	verdict, code := writeReports(e, dir, gates, base, *jsonOut)
-	if code != exitOK {
-		return code
+	if budgets.set() {
+		opts.Override = budgets.apply
+	}
+	stopNotice := noticeDrain(e, drainGrace)
+	res, err := runner.Run(ctx, cases, opts)
+	stopNotice()
+	prog.stop()
+	if err != nil {
+		return err
+	}
+	select {
+	case <-e.interrupt.second:
+		// Exit now: the servers are killed and run.json says so; what
+		// finished is in records.jsonl, from which `hosteval report`
+		// rebuilds the reports.
+		return interruptedf("%d of %d cases recorded in %s (hosteval report %[3]s rebuilds the reports)", res.Ran, res.Total, dir)
+	default:
+	}
+	verdict, err := writeReports(e, dir, gates, base, *jsonOut, layout.options(e, dir))
+	if err != nil {
+		return err
 	}
 	fmt.Fprintf(e.stderr, "%d cases: %d passed, %d failed, %d errors in %s; results in %s\n",
 		res.Ran, res.Passed, res.Failed, res.Errors, res.Elapsed.Round(time.Millisecond), dir)
 	switch {
 	case res.Interrupted:
-		fmt.Fprintf(e.stderr, "interrupted: %d of %d cases did not run\n", res.Total-res.Ran, res.Total)
-		return exitSignaled
+		return interruptedf("%d of %d cases did not run", res.Total-res.Ran, res.Total)
 	case res.Errors > 0:
-		return exitInfra
-	case res.Failed > 0 || verdict.Regressed:
-		return exitFailed
+		return fmt.Errorf("%d of %d cases could not run", res.Errors, res.Ran)
+	case res.Failed > 0 && verdict.Regressed:
+		return failedf("%d of %d cases failed, and the checks failed", res.Failed, res.Ran)
+	case res.Failed > 0:
+		return failedf("%d of %d cases failed", res.Failed, res.Ran)
+	case verdict.Regressed:
+		return failedf("the checks failed")
 	}
-	return exitOK
+	return nil
 }
 
-// watchInterrupts implements the run's Ctrl-C: the first closes drain (no
-// new cases) and cancels running cases after a grace; the second cancels at
-// once and exits. The returned func stops watching.
-func watchInterrupts(e *env, drain chan struct{}, cancel context.CancelFunc) func() {
-	if e.interrupts == nil {
-		return func() {}
-	}
+// drainGrace is how long running cases get to finish after the first
+// interrupt.
+const drainGrace = 10 * time.Second
+
+// noticeDrain says, on the first interrupt, what happens next. The
+// returned func stops watching.
+func noticeDrain(e *env, grace time.Duration) func() {
 	done := make(chan struct{})
-	stopped := make(chan struct{})
-	go func() {
-		defer close(stopped)
+	var wg sync.WaitGroup
+	wg.Go(func() {
 		select {
-		case <-e.interrupts:
-		case <-done:
-			return
-		}
-		fmt.Fprintln(e.stderr, "\nhosteval: interrupted: no new cases start; running ones get 10s to finish (Ctrl-C again to exit now)")
-		close(drain)
-		grace := time.NewTimer(10 * time.Second)
-		defer grace.Stop()
-		select {
-		case <-e.interrupts:
-			cancel()
-			fmt.Fprintln(e.stderr, "hosteval: exiting now")
-			// Finished cases are already on disk and servers die with us
-			// (they are started with a parent-death signal).
-			os.Exit(exitSignaled)
-		case <-grace.C:
-			cancel()
+		case <-e.interrupt.first:
+			fmt.Fprintf(e.stderr, "\nhosteval: interrupted: no new cases start; running ones get %v to finish (Ctrl-C again to exit now)\n", grace)
 		case <-done:
 		}
-	}()
+	})
 	return func() {
 		close(done)
-		<-stopped
+		wg.Wait()
 	}
-}
-
-// scenarioErr prints a scenario loading error (every problem, one per line).
-func scenarioErr(e *env, err error) int {
-	fmt.Fprintf(e.stderr, "%v\n", err)
-	return exitUsage
 }
 
 func newRunID() string {

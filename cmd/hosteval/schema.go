@@ -29,10 +29,10 @@ examples:
   hosteval schema servers
   hosteval schema gates`
 
-func runSchema(_ context.Context, e *env, args []string) int {
+func runSchema(_ context.Context, e *env, args []string) error {
 	fs := newFlags(e, "schema", schemaUsage)
-	if code := parseFlags(fs, args); code >= 0 {
-		return code
+	if err := parseFlags(fs, args); err != nil {
+		return err
 	}
 	kind := "scenario"
 	switch fs.NArg() {
@@ -40,14 +40,12 @@ func runSchema(_ context.Context, e *env, args []string) int {
 	case 1:
 		kind = fs.Arg(0)
 	default:
-		return usageErr(e, "schema: want one kind of file, got %q", fs.Args())
+		return usagef("want one kind of file, got %q", fs.Args())
 	}
 	data, err := scenario.Schema(kind)
 	if err != nil {
-		return usageErr(e, "schema: %v", err)
+		return usagef("%v", err)
 	}
-	if _, err := e.stdout.Write(data); err != nil {
-		return usageErr(e, "schema: %v", err)
-	}
-	return exitOK
+	_, err = e.stdout.Write(data)
+	return err
 }

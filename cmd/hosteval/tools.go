@@ -2,19 +2,22 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 
 	"github.com/hosteval/hosteval/internal/host"
 	"github.com/hosteval/hosteval/internal/report"
+	"github.com/hosteval/hosteval/internal/table"
 )
 
 var toolsCommand = command{
-	name:    "tools",
-	summary: "list the host's namespaced tool table",
-	usage:   toolsUsage,
-	run:     runTools,
+	name:        "tools",
+	summary:     "list the host's namespaced tool table",
+	usage:       toolsUsage,
+	onInterrupt: cancelContext,
+	run:         runTools,
 }
 
 const toolsUsage = `usage: hosteval tools [flags]
@@ -28,33 +31,26 @@ examples:
   hosteval tools -servers cmdb,tickets
   hosteval tools -servers cmdb,tickets -tools cmdb__get_asset,cmdb__find_assets`
 
-func runTools(ctx context.Context, e *env, args []string) int {
+func runTools(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "tools", toolsUsage)
 	var hf hostFlags
 	hf.register(fs)
-	if code := parseFlags(fs, args); code >= 0 {
-		return code
+	if err := parseFlags(fs, args); err != nil {
+		return err
 	}
 	if fs.NArg() > 0 {
-		return usageErr(e, "tools: unexpected argument %q", fs.Arg(0))
+		return usagef("unexpected argument %q", fs.Arg(0))
 	}
-	opts, err := hf.options()
+	opts, err := hf.options(e)
 	if err != nil {
-		return usageErr(e, "tools: %v", err)
+		return err
 	}
 	h, err := host.Start(ctx, opts)
 	if err != nil {
-		fmt.Fprintf(e.stderr, "hosteval: tools: %v\n", err)
-		return exitInfra
+		return err
 	}
 	defer h.Close()
-	code := exitOK
-	for _, s := range h.Servers() {
-		if s.Error != "" {
-			fmt.Fprintf(e.stderr, "hosteval: tools: server %s: %s\n", s.Name, s.Error)
-			code = exitInfra
-		}
-	}
+	serverErrs := serverErrors(h)
 	t := &report.Table{Columns: []report.Column{
 		{Name: "name"}, {Name: "server"}, {Name: "run"}, {Name: "description"}, {Name: "bytes", Right: true}, {Name: "tokens", Right: true},
 	}}
@@ -65,8 +61,8 @@ func runTools(ctx context.Context, e *env, args []string) int {
 		}
 		desc, _, _ := strings.Cut(tool.MCP.Description, "\n")
 		t.Rows = append(t.Rows, []report.Cell{
-			{Text: tool.Name}, {Text: tool.Server}, {Text: run}, {Text: shorten(desc, 70)},
-			{Text: strconv.Itoa(tool.Bytes)}, {Text: strconv.Itoa(tool.Tokens)},
+			{Text: tool.Name}, {Text: tool.Server}, {Text: run}, {Text: table.Shorten(desc, 70)},
+			{Text: strconv.Itoa(tool.Bytes)}, {Text: strconv.Itoa(tool.Tokens())},
 		})
 	}
 	defs := h.ToolDefs()
@@ -77,16 +73,18 @@ func runTools(ctx context.Context, e *env, args []string) int {
 		}
 	}
 	if err := t.WriteText(e.stdout); err != nil {
-		fmt.Fprintf(e.stderr, "hosteval: tools: %v\n", err)
-		return exitInfra
+		return err
 	}
-	return code
+	return serverErrs
 }
 
-func shorten(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
+// serverErrors joins the errors of the host's servers that did not start.
+func serverErrors(h *host.Host) error {
+	var errs []error
+	for _, s := range h.Servers() {
+		if s.Error != "" {
+			errs = append(errs, fmt.Errorf("server %s: %s", s.Name, s.Error))
+		}
 	}
-	return string(r[:n-1]) + "…"
+	return errors.Join(errs...)
 }

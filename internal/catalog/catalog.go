@@ -24,10 +24,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"runtime"
-	"sync/atomic"
-
-	"golang.org/x/sync/errgroup"
 
 	"github.com/hosteval/hosteval/internal/tokens"
 )
@@ -207,7 +203,8 @@ func Measure(ctx context.Context, entries []Entry, toolsJSON []byte, opts Option
 		RequestsPerTurn: opts.RequestsPerTurn, LongTokens: opts.LongTokens,
 		Tools: make([]Tool, len(entries)), Servers: []Server{}, Findings: []Finding{},
 	}
-	arrayTokens := count(toolsJSON)
+	array := tokens.NewText(string(toolsJSON))
+	arrayTokens := array.Count()
 	c.Total = Total{
 		Tools: len(entries), Bytes: len(toolsJSON), Tokens: arrayTokens,
 		TurnBytes: opts.RequestsPerTurn * len(toolsJSON), TurnTokens: opts.RequestsPerTurn * arrayTokens,
@@ -218,7 +215,7 @@ func Measure(ctx context.Context, entries []Entry, toolsJSON []byte, opts Option
 		t.Split = split(d, t.Tokens)
 		c.Tools[i] = t
 	}
-	if err := marginals(ctx, defs, len(toolsJSON), arrayTokens, c.Tools); err != nil {
+	if err := marginals(ctx, defs, array, c.Tools); err != nil {
 		return nil, err
 	}
 	for _, t := range c.Tools {
@@ -333,29 +330,29 @@ func addSplit(a, b Split) Split {
 }
 
 // marginals sets each tool's marginal cost: the array's size minus the size
-// of the array without it. Each is a whole re-tokenisation of the array
-// (a token can span the border between two definitions, so nothing local
-// is exact); they run on every CPU.
-func marginals(ctx context.Context, defs [][]byte, arrayBytes, arrayTokens int, tools []Tool) error {
-	g, ctx := errgroup.WithContext(ctx)
-	var next atomic.Int64
-	for range min(runtime.GOMAXPROCS(0), len(defs)) {
-		g.Go(func() error {
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= len(defs) {
-					return nil
-				}
-				if err := ctx.Err(); err != nil {
-					return err
-				}
-				without := joinArray(defs, i)
-				tools[i].MarginalBytes = arrayBytes - len(without)
-				tools[i].MarginalTokens = arrayTokens - count(without)
-			}
-		})
+// of the array without it (its definition and one separator). A token can
+// span the border between two definitions, so the array without a tool is
+// counted exactly, but only around the cut: tokens.Text re-tokenises from
+// the last piece that could change to where the pieces meet the array's
+// again, and takes the rest from the whole array's count.
+func marginals(ctx context.Context, defs [][]byte, array *tokens.Text, tools []Tool) error {
+	at := 1 // the first definition starts after "["
+	for i, d := range defs {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		from, to := at-1, at+len(d) // the separator before it, and it
+		switch {
+		case len(defs) == 1:
+			from = at
+		case i == 0:
+			from, to = at, to+1 // it, and the separator after it
+		}
+		tools[i].MarginalBytes = to - from
+		tools[i].MarginalTokens = array.Count() - array.Without(from, to)
+		at += len(d) + 1
 	}
-	return g.Wait()
+	return nil
 }
 
 // joinArray returns the tools array of defs, without defs[skip] (skip < 0

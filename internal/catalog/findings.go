@@ -5,6 +5,8 @@ import (
 	"math"
 	"slices"
 	"strings"
+
+	"github.com/hosteval/hosteval/internal/table"
 )
 
 // Kinds of Finding.
@@ -227,11 +229,11 @@ func (f *finder) repeatedDefs() (Finding, bool, error) {
 			}
 		}
 		if repeats > 0 {
-			fd.Notes = append(fd.Notes, fmt.Sprintf("server %s: the repeats take %d of its %d tokens (%s)", s.Name, repeats, s.Tokens, pct(share(repeats, s.Tokens))))
+			fd.Notes = append(fd.Notes, fmt.Sprintf("server %s: the repeats take %d of its %d tokens (%s)", s.Name, repeats, s.Tokens, table.FormatPercent(share(repeats, s.Tokens))))
 		}
 	}
 	fd.Summary = fmt.Sprintf("%s of a schema definitions block another tool already carries (%d tools share blocks) take %s of the catalog: sharing them saves %d tokens per request",
-		plural(len(changes), "repeat"), repeatedTools, pct(fd.Share), fd.Tokens)
+		plural(len(changes), "repeat"), repeatedTools, table.FormatPercent(fd.Share), fd.Tokens)
 	return fd, true, nil
 }
 
@@ -275,7 +277,7 @@ func (f *finder) longDescriptions() (Finding, bool, error) {
 			why = append(why, fmt.Sprintf("%d tokens, over %d", t, f.c.LongTokens))
 		}
 		if s := share(t, f.c.Total.Tokens); len(f.defs) > 1 && s > LongShare {
-			why = append(why, fmt.Sprintf("%s of the catalog", pct(s)))
+			why = append(why, fmt.Sprintf("%s of the catalog", table.FormatPercent(s)))
 		}
 		if len(why) > 0 {
 			changes = append(changes, change{i: i, tree: d.withDescription(""), tool: FindingTool{Note: strings.Join(why, "; ")}})
@@ -286,7 +288,7 @@ func (f *finder) longDescriptions() (Finding, bool, error) {
 	}
 	fd := f.measure(KindLongDescription, changes)
 	fd.Summary = fmt.Sprintf("%s over %d tokens or %s of the catalog: %d tokens per request",
-		plural(len(changes), "description"), f.c.LongTokens, pct(LongShare), fd.Tokens)
+		plural(len(changes), "description"), f.c.LongTokens, table.FormatPercent(LongShare), fd.Tokens)
 	return fd, true, nil
 }
 
@@ -320,10 +322,6 @@ func share(part, whole int) float64 {
 		return 0
 	}
 	return math.Round(float64(part)/float64(whole)*1e4) / 1e4
-}
-
-func pct(s float64) string {
-	return strings.TrimSuffix(fmt.Sprintf("%.1f", s*100), ".0") + "%"
 }
 
 func plural(n int, what string) string {

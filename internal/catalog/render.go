@@ -6,13 +6,13 @@ import (
 	"io"
 	"strconv"
 
-	"github.com/hosteval/hosteval/internal/report"
+	"github.com/hosteval/hosteval/internal/table"
 )
 
 // Tables returns the catalog as table models: tools, servers, findings,
 // and the comparison when there is one.
-func (c *Catalog) Tables() []*report.Table {
-	tables := []*report.Table{c.toolTable(), c.serverTable(), c.findingTable()}
+func (c *Catalog) Tables() []*table.Table {
+	tables := []*table.Table{c.toolTable(), c.serverTable(), c.findingTable()}
 	if c.Compare != nil {
 		tables = append(tables, c.Compare.Table())
 	}
@@ -77,39 +77,36 @@ func Read(r io.Reader) (*Catalog, error) {
 	return &c, nil
 }
 
-func num(n int) report.Cell {
-	return report.Cell{Kind: report.KindNumber, Text: strconv.Itoa(n), Value: float64(n)}
-}
+func num(n int) table.Cell { return table.Int(n) }
 
-func text(s string) report.Cell { return report.Cell{Kind: report.KindText, Text: s} }
+func text(s string) table.Cell { return table.Text(s) }
 
-func shareCell(s float64) report.Cell {
-	return report.Cell{Kind: report.KindNumber, Text: pct(s), Value: s}
-}
+func shareCell(s float64) table.Cell { return table.Percent(s) }
 
-// delta is a signed change; growth is marked as worth attention.
-func delta(n int) report.Cell {
+// delta is a signed change, compared exactly; growth is marked as worth
+// attention.
+func delta(n int) table.Cell {
 	s := strconv.Itoa(n)
 	if n > 0 {
 		s = "+" + s
 	}
-	return report.Cell{Kind: report.KindDelta, Text: s, Value: float64(n), Bad: n > 0}
+	return table.Delta(s, float64(n), table.Exact, n > 0)
 }
 
-func splitCells(s Split) []report.Cell {
-	return []report.Cell{num(s.Description.Tokens), num(s.Parameters.Tokens), num(s.Envelope.Tokens)}
+func splitCells(s Split) []table.Cell {
+	return []table.Cell{num(s.Description.Tokens), num(s.Parameters.Tokens), num(s.Envelope.Tokens)}
 }
 
-func (c *Catalog) toolTable() *report.Table {
-	t := &report.Table{
+func (c *Catalog) toolTable() *table.Table {
+	t := &table.Table{
 		Title: "Tools",
-		Columns: []report.Column{
+		Columns: []table.Column{
 			{Name: "tool"}, {Name: "server"}, {Name: "bytes", Right: true}, {Name: "tokens", Right: true},
 			{Name: "marginal", Right: true}, {Name: "desc", Right: true}, {Name: "schema", Right: true}, {Name: "envelope", Right: true},
 		},
 	}
 	for _, tool := range c.Tools {
-		row := []report.Cell{text(tool.Name), text(tool.Server), num(tool.Bytes), num(tool.Tokens), num(tool.MarginalTokens)}
+		row := []table.Cell{text(tool.Name), text(tool.Server), num(tool.Bytes), num(tool.Tokens), num(tool.MarginalTokens)}
 		t.Rows = append(t.Rows, append(row, splitCells(tool.Split)...))
 	}
 	tot := c.Total
@@ -123,10 +120,10 @@ func (c *Catalog) toolTable() *report.Table {
 	return t
 }
 
-func (c *Catalog) serverTable() *report.Table {
-	t := &report.Table{
+func (c *Catalog) serverTable() *table.Table {
+	t := &table.Table{
 		Title: "Servers",
-		Columns: []report.Column{
+		Columns: []table.Column{
 			{Name: "server"}, {Name: "tools", Right: true}, {Name: "bytes", Right: true}, {Name: "tokens", Right: true},
 			{Name: "marginal", Right: true}, {Name: "share", Right: true}, {Name: "tokens/turn", Right: true},
 			{Name: "desc", Right: true}, {Name: "schema", Right: true}, {Name: "envelope", Right: true},
@@ -134,12 +131,12 @@ func (c *Catalog) serverTable() *report.Table {
 		Notes: []string{fmt.Sprintf("share: the server's marginal tokens over the array's; tokens/turn: its marginal tokens times %d requests", c.RequestsPerTurn)},
 	}
 	for _, s := range c.Servers {
-		row := []report.Cell{text(s.Name), num(s.Tools), num(s.Bytes), num(s.Tokens), num(s.MarginalTokens),
+		row := []table.Cell{text(s.Name), num(s.Tools), num(s.Bytes), num(s.Tokens), num(s.MarginalTokens),
 			shareCell(share(s.MarginalTokens, c.Total.Tokens)), num(c.RequestsPerTurn * s.MarginalTokens)}
 		t.Rows = append(t.Rows, append(row, splitCells(s.Split)...))
 	}
 	tot := c.Total
-	row := []report.Cell{text("all"), num(tot.Tools), num(tot.DefBytes), num(tot.DefTokens), num(tot.MarginalTokens),
+	row := []table.Cell{text("all"), num(tot.Tools), num(tot.DefBytes), num(tot.DefTokens), num(tot.MarginalTokens),
 		shareCell(share(tot.MarginalTokens, tot.Tokens)), num(c.RequestsPerTurn * tot.MarginalTokens)}
 	t.Rows = append(t.Rows, append(row, splitCells(tot.Split)...))
 	return t
@@ -164,23 +161,23 @@ func (c *Catalog) label(kind string) string {
 	case KindHTMLEscaping:
 		return `paid on top by a host that escapes <>& as \u003c`
 	case KindLongDescription:
-		return fmt.Sprintf("descriptions over %d tokens or %s of the catalog", c.LongTokens, pct(LongShare))
+		return fmt.Sprintf("descriptions over %d tokens or %s of the catalog", c.LongTokens, table.FormatPercent(LongShare))
 	case KindServerPrefix:
 		return `cost of the host's "[server] " prefix`
 	}
 	return kind
 }
 
-func (c *Catalog) findingTable() *report.Table {
-	t := &report.Table{
+func (c *Catalog) findingTable() *table.Table {
+	t := &table.Table{
 		Title: "Findings",
-		Columns: []report.Column{
+		Columns: []table.Column{
 			{Name: "finding"}, {Name: "tool"}, {Name: "bytes", Right: true}, {Name: "tokens", Right: true},
 			{Name: "tokens/turn", Right: true}, {Name: "share", Right: true}, {Name: "detail"},
 		},
 	}
 	for _, f := range c.Findings {
-		t.Rows = append(t.Rows, []report.Cell{
+		t.Rows = append(t.Rows, []table.Cell{
 			text(f.Kind), text(plural(len(f.Tools), "tool")), num(f.Bytes), num(f.Tokens), num(f.TurnTokens), shareCell(f.Share), text(c.label(f.Kind)),
 		})
 		if listsTools(f.Kind) && len(f.Tools) > maxListed {
@@ -191,7 +188,7 @@ func (c *Catalog) findingTable() *report.Table {
 				if ft.SameAs != "" {
 					detail = "same block as " + ft.SameAs
 				}
-				t.Rows = append(t.Rows, []report.Cell{text(""), text(ft.Name), num(ft.Bytes), num(ft.Tokens), text(""), text(""), text(detail)})
+				t.Rows = append(t.Rows, []table.Cell{text(""), text(ft.Name), num(ft.Bytes), num(ft.Tokens), text(""), text(""), text(detail)})
 			}
 		}
 		for _, n := range f.Notes {
@@ -207,17 +204,17 @@ func (c *Catalog) findingTable() *report.Table {
 
 // Table renders the comparison: one row per tool added, removed or
 // changed, then the whole array.
-func (cmp *Comparison) Table() *report.Table {
-	t := &report.Table{
+func (cmp *Comparison) Table() *table.Table {
+	t := &table.Table{
 		Title: "Compared with before",
-		Columns: []report.Column{
+		Columns: []table.Column{
 			{Name: "tool"}, {Name: "change"},
 			{Name: "bytes before", Right: true}, {Name: "bytes after", Right: true}, {Name: "delta", Right: true},
 			{Name: "tokens before", Right: true}, {Name: "tokens after", Right: true}, {Name: "delta", Right: true},
 			{Name: "marginal delta", Right: true},
 		},
 	}
-	side := func(s *ToolSize, f func(ToolSize) int) report.Cell {
+	side := func(s *ToolSize, f func(ToolSize) int) table.Cell {
 		if s == nil {
 			return text("-")
 		}
@@ -226,14 +223,14 @@ func (cmp *Comparison) Table() *report.Table {
 	bytesOf := func(s ToolSize) int { return s.Bytes }
 	tokensOf := func(s ToolSize) int { return s.Tokens }
 	for _, tc := range cmp.Tools {
-		t.Rows = append(t.Rows, []report.Cell{
+		t.Rows = append(t.Rows, []table.Cell{
 			text(tc.Name), text(tc.Change),
 			side(tc.Before, bytesOf), side(tc.After, bytesOf), delta(tc.BytesDelta),
 			side(tc.Before, tokensOf), side(tc.After, tokensOf), delta(tc.TokensDelta),
 			delta(tc.MarginalDelta),
 		})
 	}
-	t.Rows = append(t.Rows, []report.Cell{
+	t.Rows = append(t.Rows, []table.Cell{
 		text("tools array"), text(fmt.Sprintf("%d -> %d tools", cmp.Before.Tools, cmp.After.Tools)),
 		num(cmp.Before.Bytes), num(cmp.After.Bytes), delta(cmp.Delta.Bytes),
 		num(cmp.Before.Tokens), num(cmp.After.Tokens), delta(cmp.Delta.Tokens),

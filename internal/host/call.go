@@ -17,6 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/hosteval/hosteval/internal/record"
+	"github.com/hosteval/hosteval/internal/table"
 )
 
 // maxRecordedResult bounds the result text kept in an event: enough to
@@ -85,7 +86,7 @@ func (h *Host) call(ctx context.Context, req CallRequest, harness bool) (string,
 		ev.Outcome = outcome
 		ev.MS = msSince(start)
 		st.mu.Lock()
-		ev.PersonMS = round1(st.personMS)
+		ev.PersonMS = record.RoundMS(st.personMS)
 		ev.AskedUser = st.asked
 		ev.Elicitations, ev.Declined, ev.InputKeys = st.elicitations, st.declined, slices.Clone(st.inputKeys)
 		st.mu.Unlock()
@@ -94,7 +95,7 @@ func (h *Host) call(ctx context.Context, req CallRequest, harness bool) (string,
 		}
 		ev.RawBytes = max(ev.RawBytes, len(text))
 		ev.ResultBytes = len(text)
-		ev.Result = shorten(text, maxRecordedResult)
+		ev.Result = table.Shorten(text, maxRecordedResult)
 		h.emit(ev)
 		return text, ev
 	}
@@ -143,7 +144,7 @@ func (h *Host) call(ctx context.Context, req CallRequest, harness bool) (string,
 	s.begin(st)
 	defer s.end(st)
 	text, outcome, serverMS := h.rounds(ctx, s, tool, args, req, st, &ev)
-	ev.ServerMS = round1(serverMS)
+	ev.ServerMS = record.RoundMS(serverMS)
 	if len(ev.RoundMS) < 2 {
 		ev.RoundMS = nil // the same as server_ms
 	}
@@ -166,7 +167,7 @@ func (h *Host) rounds(ctx context.Context, s *serverConn, tool *Tool, args map[s
 		res, err := s.session.CallTool(rctx, params)
 		roundMS := msSince(t0) - (st.person() - personBefore)
 		serverMS += roundMS
-		ev.RoundMS = append(ev.RoundMS, round1(roundMS))
+		ev.RoundMS = append(ev.RoundMS, record.RoundMS(roundMS))
 		timedOut := rctx.Err() != nil && ctx.Err() == nil
 		cancel()
 		ev.Rounds = round
@@ -268,7 +269,7 @@ func (h *Host) callError(ctx context.Context, s *serverConn, err error, timedOut
 		return fmt.Sprintf("error: the connection to the server %s closed during the call, so its tools can't be used now.", s.spec.Name)
 	}
 	h.step("host", "unreadable answer: "+err.Error(), nil)
-	return "error: the server's answer could not be read (" + shorten(err.Error(), 200) + ")."
+	return "error: the server's answer could not be read (" + table.Shorten(err.Error(), 200) + ")."
 }
 
 // resultText turns a result into the text the model reads: structuredContent
@@ -299,7 +300,7 @@ func (h *Host) resultText(res *mcp.CallToolResult, ev *record.Call) string {
 	if res.IsError {
 		label = "tool error"
 	}
-	h.step("server", fmt.Sprintf("%s: %d bytes", label, len(text)), map[string]any{"ms": round1(msSince(ev.Time)), "clipped": ev.Clipped})
+	h.step("server", fmt.Sprintf("%s: %d bytes", label, len(text)), map[string]any{"ms": record.RoundMS(msSince(ev.Time)), "clipped": ev.Clipped})
 	return text
 }
 
@@ -511,18 +512,4 @@ func asObject(v any) map[string]any {
 func firstLine(s string) string {
 	line, _, _ := strings.Cut(s, "\n")
 	return line
-}
-
-func shorten(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "..."
-}
-
-func round1(ms float64) float64 {
-	return float64(int64(ms*10+0.5)) / 10
 }

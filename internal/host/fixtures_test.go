@@ -16,6 +16,7 @@ import (
 
 	"github.com/hosteval/hosteval/internal/model"
 	"github.com/hosteval/hosteval/internal/record"
+	"github.com/hosteval/hosteval/internal/table"
 )
 
 // logLines collects JSON lines written to it (a server log, the host's
@@ -410,7 +411,7 @@ func TestChaosNeverCrashesTheTurn(t *testing.T) {
 		for _, tt := range tests {
 			text, ev := call(t, h, "chaos__"+tt.tool, `{}`)
 			if ev.Outcome != tt.wantOutcome || !strings.Contains(text, tt.wantText) {
-				t.Errorf("%s: outcome %s, text %q; want %s, containing %q", tt.tool, ev.Outcome, shorten(text, 300), tt.wantOutcome, tt.wantText)
+				t.Errorf("%s: outcome %s, text %q; want %s, containing %q", tt.tool, ev.Outcome, table.Shorten(text, 300), tt.wantOutcome, tt.wantText)
 			}
 		}
 	})

@@ -172,7 +172,7 @@ func (h *Host) ToolsJSON() []byte { return h.table.json }
 
 // ToolDefs measures the tools array sent with every model request.
 func (h *Host) ToolDefs() record.ToolDefs {
-	return record.ToolDefs{Tools: len(h.table.offered), Bytes: len(h.table.json), Tokens: h.table.tokens}
+	return record.ToolDefs{Tools: len(h.table.offered), Bytes: len(h.table.json), Tokens: h.table.tokens()}
 }
 
 // UnknownNames lists names given in the allow and deny lists or the

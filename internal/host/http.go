@@ -13,22 +13,30 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/hosteval/hosteval/internal/table"
 )
 
 // httpTap is the host's side of every request of the Streamable HTTP
 // transport (POSTs; the GETs of a 2025-11-25 session's standalone stream and
 // of a resumed stream; the DELETE that ends a session). It adds the server's configured headers, records the JSON-RPC
 // messages of request and response bodies in the wire trace, and applies the
-// -32003/-32004 code guard of codes.go to what the server sends.
+// -32003/-32004 code guard of codes.go to what the server sends. It never
+// records headers: the Authorization header (configured, or an OAuth
+// handler's token) is in no trace.
 //
 // The guard works on the bodies here, not on the mcp.Connection as it does
 // for stdio: the streamable connection has an unexported hook the SDK calls
 // after the handshake (it sets the Mcp-Protocol-Version header of a
 // 2025-11-25 session), and a wrapper would hide it.
 type httpTap struct {
+	server  string
 	headers map[string]string
-	wire    *serverWire
-	next    http.RoundTripper
+	// oauth says an OAuth handler answers 401s; without one, a 401 with a
+	// Bearer challenge ends the request with an authRefusal.
+	oauth bool
+	wire  *serverWire
+	next  http.RoundTripper
 }
 
 func (t *httpTap) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -51,6 +59,14 @@ func (t *httpTap) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := t.next.RoundTrip(req)
 	if err != nil || resp.Body == nil {
 		return resp, err
+	}
+	if resp.StatusCode == http.StatusUnauthorized && !t.oauth && req.Method == http.MethodPost && bearerChallenge(resp.Header) {
+		// Said here, where the status is known: the SDK reports only
+		// "Unauthorized", and the person needs to know what to configure.
+		io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16))
+		resp.Body.Close()
+		_, configured := headerValue(t.headers, "Authorization")
+		return nil, &authRefusal{server: t.server, configured: configured}
 	}
 	mediaType, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	switch mediaType {
@@ -175,15 +191,21 @@ func guardMessage(msg []byte) []byte {
 // httpTransport returns the transport to a Streamable HTTP server. Headers
 // named Mcp-* are refused: they are the protocol's own, set by the
 // transport on each request, and a configured value would contradict them.
+// So is an Authorization header beside an OAuth handler, which sets it.
 func httpTransport(spec ServerSpec, wire *serverWire) (mcp.Transport, error) {
 	for k := range spec.Headers {
 		if strings.HasPrefix(http.CanonicalHeaderKey(k), "Mcp-") {
 			return nil, fmt.Errorf("header %s: Mcp-* headers belong to the protocol and are set by the transport", k)
 		}
 	}
+	if _, ok := headerValue(spec.Headers, "Authorization"); ok && spec.OAuth != nil {
+		return nil, fmt.Errorf("header Authorization: the server's oauth: block supplies it; remove one of the two")
+	}
+	tap := &httpTap{server: spec.Name, headers: spec.Headers, oauth: spec.OAuth != nil, wire: wire, next: http.DefaultTransport}
 	return &mcp.StreamableClientTransport{
-		Endpoint:   spec.URL,
-		HTTPClient: &http.Client{Transport: &httpTap{headers: spec.Headers, wire: wire, next: http.DefaultTransport}},
+		Endpoint:     spec.URL,
+		HTTPClient:   &http.Client{Transport: tap},
+		OAuthHandler: spec.OAuth,
 		// The standalone stream (a GET held open, 2025-11-25 sessions only)
 		// stays on: a server that answers calls with application/json, and
 		// every TypeScript SDK server, sends elicitation/create there and
@@ -201,10 +223,13 @@ func httpTransport(spec ServerSpec, wire *serverWire) (mcp.Transport, error) {
 // give the session up, so the server is marked dead, as a stdio server whose
 // process ended.
 func (h *Host) httpFailure(s *serverConn, err error) (string, bool) {
+	if text, ok := h.authRefused(s, err); ok {
+		return text, true
+	}
 	if s.spec.URL == "" || errors.Is(err, mcp.ErrConnectionClosed) {
 		return "", false
 	}
-	why := shorten(err.Error(), 200)
+	why := table.Shorten(err.Error(), 200)
 	var werr *jsonrpc.Error
 	if errors.As(err, &werr) {
 		if !isRejection(werr) {

@@ -62,6 +62,12 @@ type ServerSpec struct {
 	// every request.
 	URL     string
 	Headers map[string]string
+	// OAuth, if set, authorises the host with the HTTP server: the
+	// transport asks it for a token on every request, and after a 401 or
+	// 403 lets it run its flow and tries once more (internal/oauth builds
+	// one from a servers file's oauth: block). One handler may serve many
+	// hosts, which then share its tokens.
+	OAuth OAuthHandler
 	// AutoRun lists the server's tools (by their own names) that run without
 	// asking the person. Nil means the tools whose annotations say read-only;
 	// an empty, non-nil list means none; "*" means all.
@@ -145,6 +151,10 @@ type Options struct {
 	// Tokens, if set, remembers token counts across hosts (a batch run
 	// renders the same definitions in every case).
 	Tokens *tokens.Cache
+	// Groups, if set, holds the process group of every stdio server the
+	// host starts while it runs, so that its owner can kill them all at
+	// once (a second Ctrl-C) without waiting for the host to stop them.
+	Groups *ProcessGroups
 }
 
 // Step is one line of a turn as a person follows it: who acted, what
@@ -154,6 +164,10 @@ type Step struct {
 	Text string
 	Data map[string]any
 }
+
+// Effective returns o with the host's defaults in place of what o leaves
+// unset: the settings a Host started with o runs under.
+func (o Options) Effective() Options { return o.withDefaults() }
 
 func (o Options) withDefaults() Options {
 	if o.Protocol == "" {

@@ -26,11 +26,16 @@ type process struct {
 	exited   chan struct{} // closed when Wait returned
 	exitErr  error         // valid after exited is closed
 	stderrWG chan struct{} // closed when the stderr reader is done
+
+	// groups, when the host has Options.Groups, holds the process's group
+	// until stop has reaped it.
+	groups *ProcessGroups
 }
 
-// startProcess starts spec's command. Each stderr line is given to onStderr
-// from a goroutine the process owns and stop waits for.
-func startProcess(spec ServerSpec, grace time.Duration, onStderr func([]byte)) (*process, error) {
+// startProcess starts spec's command and registers its process group in
+// groups (which may be nil). Each stderr line is given to onStderr from a
+// goroutine the process owns and stop waits for.
+func startProcess(spec ServerSpec, grace time.Duration, groups *ProcessGroups, onStderr func([]byte)) (*process, error) {
 	cmd := exec.Command(spec.Command, spec.Args...)
 	cmd.Dir = spec.Dir
 	cmd.Env = append(serverEnv(os.Environ(), spec.InheritEnv), spec.Env...)
@@ -67,8 +72,9 @@ func startProcess(spec ServerSpec, grace time.Duration, onStderr func([]byte)) (
 		errR.Close()
 		return nil, startErr
 	}
+	groups.add(cmd.Process.Pid)
 	p := &process{
-		cmd: cmd, stdin: inW, stdout: outR, grace: grace,
+		cmd: cmd, stdin: inW, stdout: outR, grace: grace, groups: groups,
 		exited: make(chan struct{}), stderrWG: make(chan struct{}),
 	}
 	go func() {
@@ -153,6 +159,7 @@ func (p *process) stop() {
 	}
 	// Children that outlived the leader would keep stderr open.
 	p.signal(syscall.SIGKILL)
+	p.groups.remove(p.cmd.Process.Pid)
 	p.stdout.Close()
 	<-p.stderrWG
 }

@@ -283,7 +283,7 @@ func (h *Host) dial(ctx context.Context, s *serverConn, revision string, probe *
 		}
 		transport = t
 	} else {
-		p, err := startProcess(s.spec, h.opts.TerminateGrace, h.stderrSink(name, wire))
+		p, err := startProcess(s.spec, h.opts.TerminateGrace, h.opts.Groups, h.stderrSink(name, wire))
 		if err != nil {
 			return fmt.Errorf("start %s: %w", name, err)
 		}

@@ -8,10 +8,12 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/hosteval/hosteval/internal/model"
+	"github.com/hosteval/hosteval/internal/tokens"
 )
 
 // Tool is one entry of the host's tool table.
@@ -29,10 +31,16 @@ type Tool struct {
 	Offered bool
 	// Def is the tool's OpenAI-format definition, exactly as it stands in
 	// the tools array; Bytes and Tokens measure it.
-	Def    json.RawMessage
-	Bytes  int
-	Tokens int
+	Def   json.RawMessage
+	Bytes int
+	// counter counts Def when asked (Tokens).
+	counter *tokens.Cache
 }
+
+// Tokens returns the o200k_base tokens of Def. They are counted when asked
+// for, not when the table is built: a host that reports no token figure
+// counts nothing.
+func (t *Tool) Tokens() int { return t.counter.Count(string(t.Def)) }
 
 var notAllowedInName = regexp.MustCompile(`[^a-zA-Z0-9_-]`)
 
@@ -52,9 +60,10 @@ type toolTable struct {
 	all     map[string]*Tool
 	ordered []*Tool // in server order, then the server's order
 	offered []*Tool
-	// json is the tools array as sent with every model request.
+	// json is the tools array as sent with every model request; tokens
+	// counts it on first use.
 	json   []byte
-	tokens int
+	tokens func() int
 	// unknown lists names in the allow/deny lists and description overrides
 	// that are not in the table.
 	unknown []string
@@ -102,14 +111,14 @@ func buildTable(servers []*serverConn, opts Options) (*toolTable, error) {
 		if err != nil {
 			return nil, fmt.Errorf("render tool %s: %w", tool.Name, err)
 		}
-		tool.Def, tool.Bytes, tool.Tokens = def, len(def), opts.Tokens.Count(string(def))
+		tool.Def, tool.Bytes, tool.counter = def, len(def), opts.Tokens
 		if tool.Offered {
 			t.offered = append(t.offered, tool)
 			defs = append(defs, def)
 		}
 	}
 	t.json = append(append([]byte("["), bytes.Join(defs, []byte(","))...), ']')
-	t.tokens = opts.Tokens.Count(string(t.json))
+	t.tokens = sync.OnceValue(func() int { return opts.Tokens.Count(string(t.json)) })
 	return t, nil
 }
 

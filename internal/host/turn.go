@@ -66,7 +66,7 @@ func (c *Conversation) Ask(ctx context.Context, question string) (TurnResult, er
 		mr := record.ModelRequest{
 			Operation: record.OpModelRequest, Time: t0.UTC(), SessionID: h.sessionID, TraceID: res.TraceID,
 			Turn: c.turns, Index: i, Model: c.model.Name(), Messages: len(req.Messages),
-			ToolDefBytes: defs.Bytes, ToolDefTokens: defs.Tokens, MS: round1(msSince(t0)),
+			ToolDefBytes: defs.Bytes, ToolDefTokens: defs.Tokens, MS: record.RoundMS(msSince(t0)),
 			ToolCalls: len(resp.ToolCalls), Usage: resp.Usage,
 		}
 		if err != nil {

@@ -5,11 +5,19 @@
 //
 // A model only ever proposes. It never sees a server, a person or an
 // elicitation; the host decides what runs and what the model is told.
+//
+// The openai model's requests go through a [Wire]: the case's cassette and
+// the run's response cache (package replay) and the run's endpoint limits
+// ([Endpoints]). Its failures are classified ([FailureClass]): a model's
+// malformed output is a [*ModelOutputError], scored rather than retried.
+// A [Judge] grades answers against a rubric through the same wire.
+// docs/models.md is the user's side of all this.
 package model
 
 import (
 	"context"
 	"encoding/json"
+	"time"
 
 	"github.com/hosteval/hosteval/internal/record"
 )
@@ -77,6 +85,24 @@ type Response struct {
 	ToolCalls []ToolCall
 	// Usage is the token usage the endpoint reported, nil when unknown.
 	Usage *record.Usage
+	// CachedPromptTokens is the part of Usage.PromptTokens the endpoint
+	// served from its prompt cache (usage.prompt_tokens_details.
+	// cached_tokens; vLLM reports it with --enable-prompt-tokens-details).
+	CachedPromptTokens int
+	// Cost is what the answer cost at the model's price, 0 without one.
+	Cost float64
+	// Reasoning is the model's reasoning text, when the endpoint returned
+	// it (reasoning_content or reasoning).
+	Reasoning string
+	// FinishReason is the endpoint's finish_reason (stop, tool_calls,
+	// length, ...), empty for a local model.
+	FinishReason string
+	// Latency is how long the endpoint took to answer (the successful
+	// attempt); for a replayed response, as recorded. 0 for a local model.
+	Latency time.Duration
+	// Replayed says where a response that did not come from the endpoint
+	// just now came from; its Usage and Latency are as recorded.
+	Replayed Source
 }
 
 var (

@@ -2,20 +2,25 @@ package model
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"math"
+	"math/rand/v2"
 	"net/http"
 	"net/url"
+	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/shared"
 
+	"github.com/hosteval/hosteval/internal/model/replay"
 	"github.com/hosteval/hosteval/internal/record"
 	"github.com/hosteval/hosteval/internal/yamlx"
 )
@@ -43,31 +48,46 @@ type OpenAIConfig struct {
 	// DefaultOpenAIBaseURL.
 	BaseURL string `yaml:"base_url" doc:"The endpoint's base URL (default https://api.openai.com/v1, or OPENAI_BASE_URL)." example:"http://localhost:8000/v1"`
 	// APIKey is sent as a bearer token; empty sends no Authorization header
-	// (local endpoints need none).
-	APIKey string `yaml:"api_key" doc:"Sent as a bearer token (default OPENAI_API_KEY; none for local endpoints). Prefer the environment to a key in a file." example:"${OPENAI_API_KEY}"`
+	// (local endpoints need none). It never enters a cassette or a record.
+	APIKey string `yaml:"api_key" doc:"Sent as a bearer token (default OPENAI_API_KEY; none for local endpoints); it never enters a cassette or a record. Prefer the environment to a key in a file." example:"${OPENAI_API_KEY}"`
 	// Model is the model name the endpoint serves, e.g. gpt-oss-120b. Required.
 	Model string `yaml:"model" doc:"The model the endpoint serves (default HOSTEVAL_MODEL)." example:"gpt-oss-120b"`
 	// Timeout bounds each attempt (one HTTP request). A timed-out attempt
-	// is not retried. Default: DefaultOpenAITimeout.
-	Timeout time.Duration `yaml:"timeout" doc:"Bounds each attempt (one HTTP request); a timed-out attempt is not retried (default 2m)." example:"60s"`
-	// MaxRetries is how many times a request is retried after a 408, 409,
-	// 429 or 5xx answer or a connection error; nil means
-	// DefaultOpenAIMaxRetries, 0 means no retries.
-	MaxRetries *int `yaml:"max_retries" doc:"Retries after a 408, 409, 429 or 5xx answer or a connection error (default 2; 0: none)." example:"2"`
+	// is retried like a dropped connection. Default: DefaultOpenAITimeout.
+	Timeout time.Duration `yaml:"timeout" doc:"Bounds each attempt (one HTTP request); a timed-out attempt is retried like a dropped connection (default 2m)." example:"60s"`
+	// MaxRetries is how many times a request is retried after a transport
+	// failure (connection error, timeout, 408, 409, 429, 5xx); nil means
+	// DefaultOpenAIMaxRetries, 0 means no retries. A model's malformed
+	// output, a configuration error and a refused request are never
+	// retried.
+	MaxRetries *int `yaml:"max_retries" doc:"Retries after a transport failure (connection error, timeout, 408, 409, 429, 5xx) (default 2; 0: none); a malformed answer, a configuration error and a refused request are never retried." example:"2"`
 	// MaxRetryDelay bounds the wait between attempts: the exponential
 	// backoff (0.5 s, 1 s, 2 s, ... with jitter) is capped at it, and a
 	// Retry-After longer than it ends the retries with the endpoint's
-	// error. Default: openai-go's, 8 s of backoff and 2 min of Retry-After.
+	// error. Default: 8 s of backoff and 2 min of Retry-After.
 	MaxRetryDelay time.Duration `yaml:"max_retry_delay" doc:"Caps the backoff between attempts; a longer Retry-After ends the retries." example:"10s"`
 	// Temperature is sent when set.
 	Temperature *float64 `yaml:"temperature" doc:"Sent when set." example:"0.2"`
-	// MaxTokens is sent as max_tokens when positive.
-	MaxTokens int `yaml:"max_tokens" doc:"Sent as max_tokens when positive." example:"2048"`
+	// MaxTokens bounds the completion when positive: sent as max_tokens,
+	// or as max_completion_tokens to a reasoning model (see Reasoning).
+	MaxTokens int `yaml:"max_tokens" doc:"Bounds the completion when positive: max_tokens, or max_completion_tokens to a reasoning model." example:"2048"`
 	// ReasoningEffort (e.g. low, medium, high for gpt-oss) is sent when set.
 	ReasoningEffort string `yaml:"reasoning_effort" doc:"Sent when set (e.g. low, medium, high for gpt-oss)." example:"low"`
 	// Headers are sent with every request (e.g. a gateway's routing key).
-	// An Authorization header here is replaced when APIKey is set.
-	Headers map[string]string `yaml:"headers" doc:"Sent with every request, e.g. a gateway's routing key." example:"{X-Route: eval}"`
+	// An Authorization header here is replaced when APIKey is set. They
+	// never enter a cassette.
+	Headers map[string]string `yaml:"headers" doc:"Sent with every request, e.g. a gateway's routing key; they never enter a cassette." example:"{X-Route: eval}"`
+	// Reasoning marks a reasoning model, to which MaxTokens is sent as
+	// max_completion_tokens (OpenAI's API refuses max_tokens for them).
+	// Unset, the model name decides: OpenAI's o1, o3, o4 and gpt-5
+	// families are reasoning models, every other name gets max_tokens,
+	// which vLLM, llama.cpp's server and Ollama all read (Ollama ignores
+	// max_completion_tokens). Reasoning text is kept whatever this says.
+	Reasoning *bool `yaml:"reasoning" doc:"Marks a reasoning model (max_tokens goes as max_completion_tokens); unset, the name decides (o1, o3, o4, gpt-5)." example:"true"`
+	// Price, when set, gives every answer its cost (Response.Cost).
+	Price *Price `yaml:"price" doc:"Prices per million tokens, so that every answer has its cost."`
+	// Limits bound the requests of a whole run to this endpoint.
+	Limits Limits `yaml:"limits" doc:"Bounds on the requests of a whole run to this endpoint."`
 }
 
 // WithEnv returns c with its empty BaseURL, APIKey and Model taken from
@@ -86,18 +106,42 @@ func (c OpenAIConfig) WithEnv(getenv func(string) string) OpenAIConfig {
 	return c
 }
 
+// reasoningNames are OpenAI's reasoning model families, by the name's last
+// path element (so "openai/gpt-5-mini" is one).
+var reasoningNames = regexp.MustCompile(`^(o[1-9]|gpt-5)([-.:_]|$)`)
+
+// IsReasoning reports whether c's model gets max_completion_tokens: as
+// Reasoning says, or by name when it is unset.
+func (c OpenAIConfig) IsReasoning() bool {
+	if c.Reasoning != nil {
+		return *c.Reasoning
+	}
+	name := c.Model
+	if i := strings.LastIndex(name, "/"); i >= 0 {
+		name = name[i+1:]
+	}
+	return reasoningNames.MatchString(strings.ToLower(name))
+}
+
 // OpenAI is a model behind an OpenAI-compatible Chat Completions endpoint.
 // It holds no conversation state and is safe for concurrent use.
 //
-// Retries, their exponential backoff and Retry-After (and Retry-After-Ms)
-// are openai-go's own (internal/requestconfig: shouldRetry, retryDelay):
-// it retries 408, 409, 429, 5xx and connection errors, waits what the
-// server asks up to MaxRetryDelay, and otherwise 0.5 s * 2^n minus up to a
-// quarter of jitter, capped at 8 s.
+// Each request goes through its [Wire]: the case's cassette first (replay
+// answers from it, record appends to it), then the response cache, then
+// the endpoint, within the endpoint's limits. An endpoint failure is
+// classified ([FailureClass]): transport failures are retried with
+// exponential backoff, honouring Retry-After and Retry-After-Ms and
+// x-should-retry, and a 429 pauses every request of the run to that
+// endpoint; the rest are not retried.
 type OpenAI struct {
 	cfg     OpenAIConfig
+	url     string // the chat completions URL
 	timeout time.Duration
-	chat    openai.ChatCompletionService
+	retries int
+	header  http.Header
+	client  *http.Client
+	wire    Wire
+	ep      *endpoint
 }
 
 // NewOpenAI checks cfg and builds the client. It does not contact the
@@ -136,75 +180,64 @@ func newOpenAI(cfg OpenAIConfig, prefix string) (*OpenAI, error) {
 	case cfg.MaxTokens < 0:
 		return nil, yamlx.Errorf(prefix+"max_tokens", "%d is negative", cfg.MaxTokens)
 	}
+	if err := cfg.Limits.check(prefix); err != nil {
+		return nil, err
+	}
+	if cfg.Price != nil {
+		if err := cfg.Price.check(prefix); err != nil {
+			return nil, err
+		}
+	}
 	timeout := cfg.Timeout
 	if timeout == 0 {
 		timeout = DefaultOpenAITimeout
 	}
-	// A ChatCompletionService built from explicit options only: openai.NewClient
-	// would also read OPENAI_* variables, and a test or scenario must get
-	// exactly the endpoint its configuration names.
-	opts := []option.RequestOption{
-		option.WithBaseURL(base),
-		option.WithMaxRetries(retries),
-		option.WithRequestTimeout(timeout),
-	}
-	if cfg.APIKey != "" {
-		opts = append(opts, option.WithAPIKey(cfg.APIKey))
-	}
-	if cfg.MaxRetryDelay > 0 {
-		opts = append(opts, option.WithMaxRetryDelay(cfg.MaxRetryDelay))
-	}
+	header := http.Header{}
 	for k, v := range cfg.Headers {
-		opts = append(opts, option.WithHeader(k, v))
+		header.Set(k, v)
 	}
-	return &OpenAI{cfg: cfg, timeout: timeout, chat: openai.NewChatCompletionService(opts...)}, nil
+	header.Set("Content-Type", "application/json")
+	header.Set("Accept", "application/json")
+	header.Set("User-Agent", "hosteval")
+	if cfg.APIKey != "" {
+		header.Set("Authorization", "Bearer "+cfg.APIKey)
+	}
+	return &OpenAI{
+		cfg:     cfg,
+		url:     strings.TrimRight(u.String(), "/") + "/chat/completions",
+		timeout: timeout,
+		retries: retries,
+		header:  header,
+		client:  &http.Client{},
+		ep:      newEndpoint(endpointName(cfg), cfg.Limits, cfg.MaxRetryDelay),
+	}, nil
 }
 
 // Name implements [Model]: "openai:<model>".
 func (m *OpenAI) Name() string { return "openai:" + m.cfg.Model }
 
-// EndpointError is a request the endpoint did not answer with a completion,
-// after any retries: an HTTP error status, a connection failure, or an
-// attempt that timed out.
-type EndpointError struct {
-	Model string
-	// StatusCode is the HTTP status of the last attempt, 0 when no HTTP
-	// answer came (connection error, timeout).
-	StatusCode int
-	// Message is the endpoint's error message, or what went wrong.
-	Message string
-	// Attempts counts the HTTP requests made.
-	Attempts int
-	Err      error
-}
+// Config returns the configuration m was built from.
+func (m *OpenAI) Config() OpenAIConfig { return m.cfg }
 
-func (e *EndpointError) Error() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "openai:%s: ", e.Model)
-	if e.StatusCode != 0 {
-		fmt.Fprintf(&b, "status %d", e.StatusCode)
-		if t := http.StatusText(e.StatusCode); t != "" {
-			fmt.Fprintf(&b, " %s", t)
-		}
-		if e.Message != "" {
-			b.WriteString(": ")
-		}
+// With returns a copy of m whose requests go through w: recorded or
+// replayed by its cassette, answered by its cache, limited by its
+// registry's endpoint (the first configuration of an endpoint sets its
+// limits; see [Endpoints.Register]). m itself is unchanged.
+func (m *OpenAI) With(w Wire) *OpenAI {
+	c := *m
+	c.wire = w
+	if w.Endpoints != nil {
+		c.ep, _ = w.Endpoints.endpoint(m.cfg, false) // not strict: never fails
 	}
-	b.WriteString(e.Message)
-	if e.Attempts == 1 {
-		b.WriteString(" (1 attempt)")
-	} else {
-		fmt.Fprintf(&b, " (%d attempts)", e.Attempts)
-	}
-	return b.String()
+	return &c
 }
-
-func (e *EndpointError) Unwrap() error { return e.Err }
 
 // Next implements [Model]: one Chat Completions request (with retries).
 // The request's ToolsJSON is sent as the body's "tools" value byte for byte.
 // Tool names come back as the model wrote them, garbled or not: the host
-// judges them.
+// judges them. A model's malformed output is a [*ModelOutputError], an
+// endpoint failure an [*EndpointError], a request a replaying cassette
+// does not hold a [*replay.Miss].
 func (m *OpenAI) Next(ctx context.Context, req Request) (Response, error) {
 	params := openai.ChatCompletionNewParams{Model: m.cfg.Model}
 	var err error
@@ -220,47 +253,300 @@ func (m *OpenAI) Next(ctx context.Context, req Request) (Response, error) {
 			OfAuto: openai.String(string(openai.ChatCompletionToolChoiceOptionAutoAuto)),
 		}
 	}
-	if m.cfg.Temperature != nil {
-		params.Temperature = openai.Float(*m.cfg.Temperature)
-	}
-	if m.cfg.MaxTokens > 0 {
-		params.MaxTokens = openai.Int(int64(m.cfg.MaxTokens))
-	}
-	if m.cfg.ReasoningEffort != "" {
-		params.ReasoningEffort = shared.ReasoningEffort(m.cfg.ReasoningEffort)
-	}
+	m.sampling(&params)
 	body, err := requestBody(params, tools)
 	if err != nil {
 		return Response{}, fmt.Errorf("%s: %w", m.Name(), err)
 	}
-
-	var (
-		httpRes  *http.Response
-		attempts int
-	)
-	// Middleware runs once per attempt, in the calling goroutine.
-	countAttempts := option.WithMiddleware(func(r *http.Request, next option.MiddlewareNext) (*http.Response, error) {
-		attempts++
-		return next(r)
-	})
-	// The SDK serialises params itself; WithRequestBody replaces that with
-	// our body, which differs only by the verbatim tools array.
-	res, err := m.chat.New(ctx, params,
-		option.WithRequestBody("application/json", body),
-		option.WithResponseInto(&httpRes),
-		countAttempts)
+	ex, src, err := m.exchange(ctx, body)
 	if err != nil {
-		return Response{}, m.endpointError(ctx, err, httpRes, attempts)
+		return Response{}, err
 	}
-	if len(res.Choices) == 0 {
-		return Response{}, &EndpointError{Model: m.cfg.Model, Message: "the answer has no choices", Attempts: attempts}
+	out, err := m.answer(ex, callCount(req.Messages))
+	out.Latency, out.Replayed = ex.Latency, src
+	return out, err
+}
+
+// sampling sets the configured sampling parameters.
+func (m *OpenAI) sampling(params *openai.ChatCompletionNewParams) {
+	if m.cfg.Temperature != nil {
+		params.Temperature = openai.Float(*m.cfg.Temperature)
 	}
-	msg := res.Choices[0].Message
-	out := Response{Text: msg.Content}
+	if m.cfg.MaxTokens > 0 {
+		if m.cfg.IsReasoning() {
+			params.MaxCompletionTokens = openai.Int(int64(m.cfg.MaxTokens))
+		} else {
+			params.MaxTokens = openai.Int(int64(m.cfg.MaxTokens))
+		}
+	}
+	if m.cfg.ReasoningEffort != "" {
+		params.ReasoningEffort = shared.ReasoningEffort(m.cfg.ReasoningEffort)
+	}
+}
+
+// exchange gets the answer to a request body: from the cassette, the cache
+// or the endpoint, recording what did not come from the cassette. The
+// answer is a completion (status 200) or the model's malformed output
+// (the endpoint's error answer, kept so that a replay scores it the same).
+func (m *OpenAI) exchange(ctx context.Context, body []byte) (replay.Exchange, Source, error) {
+	c := m.wire.Cassette
+	if c != nil {
+		ex, ok, err := c.Find(body)
+		if err != nil {
+			return replay.Exchange{}, FromEndpoint, fmt.Errorf("%s: %w", m.Name(), err)
+		}
+		if ok {
+			return ex, FromCassette, nil
+		}
+	}
+	src := FromCache
+	ex, ok := replay.Exchange{}, false
+	if m.wire.Cache != nil {
+		ex, ok = m.wire.Cache.Get(body)
+	}
+	if !ok {
+		var err error
+		if ex, err = m.send(ctx, body); err != nil {
+			return replay.Exchange{}, FromEndpoint, err
+		}
+		src = FromEndpoint
+		if m.wire.Cache != nil && ex.Status == http.StatusOK {
+			_ = m.wire.Cache.Put(ex) // a failed write is counted in the cache's stats
+		}
+	}
+	if c != nil {
+		if err := c.Add(ex); err != nil {
+			return replay.Exchange{}, FromEndpoint, fmt.Errorf("%s: %w", m.Name(), err)
+		}
+	}
+	return ex, src, nil
+}
+
+// maxAnswerBytes bounds an answer body; a completion is far smaller.
+const maxAnswerBytes = 32 << 20
+
+// send posts the body to the endpoint, retrying transport failures.
+func (m *OpenAI) send(ctx context.Context, body []byte) (replay.Exchange, error) {
+	estimate := len(body)/4 + m.cfg.MaxTokens
+	for attempt := 1; ; attempt++ {
+		release, err := m.ep.acquire(ctx, estimate)
+		if err != nil {
+			return replay.Exchange{}, fmt.Errorf("%s: %w", m.Name(), err)
+		}
+		status, header, answer, latency, err := m.post(ctx, body)
+		release(usedTokens(status, answer))
+		if ctx.Err() != nil {
+			// The caller gave up (case deadline, Ctrl-C): not the endpoint's fault.
+			return replay.Exchange{}, fmt.Errorf("%s: %w", m.Name(), ctx.Err())
+		}
+		e := &EndpointError{Model: m.cfg.Model, Class: FailureTransport, StatusCode: status, Attempts: attempt, Err: err}
+		switch {
+		case err != nil && errors.Is(err, context.DeadlineExceeded):
+			e.Message = fmt.Sprintf("no answer within %s", m.timeout)
+		case err != nil:
+			e.Message = err.Error()
+		case status == http.StatusOK:
+			if _, perr := parseCompletion(answer); perr != nil {
+				e.Message = perr.Error()
+				break
+			}
+			m.ep.succeeded()
+			return replay.Exchange{Request: body, Status: status, Response: answer, Latency: latency}, nil
+		default:
+			e.Message = errorMessage(answer)
+			e.Class = classify(status, e.Message)
+		}
+		if e.Class == FailureModelOutput {
+			return replay.Exchange{Request: body, Status: status, Response: answer, Latency: latency}, nil
+		}
+		retry := e.Class == FailureTransport
+		switch header.Get("X-Should-Retry") {
+		case "true":
+			retry = e.Class != FailureConfig
+		case "false":
+			retry = false
+		}
+		wait, given, tooLong := retryAfter(header, m.maxRetryAfter())
+		if status == http.StatusTooManyRequests {
+			// The pause holds every request to the endpoint, this one
+			// included: acquire waits for it.
+			m.ep.throttled(min(wait, defaultMaxRetryAfter), given)
+		}
+		if !retry || attempt > m.retries || tooLong {
+			return replay.Exchange{}, e
+		}
+		if status == http.StatusTooManyRequests {
+			continue
+		}
+		if !given {
+			wait = backoff(attempt-1, m.cfg.MaxRetryDelay)
+		}
+		if err := sleep(ctx, wait); err != nil {
+			return replay.Exchange{}, fmt.Errorf("%s: %w", m.Name(), err)
+		}
+	}
+}
+
+// post makes one attempt: the HTTP status, headers and body of the
+// answer, and how long it took.
+func (m *OpenAI) post(ctx context.Context, body []byte) (int, http.Header, []byte, time.Duration, error) {
+	ctx, cancel := context.WithTimeout(ctx, m.timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, m.url, bytes.NewReader(body))
+	if err != nil {
+		return 0, nil, nil, 0, err
+	}
+	req.Header = m.header.Clone()
+	start := time.Now()
+	res, err := m.client.Do(req)
+	if err != nil {
+		return 0, nil, nil, time.Since(start), err
+	}
+	defer res.Body.Close()
+	answer, err := io.ReadAll(io.LimitReader(res.Body, maxAnswerBytes))
+	// To the microsecond, as a cassette keeps it, so that a replay reports
+	// the very figure the recording did.
+	latency := time.Since(start).Truncate(time.Microsecond)
+	if err != nil {
+		return 0, nil, nil, latency, err
+	}
+	return res.StatusCode, res.Header, answer, latency, nil
+}
+
+func (m *OpenAI) maxRetryAfter() time.Duration {
+	if m.cfg.MaxRetryDelay > 0 {
+		return m.cfg.MaxRetryDelay
+	}
+	return defaultMaxRetryAfter
+}
+
+// Defaults of the waits between attempts, as openai-go has them.
+const (
+	defaultMaxBackoff    = 8 * time.Second
+	defaultMaxRetryAfter = 2 * time.Minute
+)
+
+// backoff is 0.5 s * 2^n, capped at limit (default 8 s), less up to a
+// quarter of jitter.
+func backoff(n int, limit time.Duration) time.Duration {
+	if limit <= 0 {
+		limit = defaultMaxBackoff
+	}
+	d := min(500*time.Millisecond<<min(n, 20), limit)
+	return d - time.Duration(rand.Int64N(int64(d/4)+1))
+}
+
+// retryAfter reads the wait an answer asks for: Retry-After-Ms, or
+// Retry-After in seconds or as an HTTP date. tooLong reports a wait beyond
+// limit, which ends the retries (the wait is still returned, for the
+// endpoint's pause).
+func retryAfter(h http.Header, limit time.Duration) (wait time.Duration, given, tooLong bool) {
+	if h == nil {
+		return 0, false, false
+	}
+	for _, name := range []string{"Retry-After-Ms", "Retry-After"} {
+		v := h.Get(name)
+		if v == "" {
+			continue
+		}
+		unit := time.Second
+		if name == "Retry-After-Ms" {
+			unit = time.Millisecond
+		}
+		if f, err := strconv.ParseFloat(v, 64); err == nil && f >= 0 && !math.IsInf(f, 0) {
+			if f*float64(unit) > float64(limit) {
+				return min(time.Duration(f*float64(unit)), defaultMaxRetryAfter), true, true
+			}
+			return time.Duration(f * float64(unit)), true, false
+		}
+		if t, err := http.ParseTime(v); err == nil {
+			d := max(time.Until(t), 0)
+			return d, true, d > limit
+		}
+	}
+	return 0, false, false
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// usedTokens reads total_tokens from a completion, 0 when unknown.
+func usedTokens(status int, answer []byte) int {
+	if status != http.StatusOK {
+		return 0
+	}
+	var v struct {
+		Usage struct {
+			TotalTokens int `json:"total_tokens"`
+		} `json:"usage"`
+	}
+	_ = json.Unmarshal(answer, &v)
+	return v.Usage.TotalTokens
+}
+
+// chatAnswer is a parsed answer with the fields openai-go does not know.
+type chatAnswer struct {
+	openai.ChatCompletion
+	reasoning string
+}
+
+// parseCompletion reads a Chat Completions answer with one choice or more.
+func parseCompletion(data []byte) (chatAnswer, error) {
+	var c chatAnswer
+	if !json.Valid(data) {
+		return c, fmt.Errorf("the answer is not a chat completion: not JSON: %.60q", data)
+	}
+	if err := c.ChatCompletion.UnmarshalJSON(data); err != nil {
+		return c, fmt.Errorf("the answer is not a chat completion: %w", err)
+	}
+	if len(c.Choices) == 0 {
+		return c, errors.New("the answer has no choices")
+	}
+	// vLLM before 0.10, SGLang and llama.cpp's server name it
+	// reasoning_content; vLLM since and Ollama, reasoning.
+	var extra struct {
+		Choices []struct {
+			Message struct {
+				ReasoningContent string `json:"reasoning_content"`
+				Reasoning        string `json:"reasoning"`
+			} `json:"message"`
+		} `json:"choices"`
+	}
+	if json.Unmarshal(data, &extra) == nil && len(extra.Choices) > 0 {
+		c.reasoning = cmp.Or(extra.Choices[0].Message.ReasoningContent, extra.Choices[0].Message.Reasoning)
+	}
+	return c, nil
+}
+
+// answer reads the model's message out of an exchange. priorCalls counts
+// the calls already in the conversation, to number calls without an id.
+func (m *OpenAI) answer(ex replay.Exchange, priorCalls int) (Response, error) {
+	if ex.Status != http.StatusOK {
+		return Response{}, &ModelOutputError{Model: m.cfg.Model, StatusCode: ex.Status, Message: errorMessage(ex.Response)}
+	}
+	res, err := parseCompletion(ex.Response)
+	if err != nil {
+		// Only a cassette edited by hand gets here: send checks answers.
+		return Response{}, &EndpointError{Model: m.cfg.Model, Class: FailureTransport, Message: err.Error(), Attempts: 1}
+	}
+	choice := res.Choices[0]
+	msg := choice.Message
+	out := Response{Text: msg.Content, Reasoning: res.reasoning, FinishReason: string(choice.FinishReason)}
 	if out.Text == "" && len(msg.ToolCalls) == 0 {
 		out.Text = msg.Refusal
 	}
-	id := callCount(req.Messages)
+	id := priorCalls
 	for _, tc := range msg.ToolCalls {
 		id++
 		call := ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: tc.Function.Arguments}
@@ -280,68 +566,12 @@ func (m *OpenAI) Next(ctx context.Context, req Request) (Response, error) {
 			CompletionTokens: int(res.Usage.CompletionTokens),
 			TotalTokens:      int(res.Usage.TotalTokens),
 		}
+		out.CachedPromptTokens = int(res.Usage.PromptTokensDetails.CachedTokens)
+	}
+	if m.cfg.Price != nil {
+		out.Cost = m.cfg.Price.Cost(out.Usage, out.CachedPromptTokens)
 	}
 	return out, nil
-}
-
-func (m *OpenAI) endpointError(ctx context.Context, err error, res *http.Response, attempts int) error {
-	if ctx.Err() != nil {
-		// The caller gave up (case deadline, Ctrl-C): not the endpoint's fault.
-		return fmt.Errorf("%s: %w", m.Name(), err)
-	}
-	e := &EndpointError{Model: m.cfg.Model, Attempts: attempts, Err: err}
-	switch {
-	case res != nil && res.StatusCode >= 400:
-		e.StatusCode = res.StatusCode
-		e.Message = errorMessage(res)
-	case errors.Is(err, context.DeadlineExceeded):
-		e.Message = fmt.Sprintf("no answer within %s", m.timeout)
-	default:
-		e.Message = err.Error()
-	}
-	return e
-}
-
-// maxErrorText bounds how much of an error body that is not JSON (an HTML
-// page from a proxy) goes into an error message.
-const maxErrorText = 300
-
-// errorMessage reads the message out of an error answer. openai-go only
-// understands {"error": {"message": ...}}; vLLM has also answered
-// {"message": ...} and FastAPI {"detail": ...}.
-func errorMessage(res *http.Response) string {
-	if res.Body == nil {
-		return ""
-	}
-	body, _ := io.ReadAll(io.LimitReader(res.Body, 64<<10))
-	var v struct {
-		Error   json.RawMessage `json:"error"`
-		Message string          `json:"message"`
-		Detail  json.RawMessage `json:"detail"`
-	}
-	if json.Unmarshal(body, &v) == nil {
-		var nested struct {
-			Message string `json:"message"`
-		}
-		var s string
-		switch {
-		case json.Unmarshal(v.Error, &nested) == nil && nested.Message != "":
-			return nested.Message
-		case json.Unmarshal(v.Error, &s) == nil && s != "":
-			return s
-		case v.Message != "":
-			return v.Message
-		case json.Unmarshal(v.Detail, &s) == nil && s != "":
-			return s
-		case len(v.Detail) > 0:
-			return string(v.Detail)
-		}
-	}
-	text := strings.TrimSpace(string(body))
-	if len(text) > maxErrorText {
-		text = text[:maxErrorText] + "..."
-	}
-	return text
 }
 
 // callCount counts the tool calls already in the conversation.

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/hosteval/hosteval/internal/record"
 )
@@ -131,6 +132,9 @@ func okReply(message string) reply {
 
 func ptr[T any](v T) *T { return &v }
 
+// ignoreLatency leaves out the one figure of a live answer a test cannot know.
+var ignoreLatency = cmpopts.IgnoreFields(Response{}, "Latency")
+
 func newTestOpenAI(t *testing.T, srv *chatServer, cfg OpenAIConfig) *OpenAI {
 	t.Helper()
 	cfg.BaseURL = srv.URL + "/v1"
@@ -186,10 +190,14 @@ func TestOpenAIRequest(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := Response{
-		Text:  "It belongs to the platform team.",
-		Usage: &record.Usage{PromptTokens: 412, CompletionTokens: 37, TotalTokens: 449},
+		Text:         "It belongs to the platform team.",
+		Usage:        &record.Usage{PromptTokens: 412, CompletionTokens: 37, TotalTokens: 449},
+		FinishReason: "stop",
 	}
-	if diff := cmp.Diff(want, got); diff != "" {
+	if got.Latency <= 0 {
+		t.Errorf("Latency = %s, want the time the endpoint took", got.Latency)
+	}
+	if diff := cmp.Diff(want, got, ignoreLatency); diff != "" {
 		t.Errorf("Response mismatch (-want +got):\n%s", diff)
 	}
 	if got, want := m.Name(), "openai:gpt-oss-120b"; got != want {
@@ -414,7 +422,8 @@ func TestOpenAIResponses(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(tt.want, got); diff != "" {
+			tt.want.FinishReason = "stop"
+			if diff := cmp.Diff(tt.want, got, ignoreLatency); diff != "" {
 				t.Errorf("Response mismatch (-want +got):\n%s", diff)
 			}
 		})
@@ -469,7 +478,7 @@ func TestOpenAIRetries(t *testing.T) {
 			replies:      []reply{{status: 400, body: `{"object":"error","message":"The model gpt-oss-12b does not exist.","type":"NotFoundError","code":404}`}, ok},
 			wantRequests: 1,
 			wantStatus:   400,
-			wantMessage:  "openai:gpt-oss-120b: status 400 Bad Request: The model gpt-oss-12b does not exist. (1 attempt)",
+			wantMessage:  "openai:gpt-oss-120b: status 400 Bad Request: The model gpt-oss-12b does not exist. (1 attempt; not retried: check base_url and model)",
 		},
 		{
 			// Retry-After is read: a wait longer than max_retry_delay ends
@@ -561,9 +570,10 @@ func TestOpenAIUnreachable(t *testing.T) {
 }
 
 func TestOpenAITimeout(t *testing.T) {
-	// A timed-out attempt is not retried: openai-go returns its deadline.
-	srv := newChatServer(t, reply{hang: true}, okReply(okText))
-	m := newTestOpenAI(t, srv, OpenAIConfig{Timeout: 100 * time.Millisecond, MaxRetries: ptr(2)})
+	// A timed-out attempt is a transport failure, retried like a dropped
+	// connection.
+	srv := newChatServer(t, reply{hang: true})
+	m := newTestOpenAI(t, srv, OpenAIConfig{Timeout: 100 * time.Millisecond, MaxRetries: ptr(1), MaxRetryDelay: time.Millisecond})
 	_, err := m.Next(context.Background(), Request{Messages: []Message{{Role: RoleUser, Content: "hi"}}})
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("error = %v, want context.DeadlineExceeded", err)
@@ -572,11 +582,11 @@ func TestOpenAITimeout(t *testing.T) {
 	if !errors.As(err, &ee) || ee.StatusCode != 0 {
 		t.Fatalf("error = %v (%T), want an *EndpointError without a status", err, err)
 	}
-	if want := "openai:gpt-oss-120b: no answer within 100ms (1 attempt)"; err.Error() != want {
+	if want := "openai:gpt-oss-120b: no answer within 100ms (2 attempts)"; err.Error() != want {
 		t.Errorf("error = %q, want %q", err, want)
 	}
-	if n := srv.requests(); n != 1 {
-		t.Errorf("server saw %d requests, want 1", n)
+	if n := srv.requests(); n != 2 {
+		t.Errorf("server saw %d requests, want 2", n)
 	}
 }
 
@@ -610,15 +620,15 @@ func TestOpenAIBadAnswers(t *testing.T) {
 		want string
 	}{
 		{"no choices", `{"id":"x","object":"chat.completion","choices":[]}`, "openai:gpt-oss-120b: the answer has no choices (1 attempt)"},
-		{"not JSON", `{"id":`, "openai:gpt-oss-120b: error parsing response json"},
+		{"not JSON", `{"id":`, "openai:gpt-oss-120b: the answer is not a chat completion: "},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := newChatServer(t, reply{body: tt.body})
-			m := newTestOpenAI(t, srv, OpenAIConfig{})
+			m := newTestOpenAI(t, srv, OpenAIConfig{MaxRetries: ptr(0)})
 			_, err := m.Next(context.Background(), Request{Messages: []Message{{Role: RoleUser, Content: "hi"}}})
 			var ee *EndpointError
-			if !errors.As(err, &ee) || !strings.HasPrefix(err.Error(), tt.want) {
+			if !errors.As(err, &ee) || !strings.HasPrefix(err.Error(), tt.want) || ee.Class != FailureTransport {
 				t.Errorf("error = %v (%T), want an *EndpointError starting %q", err, err, tt.want)
 			}
 		})
@@ -641,8 +651,7 @@ func TestOpenAIErrorMessages(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.want, func(t *testing.T) {
-			res := &http.Response{Body: io.NopCloser(strings.NewReader(tt.body))}
-			if got := errorMessage(res); got != tt.want {
+			if got := errorMessage([]byte(tt.body)); got != tt.want {
 				t.Errorf("errorMessage(%q) = %q, want %q", tt.body, got, tt.want)
 			}
 		})
@@ -731,6 +740,9 @@ temperature: 0
 max_tokens: 1024
 reasoning_effort: high
 headers: {X-Gateway: blue}
+reasoning: true
+price: {input_per_mtok: 0.15, output_per_mtok: 0.6, cached_input_per_mtok: 0.075}
+limits: {concurrency: 4, requests_per_minute: 60, tokens_per_minute: 100000}
 `
 	var got OpenAIConfig
 	if err := decodeStrict(t, src, &got); err != nil {
@@ -740,7 +752,10 @@ headers: {X-Gateway: blue}
 		BaseURL: "http://localhost:8000/v1", APIKey: "sk-local", Model: "gpt-oss-120b",
 		Timeout: 90 * time.Second, MaxRetries: ptr(0), MaxRetryDelay: 500 * time.Millisecond,
 		Temperature: ptr(0.0), MaxTokens: 1024, ReasoningEffort: "high",
-		Headers: map[string]string{"X-Gateway": "blue"},
+		Headers:   map[string]string{"X-Gateway": "blue"},
+		Reasoning: ptr(true),
+		Price:     &Price{InputPerMTok: 0.15, OutputPerMTok: 0.6, CachedInputPerMTok: ptr(0.075)},
+		Limits:    Limits{Concurrency: 4, RequestsPerMinute: 60, TokensPerMinute: 100000},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("decoded config mismatch (-want +got):\n%s", diff)

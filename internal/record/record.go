@@ -1,6 +1,9 @@
-// Package record owns the flat result records that hosteval writes and reads:
-// the host's per-call and per-model-request events, and the per-case Record
-// that the runner appends to records.jsonl the moment a case ends.
+// Package record owns the results format and its vocabulary: the host's
+// per-call and per-model-request events, the per-case Record that the
+// runner appends to records.jsonl the moment a case ends, run.json, the
+// writer and reader of a run folder, the outcomes of a call and what they
+// count as ([Record.Counts]), the host settings a case ran under, and the
+// unit of durations ([MS]).
 //
 // It is a leaf package on purpose. The host emits these types, the runner
 // writes them, and internal/report reads them back without importing anything
@@ -201,6 +204,9 @@ type Record struct {
 	// ToolDefs describes the tool catalog offered to the model.
 	ToolDefs ToolDefs `json:"tool_defs"`
 	Usage    *Usage   `json:"usage,omitempty"`
+	// Settings are the host settings the case ran under (absent in
+	// records written before they were recorded).
+	Settings *Settings `json:"settings,omitempty"`
 	// Logs are paths, relative to the run folder, of the case's log files.
 	Logs map[string]string `json:"logs,omitempty"`
 }

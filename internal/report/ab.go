@@ -49,13 +49,13 @@ func abTable(groups []*GroupStats, alpha float64) *Table {
 	t := &Table{
 		Title: title,
 		Columns: []Column{
-			{Name: "variant"}, {Name: "n", Right: true},
-			{Name: "pass rate", Right: true}, {Name: "vs base", Right: true},
-			{Name: "steps/case", Right: true},
-			{Name: "def tok/req", Right: true}, {Name: "vs base", Right: true},
-			{Name: "unknown/case", Right: true},
-			{Name: "calls", Right: true}, {Name: "p50 ms", Right: true}, {Name: "p95 ms", Right: true},
-			{Name: "vs base", Right: true},
+			{Name: "variant"}, {Name: "n", Right: true, Priority: 7},
+			{Name: "pass rate", Right: true, Priority: 1}, {Name: "vs base", Right: true, Priority: 2},
+			{Name: "steps/case", Right: true, Priority: 8},
+			{Name: "def tok/req", Right: true, Priority: 5}, {Name: "vs base", Right: true, Priority: 6},
+			{Name: "unknown/case", Right: true, Priority: 9},
+			{Name: "calls", Right: true, Priority: 10}, {Name: "p50 ms", Right: true, Priority: 11}, {Name: "p95 ms", Right: true, Priority: 3},
+			{Name: "vs base", Right: true, Priority: 4},
 		},
 		Notes: []string{"pass rate: Fisher's exact test; latency: Mann-Whitney U over calls; ~ = not significant at alpha " + fmtFloat(alpha) + "; ? = too few cases to test"},
 	}

@@ -21,7 +21,7 @@ const SummarySchema = 1
 //
 //	schema      int       SummarySchema
 //	run         object    run.json when present: run_id, started, finished, args, hosteval_version, interrupted
-//	run_id      string    the run's ID (see Run.ID)
+//	run_id      string    the run's ID (see record.Run.ID)
 //	totals      object    cases, passed, failed, errored, pass_rate over the whole run
 //	groups      []object  one per scenario+variant+model, sorted by those names: see GroupStats
 //	cases       []object  one per case, sorted by scenario, variant, model, repeat: see CaseStats
@@ -32,13 +32,13 @@ const SummarySchema = 1
 // and max over the calls that were sent to a server (calls rejected by the
 // host, which send nothing, would only drag the figures to zero).
 type Summary struct {
-	Schema   int          `json:"schema"`
-	Run      *RunInfo     `json:"run,omitempty"`
-	RunID    string       `json:"run_id"`
-	Totals   Totals       `json:"totals"`
-	Groups   []GroupStats `json:"groups"`
-	Cases    []CaseStats  `json:"cases"`
-	Warnings []string     `json:"warnings"`
+	Schema   int             `json:"schema"`
+	Run      *record.RunInfo `json:"run,omitempty"`
+	RunID    string          `json:"run_id"`
+	Totals   Totals          `json:"totals"`
+	Groups   []GroupStats    `json:"groups"`
+	Cases    []CaseStats     `json:"cases"`
+	Warnings []string        `json:"warnings"`
 }
 
 // Totals counts the cases of a whole run.
@@ -160,6 +160,8 @@ type CaseStats struct {
 	Latency Latency       `json:"call_ms"`
 	Usage   *record.Usage `json:"usage,omitempty"`
 	Servers []ServerInfo  `json:"servers"`
+	// Settings are the host settings the case ran under, when recorded.
+	Settings *record.Settings `json:"settings,omitempty"`
 
 	callMS []float64
 }
@@ -217,16 +219,6 @@ func caseName(k GroupKey, repeat int) string {
 	return k.String() + "#" + strconv.Itoa(repeat)
 }
 
-// sentNothing reports whether the host rejected a call before sending it;
-// such calls take no server time and are left out of latency.
-func sentNothing(outcome string) bool {
-	switch outcome {
-	case record.OutcomeUnknownTool, record.OutcomeBadArguments, record.OutcomeDenied:
-		return true
-	}
-	return false
-}
-
 // CaseOf computes the figures of one record.
 func CaseOf(rec *record.Record) CaseStats {
 	k := GroupKey{Scenario: rec.Scenario, Variant: rec.Variant, Model: rec.Model}
@@ -246,6 +238,7 @@ func CaseOf(rec *record.Record) CaseStats {
 		ToolCalls:     len(rec.Calls),
 		ModelRequests: len(rec.ModelRequests),
 		Turns:         len(rec.Turns),
+		Settings:      rec.Settings,
 		Servers:       []ServerInfo{},
 		PerTurn:       []TurnStats{},
 	}
@@ -254,55 +247,20 @@ func CaseOf(rec *record.Record) CaseStats {
 			c.Failed = append(c.Failed, e)
 		}
 	}
-	for _, t := range rec.Turns {
-		c.Steps += t.Steps
-		if t.Stopped {
-			c.Stopped++
-		}
-	}
-	codes := make(map[int]int)
+	n := rec.Counts()
+	c.Steps, c.Stopped = n.Steps, n.StoppedTurns
+	c.UnknownTools, c.BadArguments, c.Denied, c.ToolErrors, c.Timeouts = n.UnknownTools, n.BadArguments, n.Denied, n.ToolErrors, n.Timeouts
+	c.ProtocolErrors, c.ErrorCodes, c.OtherErrors = n.ProtocolErrors, codeCounts(n.ErrorCodes), n.OtherErrors
+	c.VersionFailures, c.Restarts = n.VersionFailures, n.Restarts
+	c.AskedUser, c.Clipped = n.AskedUser, n.Clipped
+	c.ResultBytes, c.MaxResultBytes = n.ResultBytes, n.MaxResultBytes
 	c.callMS = make([]float64, 0, len(rec.Calls))
 	for i := range rec.Calls {
-		call := &rec.Calls[i]
-		switch call.Outcome {
-		case record.OutcomeUnknownTool:
-			c.UnknownTools++
-		case record.OutcomeBadArguments:
-			c.BadArguments++
-		case record.OutcomeDenied:
-			c.Denied++
-		case record.OutcomeToolError:
-			c.ToolErrors++
-		case record.OutcomeTimeout:
-			c.Timeouts++
-		case record.OutcomeError:
-			if call.ErrorCode != 0 {
-				c.ProtocolErrors++
-				codes[call.ErrorCode]++
-			} else {
-				c.OtherErrors++
-			}
-		}
-		if call.AskedUser {
-			c.AskedUser++
-		}
-		if call.Clipped {
-			c.Clipped++
-		}
-		c.ResultBytes += call.ResultBytes
-		c.MaxResultBytes = max(c.MaxResultBytes, call.ResultBytes)
-		if !sentNothing(call.Outcome) {
+		if call := &rec.Calls[i]; !record.SentNothing(call.Outcome) {
 			c.callMS = append(c.callMS, call.MS)
 		}
 	}
-	c.ErrorCodes = codeCounts(codes)
 	for _, s := range rec.Servers {
-		if s.VersionFailure {
-			c.VersionFailures++
-		}
-		if s.Restarted {
-			c.Restarts++
-		}
 		c.Servers = append(c.Servers, ServerInfo{
 			Name: s.Name, Mode: s.Mode, Protocol: s.Protocol, Offered: s.Offered,
 			Restarted: s.Restarted, VersionFailure: s.VersionFailure, Error: s.Error,
@@ -348,7 +306,7 @@ func CaseOf(rec *record.Record) CaseStats {
 // Aggregate computes the figures of a run. Cases and groups are sorted by
 // scenario, variant, model (and repeat), so that output does not depend on
 // the order in which cases finished.
-func Aggregate(run *Run) *Summary {
+func Aggregate(run *record.Run) *Summary {
 	s := &Summary{
 		Schema:   SummarySchema,
 		Run:      run.Info,

@@ -151,7 +151,7 @@ func TestAggregateFixture(t *testing.T) {
 // TestAggregateOrderIndependent: the runner appends records as cases
 // finish, in any order; every output must be the same.
 func TestAggregateOrderIndependent(t *testing.T) {
-	run, err := ReadRun("testdata/runs/base")
+	run, err := record.ReadRun("testdata/runs/base")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +159,7 @@ func TestAggregateOrderIndependent(t *testing.T) {
 		var b bytes.Buffer
 		for _, f := range []func() error{
 			func() error { return WriteSummaryJSON(&b, s) },
-			func() error { return WriteText(&b, s) },
+			func() error { return WriteText(&b, s, Options{}) },
 			func() error { return WriteJUnit(&b, s) },
 			func() error { return WriteHTML(&b, s, Options{}) },
 		} {
@@ -180,13 +180,13 @@ func TestAggregateOrderIndependent(t *testing.T) {
 }
 
 func BenchmarkAggregate(b *testing.B) {
-	run, err := ReadRun("testdata/runs/base")
+	run, err := record.ReadRun("testdata/runs/base")
 	if err != nil {
 		b.Fatal(err)
 	}
 	// 10,000 records: the fixture's cases repeated under new repeat numbers.
 	const n = 10000
-	big := &Run{Dir: run.Dir, Records: make([]record.Record, 0, n)}
+	big := &record.Run{Dir: run.Dir, Records: make([]record.Record, 0, n)}
 	for i := 0; len(big.Records) < n; i++ {
 		rec := run.Records[i%len(run.Records)]
 		rec.Repeat = i

@@ -1,9 +1,13 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
+
+	"github.com/hosteval/hosteval/internal/table"
 )
 
 // DefaultAlpha is the significance level used when a Thresholds leaves
@@ -26,20 +30,20 @@ const DefaultAlpha = 0.05
 // unknown tools, any significant growth of p95 latency.
 type Thresholds struct {
 	// Alpha is the significance level; zero means DefaultAlpha.
-	Alpha float64
+	Alpha float64 `json:"alpha"`
 	// PassRateDrop is the drop in pass rate (0.1 = ten points) that a
 	// significant drop must exceed to count.
-	PassRateDrop float64
+	PassRateDrop float64 `json:"pass_rate_drop"`
 	// ToolDefTokensPct and ResultBytesPct are the growth in percent of the
 	// per-request tool-definition tokens and of the mean result bytes per
 	// case that is tolerated.
-	ToolDefTokensPct float64
-	ResultBytesPct   float64
+	ToolDefTokensPct float64 `json:"tool_def_tokens_pct"`
+	ResultBytesPct   float64 `json:"result_bytes_pct"`
 	// UnknownTools is the tolerated growth of unknown tools per case.
-	UnknownTools float64
+	UnknownTools float64 `json:"unknown_tools"`
 	// P95LatencyPct is the tolerated growth in percent of p95 call latency;
 	// growth beyond it counts only when significant.
-	P95LatencyPct float64
+	P95LatencyPct float64 `json:"p95_latency_pct"`
 }
 
 // DefaultThresholds are the thresholds `hosteval compare` uses unless told
@@ -64,57 +68,74 @@ func (th Thresholds) alpha() float64 {
 
 // Change is one metric of one group in two runs.
 type Change struct {
-	Old, New float64
+	Old float64 `json:"old"`
+	New float64 `json:"new"`
 	// OldN and NewN count the samples behind each side: cases for pass
 	// rate and the exact metrics, calls for latency.
-	OldN, NewN int
+	OldN int `json:"old_n"`
+	NewN int `json:"new_n"`
 	// Tested is set when a significance test ran; P is its p-value.
-	Tested bool
-	P      float64
+	Tested bool    `json:"tested"`
+	P      float64 `json:"p,omitempty"`
 	// Significant is set when Tested and P < alpha.
-	Significant bool
+	Significant bool `json:"significant"`
 	// Exact is set for metrics compared exactly, without a test.
-	Exact bool
+	Exact bool `json:"exact"`
 	// Shift is the direction the test found: +1 when new values tend to
 	// be larger, -1 when smaller, 0 when untested or balanced.
-	Shift int
+	Shift int `json:"shift"`
 }
 
 // GroupChange is one scenario+variant+model in two runs.
 type GroupChange struct {
 	GroupKey
-	InOld, InNew bool
+	InOld bool `json:"in_old"`
+	InNew bool `json:"in_new"`
 	// OldCases and NewCases count the repeats on each side.
-	OldCases, NewCases int
-	PassRate           Change
-	ToolDefTokens      Change
-	ResultBytes        Change
-	UnknownTools       Change
-	P50, P95           Change
+	OldCases      int    `json:"old_cases"`
+	NewCases      int    `json:"new_cases"`
+	PassRate      Change `json:"pass_rate"`
+	ToolDefTokens Change `json:"tool_def_tokens"`
+	ResultBytes   Change `json:"result_bytes"`
+	UnknownTools  Change `json:"unknown_tools"`
+	P50           Change `json:"p50_call_ms"`
+	P95           Change `json:"p95_call_ms"`
 }
+
+// Vanished reports whether the group ran in the old run only.
+func (g *GroupChange) Vanished() bool { return g.InOld && !g.InNew }
+
+// Appeared reports whether the group ran in the new run only.
+func (g *GroupChange) Appeared() bool { return g.InNew && !g.InOld }
 
 // Verdict is the outcome of a comparison or a gate check.
 type Verdict struct {
-	Regressed bool
+	Regressed bool `json:"regressed"`
 	// Reasons name each regression, one line each.
-	Reasons []string
-	// Notes are worth knowing but are not regressions (a group only in one
-	// run, an improvement).
-	Notes []string
+	Reasons []string `json:"reasons"`
+	// Notes are worth knowing but are not regressions (a group that
+	// appeared in the new run, a change within noise).
+	Notes []string `json:"notes"`
 }
 
-// Comparison is two runs side by side, benchstat style.
+// Comparison is two runs side by side, benchstat style. Its groups are
+// listed in reading order: those that vanished from the new run first, then
+// those that appeared in it, then the rest, each part sorted by scenario,
+// variant and model.
 type Comparison struct {
-	OldID, NewID string
-	Thresholds   Thresholds
-	Groups       []GroupChange
-	Verdict      Verdict
+	OldID      string        `json:"old_run"`
+	NewID      string        `json:"new_run"`
+	Thresholds Thresholds    `json:"thresholds"`
+	Groups     []GroupChange `json:"groups"`
+	Verdict    Verdict       `json:"verdict"`
 }
 
 // Compare compares every scenario+variant+model present in either run and
-// decides, with th, whether new regressed from old. Latency is tested only
-// between summaries from Aggregate: one read from summary.json has no
-// latency samples, and its latency is reported untested.
+// decides, with th, whether new regressed from old. A group that vanished
+// from the new run is a regression (a scenario that stopped running tests
+// nothing); one that appeared is a note. Latency is tested only between
+// summaries from Aggregate: one read from summary.json has no latency
+// samples, and its latency is reported untested.
 func Compare(old, new *Summary, th Thresholds) *Comparison {
 	c := &Comparison{OldID: old.RunID, NewID: new.RunID, Thresholds: th}
 	alpha := th.alpha()
@@ -142,11 +163,27 @@ func Compare(old, new *Summary, th Thresholds) *Comparison {
 				j++
 			}
 		}
-		gc := compareGroups(o, n, alpha)
-		c.Groups = append(c.Groups, gc)
-		judge(&c.Verdict, &gc, th)
+		c.Groups = append(c.Groups, compareGroups(o, n, alpha))
+	}
+	// Groups that vanished or appeared lead: they change what is tested.
+	slices.SortStableFunc(c.Groups, func(a, b GroupChange) int {
+		return cmp.Compare(presence(&a), presence(&b))
+	})
+	for i := range c.Groups {
+		judge(&c.Verdict, &c.Groups[i], th)
 	}
 	return c
+}
+
+// presence orders groups for reading: vanished, appeared, in both runs.
+func presence(g *GroupChange) int {
+	switch {
+	case g.Vanished():
+		return 0
+	case g.Appeared():
+		return 1
+	}
+	return 2
 }
 
 func compareGroups(o, n *GroupStats, alpha float64) GroupChange {
@@ -221,7 +258,8 @@ func judge(v *Verdict, gc *GroupChange, th Thresholds) {
 	name := gc.GroupKey.String()
 	switch {
 	case !gc.InNew:
-		v.Notes = append(v.Notes, fmt.Sprintf("%s: only in the old run", name))
+		v.Regressed = true
+		v.Reasons = append(v.Reasons, fmt.Sprintf("%s: vanished: in the old run only (n=%d+0)", name, gc.OldCases))
 		return
 	case !gc.InOld:
 		v.Notes = append(v.Notes, fmt.Sprintf("%s: only in the new run", name))
@@ -317,8 +355,8 @@ func (c *Comparison) Tables() []*Table {
 		t := &Table{
 			Title: m.title,
 			Columns: []Column{
-				{Name: "scenario"}, {Name: c.OldID, Right: true}, {Name: c.NewID, Right: true},
-				{Name: "vs old", Right: true}, {Name: ""},
+				{Name: "scenario"}, {Name: c.OldID, Right: true, Priority: 1}, {Name: c.NewID, Right: true},
+				{Name: "vs old", Right: true}, {Name: "", Priority: 2},
 			},
 		}
 		for i := range c.Groups {
@@ -326,13 +364,16 @@ func (c *Comparison) Tables() []*Table {
 			row := []Cell{textCell(g.GroupKey.String())}
 			if !g.InOld || !g.InNew {
 				missing := textCell("-")
-				oldCell, newCell := missing, missing
+				oldCell, newCell, delta := missing, missing, textCell("")
 				if g.InOld {
 					oldCell = textCell("present")
+					delta = textCell("vanished")
+					delta.Bad = true
 				} else {
 					newCell = textCell("present")
+					delta = textCell("new")
 				}
-				row = append(row, oldCell, newCell, textCell(""), noteCell(fmt.Sprintf("(n=%d+%d)", g.OldCases, g.NewCases)))
+				row = append(row, oldCell, newCell, delta, noteCell(fmt.Sprintf("(n=%d+%d)", g.OldCases, g.NewCases)))
 				t.Rows = append(t.Rows, row)
 				continue
 			}
@@ -352,8 +393,6 @@ func (c *Comparison) Tables() []*Table {
 	return tables
 }
 
-func noteCell(s string) Cell { return Cell{Kind: KindNote, Text: s} }
-
 // changeNote says what stands behind a change: the test and the samples.
 func changeNote(ch Change) Cell {
 	switch {
@@ -368,58 +407,57 @@ func changeNote(ch Change) Cell {
 // passDelta is the pass-rate change in percentage points, "~" when a test
 // found it within noise.
 func passDelta(ch Change) Cell {
-	if ch.Tested && !ch.Significant {
-		return Cell{Kind: KindDelta, Text: "~"}
-	}
 	d := (ch.New - ch.Old) * 100
-	return Cell{Kind: KindDelta, Text: signed(d) + "pp", Value: d, Bad: d < 0}
+	if ch.Tested && !ch.Significant {
+		return table.Delta("~", d, table.Noise, false)
+	}
+	return table.Delta(signed(d)+"pp", d, significance(ch), d < 0)
 }
 
 // relDelta is a relative change, "~" when a test found it within noise.
 func relDelta(ch Change) Cell {
-	if ch.Tested && !ch.Significant {
-		return Cell{Kind: KindDelta, Text: "~"}
-	}
-	if !ch.Tested && !ch.Exact {
+	d := ch.New - ch.Old
+	switch {
+	case ch.Tested && !ch.Significant:
+		return table.Delta("~", d, table.Noise, false)
+	case !ch.Tested && !ch.Exact:
 		// Latency with too few cases: show the figures, claim nothing.
-		return Cell{Kind: KindDelta, Text: "?"}
+		return table.Delta("?", d, table.Untested, false)
 	}
-	return Cell{Kind: KindDelta, Text: fmtRel(ch.Old, ch.New), Value: ch.New - ch.Old, Bad: ch.New > ch.Old}
+	return table.Delta(fmtRel(ch.Old, ch.New), d, significance(ch), ch.New > ch.Old)
 }
 
 func absDelta(ch Change) Cell {
 	d := ch.New - ch.Old
-	return Cell{Kind: KindDelta, Text: signed(d), Value: d, Bad: d > 0}
+	return table.Delta(signed(d), d, significance(ch), d > 0)
 }
 
-// WriteCompare writes the comparison tables and the verdict.
-func WriteCompare(w io.Writer, c *Comparison) error {
-	for i, t := range c.Tables() {
-		if i > 0 {
-			if _, err := io.WriteString(w, "\n"); err != nil {
-				return err
-			}
-		}
-		if err := t.WriteText(w); err != nil {
-			return err
-		}
+// significance says what stands behind ch.
+func significance(ch Change) table.Significance {
+	switch {
+	case ch.Exact:
+		return table.Exact
+	case !ch.Tested:
+		return table.Untested
+	case ch.Significant:
+		return table.Significant
 	}
-	return writeVerdict(w, c.Verdict, "REGRESSED", "no regression")
+	return table.Noise
 }
 
-func writeVerdict(w io.Writer, v Verdict, bad, ok string) error {
-	ew := &errWriter{w: w}
-	fmt.Fprint(ew, "\n")
-	for _, n := range v.Notes {
-		fmt.Fprintf(ew, "note: %s\n", n)
-	}
-	if v.Regressed {
-		fmt.Fprintf(ew, "%s: %d reason(s)\n", bad, len(v.Reasons))
-		for _, r := range v.Reasons {
-			fmt.Fprintf(ew, "  %s\n", r)
-		}
-	} else {
-		fmt.Fprintf(ew, "%s\n", ok)
-	}
-	return ew.err
+// CompareSchema is the version of the JSON that WriteCompareJSON writes.
+// Adding a field is compatible; renaming or removing one needs a new version.
+const CompareSchema = 1
+
+// WriteCompareJSON writes c as one indented JSON document: schema, old_run,
+// new_run, thresholds, groups (in c's order, each with in_old, in_new,
+// old_cases, new_cases and a change per metric: old, new, old_n, new_n,
+// tested, p, significant, exact, shift) and verdict (regressed, reasons,
+// notes).
+func WriteCompareJSON(w io.Writer, c *Comparison) error {
+	doc := struct {
+		Schema int `json:"schema"`
+		*Comparison
+	}{CompareSchema, c}
+	return writeJSON(w, doc, "comparison")
 }

@@ -3,15 +3,20 @@
 // so every report is rebuilt from a run folder, also from an interrupted
 // run.
 //
-// The flow, after benchstat: [ReadRun] (or a [Reader] over records.jsonl)
-// -> [Aggregate] into a [Summary] of per-case [CaseStats] and per-group
+// The flow, after benchstat: [record.ReadRun] (or a [record.Reader] over
+// records.jsonl) -> [Aggregate] into a [Summary] of per-case [CaseStats] and per-group
 // [GroupStats] (a group is one scenario+variant+model; its cases are the
-// repeats) -> table models ([Table], rows of typed cells) -> renderers:
-// text ([WriteText]), Markdown ([WriteMarkdown]), CSV, summary.json
-// ([WriteSummaryJSON]), JUnit XML ([WriteJUnit]) and a self-contained HTML
-// page ([WriteHTML]). [Compare] sets two runs side by side and returns a
-// [Verdict]; [EvaluateGates] checks thresholds written as "<metric> <op>
-// <number>". The runner appends records with a [Writer].
+// repeats) -> models: tables (internal/table, laid out there), the
+// [Failures] list and the [VerdictLines] of the gates and a comparison ->
+// renderers, each escaping the models in its own format: text for a
+// terminal ([WriteText], fitted to its width), Markdown ([WriteMarkdown]),
+// summary.json ([WriteSummaryJSON]), JUnit XML ([WriteJUnit]) and a
+// self-contained HTML page ([WriteHTML]). [Compare] sets two runs side by
+// side and returns a [Verdict] (text, [WriteCompareMarkdown] for a pull
+// request, [WriteCompareJSON]); [EvaluateGates] checks thresholds written
+// as "<metric> <op> <number>". What a count means (an unknown tool, a
+// protocol error, a call that sent nothing) is internal/record's, shared
+// with the scenarios' expectations.
 //
 // # Statistics
 //

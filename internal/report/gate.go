@@ -3,7 +3,6 @@ package report
 import (
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"regexp"
 	"strconv"
@@ -330,7 +329,7 @@ func gateLine(r GateResult) string {
 func GateTable(results []GateResult) *Table {
 	t := &Table{
 		Title:   "Gates",
-		Columns: []Column{{Name: "gate"}, {Name: "scenario"}, {Name: "result"}, {Name: "detail"}},
+		Columns: []Column{{Name: "gate"}, {Name: "scenario"}, {Name: "result"}, {Name: "detail", Priority: 1}},
 	}
 	for _, r := range results {
 		status := "pass"
@@ -344,12 +343,4 @@ func GateTable(results []GateResult) *Table {
 		t.Rows = append(t.Rows, []Cell{textCell(r.Gate.String()), textCell(group), statusCell(status), textCell(r.Detail)})
 	}
 	return t
-}
-
-// WriteGates writes the gate table and the verdict.
-func WriteGates(w io.Writer, results []GateResult) error {
-	if err := GateTable(results).WriteText(w); err != nil {
-		return err
-	}
-	return writeVerdict(w, GateVerdict(results), "GATES FAILED", "all gates held")
 }

@@ -2,43 +2,24 @@ package report
 
 import (
 	"bytes"
-	"flag"
-	"os"
 	"path/filepath"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
+	"github.com/hosteval/hosteval/internal/goldenfile"
+	"github.com/hosteval/hosteval/internal/record"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
 
 // golden compares got with testdata/golden/name, or rewrites the file
 // with -update.
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", "golden", name)
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if diff := cmp.Diff(string(want), string(got)); diff != "" {
-		t.Errorf("%s mismatch (-want +got):\n%s", path, diff)
-	}
+	goldenfile.Check(t, filepath.Join("testdata", "golden", name), got)
 }
 
 // fixture reads and aggregates a run under testdata/runs.
 func fixture(t testing.TB, name string) *Summary {
 	t.Helper()
-	run, err := ReadRun(filepath.Join("testdata", "runs", name))
+	run, err := record.ReadRun(filepath.Join("testdata", "runs", name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,6 +41,12 @@ func fixtureVerdicts(t *testing.T) (base, next *Summary, opts Options) {
 	return base, next, opts
 }
 
+// withDir is opts with the run folder set, for the failures' show command.
+func withDir(opts Options, dir string) Options {
+	opts.Dir = dir
+	return opts
+}
+
 func TestGolden(t *testing.T) {
 	base, next, opts := fixtureVerdicts(t)
 	gateResults, comparison := opts.Gates, opts.Comparison
@@ -68,8 +55,8 @@ func TestGolden(t *testing.T) {
 		name  string
 		write func(w *bytes.Buffer) error
 	}{
-		{"base.txt", func(w *bytes.Buffer) error { return WriteText(w, base) }},
-		{"new.txt", func(w *bytes.Buffer) error { return WriteText(w, next) }},
+		{"base.txt", func(w *bytes.Buffer) error { return WriteText(w, base, Options{Dir: "testdata/runs/base"}) }},
+		{"new.txt", func(w *bytes.Buffer) error { return WriteText(w, next, withDir(opts, "testdata/runs/new")) }},
 		{"base.summary.json", func(w *bytes.Buffer) error { return WriteSummaryJSON(w, base) }},
 		{"base.junit.xml", func(w *bytes.Buffer) error { return WriteJUnit(w, base) }},
 		{"base.md", func(w *bytes.Buffer) error { return WriteMarkdown(w, base, Options{}) }},

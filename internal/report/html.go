@@ -6,18 +6,22 @@ import (
 	"io"
 	"strconv"
 	"strings"
+
+	"github.com/hosteval/hosteval/internal/table"
 )
 
 // WriteHTML writes a self-contained HTML report of a run: one file with
 // inline CSS and inline SVG charts (pass rate, p50/p95 call latency and
 // tool-definition tokens per group), the tables of the text report, the
-// failures, and gates and a comparison when opts has them. It loads
-// nothing from anywhere; every name and message is escaped by html/template.
+// failures, and gates and a comparison when opts has them, with their
+// verdict lines. It loads nothing from anywhere; every name and message is
+// escaped by html/template.
 func WriteHTML(w io.Writer, s *Summary, opts Options) error {
 	page := htmlPage{
 		RunID:    s.RunID,
 		Totals:   s.Totals,
 		Warnings: s.Warnings,
+		Failures: Failures(s),
 		Charts: []chart{
 			passRateChart(s), latencyChart(s), toolDefChart(s),
 		},
@@ -33,38 +37,47 @@ func WriteHTML(w io.Writer, s *Summary, opts Options) error {
 		page.Version = s.Run.Version
 		page.Args = strings.Join(s.Run.Args, " ")
 	}
+	var err error
+	add := func(dst *[]template.HTML, t *Table) {
+		if err == nil {
+			var h template.HTML
+			h, err = tableHTML(t)
+			*dst = append(*dst, h)
+		}
+	}
 	for _, t := range runTables(s) {
-		page.Tables = append(page.Tables, htmlTableOf(t))
+		add(&page.Tables, t)
 	}
-	for i := range s.Cases {
-		c := &s.Cases[i]
-		if c.Passed() {
-			continue
-		}
-		f := htmlFailure{Status: c.Status, Name: c.Name, Where: strings.TrimSpace(location(c.File, c.Line)), Error: c.Error}
-		for _, e := range c.Failed {
-			f.Expectations = append(f.Expectations, strings.TrimSpace(expectationText(e)))
-		}
-		page.Failures = append(page.Failures, f)
-	}
-	page.Cases = htmlTableOf(CaseTable(s))
+	add(&page.Cases, CaseTable(s))
 	if len(opts.Gates) > 0 {
-		gt := htmlTableOf(GateTable(opts.Gates))
-		page.Gates = &gt
-		v := GateVerdict(opts.Gates)
-		page.GateVerdict = &v
+		add(&page.Gates, GateTable(opts.Gates))
 	}
 	if c := opts.Comparison; c != nil {
 		page.CompareWith = c.OldID
 		for _, t := range c.Tables() {
-			page.Compare = append(page.Compare, htmlTableOf(t))
+			add(&page.Compare, t)
 		}
-		page.CompareVerdict = &c.Verdict
+	}
+	if err != nil {
+		return fmt.Errorf("write html: %w", err)
+	}
+	if checks := opts.Checks(); len(checks) > 0 {
+		v := Lines(checks...)
+		page.Verdict = &v
 	}
 	if err := htmlTemplate.Execute(w, page); err != nil {
 		return fmt.Errorf("write html: %w", err)
 	}
 	return nil
+}
+
+// tableHTML is t's HTML layout, escaped by html/template already.
+func tableHTML(t *Table) (template.HTML, error) {
+	var b strings.Builder
+	if err := t.WriteHTML(&b); err != nil {
+		return "", err
+	}
+	return template.HTML(b.String()), nil
 }
 
 type htmlPage struct {
@@ -73,60 +86,13 @@ type htmlPage struct {
 	Totals                                  Totals
 	Warnings                                []string
 	Charts                                  []chart
-	Tables                                  []htmlTable
-	Failures                                []htmlFailure
-	Cases                                   htmlTable
-	Gates                                   *htmlTable
-	GateVerdict                             *Verdict
+	Tables                                  []template.HTML
+	Failures                                []Failure
+	Cases                                   []template.HTML
+	Gates                                   []template.HTML
 	CompareWith                             string
-	Compare                                 []htmlTable
-	CompareVerdict                          *Verdict
-}
-
-type htmlFailure struct {
-	Status, Name, Where, Error string
-	Expectations               []string
-}
-
-type htmlTable struct {
-	Title   string
-	Columns []Column
-	Rows    [][]htmlCell
-	Notes   []string
-}
-
-type htmlCell struct {
-	Text  string
-	Class string
-}
-
-func htmlTableOf(t *Table) htmlTable {
-	h := htmlTable{Title: t.Title, Columns: t.Columns, Notes: t.Notes}
-	for _, row := range t.Rows {
-		cells := make([]htmlCell, len(t.Columns))
-		for i := range cells {
-			if i >= len(row) {
-				continue
-			}
-			c := row[i]
-			var class []string
-			if t.Columns[i].Right {
-				class = append(class, "r")
-			}
-			switch c.Kind {
-			case KindStatus:
-				class = append(class, "status-"+c.Text)
-			case KindNote:
-				class = append(class, "note")
-			}
-			if c.Bad {
-				class = append(class, "bad")
-			}
-			cells[i] = htmlCell{Text: c.Text, Class: strings.Join(class, " ")}
-		}
-		h.Rows = append(h.Rows, cells)
-	}
-	return h
+	Compare                                 []template.HTML
+	Verdict                                 *VerdictLines
 }
 
 // A chart is a horizontal bar chart with one row per group, laid out here
@@ -200,7 +166,7 @@ func newChart(title string, labels []string, scale float64, series []barSeries) 
 	for i, label := range labels {
 		top := chartTop + i*rowH + chartGap/2
 		row := chartRow{
-			Label:  shorten(label, 44),
+			Label:  table.Shorten(label, 44),
 			LabelY: strconv.Itoa(top + chartBarH*len(series)/2 + 4),
 			TrackY: strconv.Itoa(top), TrackH: strconv.Itoa(chartBarH*len(series) - 1),
 		}
@@ -283,7 +249,10 @@ func toolDefChart(s *Summary) chart {
 	}})
 }
 
-var htmlTemplate = template.Must(template.New("report").Parse(htmlSource))
+var htmlTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
+	"expectation": expectationText,
+	"capitalize":  capitalize,
+}).Parse(htmlSource))
 
 const htmlSource = `<!DOCTYPE html>
 <html lang="en">
@@ -336,45 +305,28 @@ details summary { cursor: pointer; }
 {{end}}{{end}}{{if .Empty}}<text x="8" y="40">no cases</text>
 {{end}}</svg>
 {{end}}</div>
-{{range .Tables}}{{template "table" .}}{{end}}
+{{range .Tables}}{{.}}{{end}}
 {{if .Failures}}<h2>Failures</h2>
-<ul class="failures">
-{{range .Failures}}<li><strong class="ko">{{.Status}}</strong> <code>{{.Name}}</code>{{if .Where}} {{.Where}}{{end}}{{if .Error}}<br>{{.Error}}{{end}}{{if .Expectations}}
-<ul>{{range .Expectations}}<li>{{.}}</li>{{end}}</ul>{{end}}</li>
-{{end}}</ul>
+{{template "failures" .Failures}}
 {{end}}
 <h2>Cases</h2>
 <details><summary>{{.Totals.Cases}} cases</summary>
-{{template "table" .Cases}}
+{{range .Cases}}{{.}}{{end}}
 </details>
 {{with .Gates}}<h2>Gates</h2>
-{{template "table" .}}{{end}}
-{{with .GateVerdict}}{{template "verdict" .}}{{end}}
+{{range .}}{{.}}{{end}}{{end}}
 {{if .Compare}}<h2>Compared with {{.CompareWith}}</h2>
-{{range .Compare}}{{template "table" .}}{{end}}
-{{with .CompareVerdict}}{{template "verdict" .}}{{end}}{{end}}
+{{range .Compare}}{{.}}{{end}}{{end}}
+{{with .Verdict}}<h2>Verdict</h2>
+{{template "verdict" .}}{{end}}
 </body>
 </html>
-{{define "table"}}<h3>{{.Title}}</h3>
-<div class="scroll"><table>
-<thead><tr>{{range .Columns}}<th{{if .Right}} class="r"{{end}}>{{.Name}}</th>{{end}}</tr></thead>
-<tbody>
-{{range .Rows}}<tr>{{range .}}<td{{if .Class}} class="{{.Class}}"{{end}}>{{.Text}}</td>{{end}}</tr>
-{{end}}</tbody>
-</table></div>
-{{range .Notes}}<p class="notes">{{.}}</p>
-{{end}}{{end}}
+{{define "failures"}}<ul class="failures">
+{{range .}}<li><strong class="ko">{{.Status}}</strong> <code>{{.Case}}</code>{{if .Where}} ({{.Where}}){{end}}{{if .Error}}<br>{{.Error}}{{end}}{{if .Expectations}}
+<ul>{{range .Expectations}}<li>{{expectation .}}</li>{{end}}</ul>{{end}}</li>
+{{end}}</ul>{{end}}
 {{define "verdict"}}{{range .Notes}}<p class="notes">note: {{.}}</p>
-{{end}}{{if .Regressed}}<p class="ko"><strong>Failed:</strong></p>
-<ul>{{range .Reasons}}<li>{{.}}</li>{{end}}</ul>{{else}}<p class="ok"><strong>All clear</strong></p>{{end}}
-{{end}}`
-
-// shorten cuts s to n runes with an ellipsis, so that a chart label fits
-// its column; the bar's tooltip keeps the whole name.
-func shorten(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[:n-1]) + "…"
-}
+{{end}}{{range .Held}}<p class="ok"><strong>{{capitalize .}}</strong></p>
+{{end}}{{range .Failed}}<p class="ko"><strong>{{capitalize .Headline}}:</strong></p>
+<ul>{{range .Reasons}}<li>{{.}}</li>{{end}}</ul>
+{{end}}{{end}}`

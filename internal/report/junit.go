@@ -75,14 +75,14 @@ func WriteJUnit(w io.Writer, s *Summary) error {
 				Name: c.Name, Classname: c.Scenario, Time: seconds(c.MS),
 				File: c.File, Line: c.Line,
 			}
-			switch c.Status {
+			switch f := failureOf(c); c.Status {
 			case record.StatusPass:
 			case record.StatusError:
 				suite.Errors++
-				jc.Error = &junitProblem{Message: firstLine(c.Error), Type: "error", Text: c.Error}
+				jc.Error = &junitProblem{Message: firstLine(f.Error), Type: "error", Text: f.Error}
 			default:
 				suite.Failures++
-				for _, e := range c.Failed {
+				for _, e := range f.Expectations {
 					jc.Failures = append(jc.Failures, junitProblem{
 						Message: e.Name, Type: "expectation", Text: expectationText(e),
 					})
@@ -91,7 +91,7 @@ func WriteJUnit(w io.Writer, s *Summary) error {
 					// A failed case must show as failed even if no
 					// expectation says why.
 					jc.Failures = append(jc.Failures, junitProblem{
-						Message: "case failed", Type: c.Status, Text: c.Error,
+						Message: "case failed", Type: f.Status, Text: f.Error,
 					})
 				}
 			}
@@ -132,19 +132,6 @@ func seconds(ms float64) string { return strconv.FormatFloat(ms/1000, 'f', 3, 64
 func firstLine(s string) string {
 	s, _, _ = strings.Cut(s, "\n")
 	return s
-}
-
-func expectationText(e record.Expectation) string {
-	var b strings.Builder
-	b.WriteString(e.Name)
-	if e.Line > 0 {
-		fmt.Fprintf(&b, " (line %d)", e.Line)
-	}
-	if e.Detail != "" {
-		b.WriteString(": ")
-		b.WriteString(e.Detail)
-	}
-	return b.String()
 }
 
 // caseOut is the case's figures, for a CI page that shows system-out.

@@ -2,7 +2,6 @@ package report
 
 import (
 	"bytes"
-	"encoding/csv"
 	"encoding/json"
 	"encoding/xml"
 	"errors"
@@ -94,7 +93,7 @@ func TestJUnitStructure(t *testing.T) {
 }
 
 func TestJUnitFailedWithoutExpectation(t *testing.T) {
-	s := Aggregate(&Run{Records: []record.Record{{Scenario: "s", Model: "m", Status: record.StatusFail, Error: "turn 1 stopped at max_steps"}}})
+	s := Aggregate(&record.Run{Records: []record.Record{{Scenario: "s", Model: "m", Status: record.StatusFail, Error: "turn 1 stopped at max_steps"}}})
 	var buf bytes.Buffer
 	if err := WriteJUnit(&buf, s); err != nil {
 		t.Fatal(err)
@@ -107,7 +106,7 @@ func TestJUnitFailedWithoutExpectation(t *testing.T) {
 // hostile is a run whose names and messages try to break every format.
 func hostile() *Summary {
 	evil := `<script>alert("x")</script> | *bold* _it_ [l](http://e) & "q"` + "\nnext"
-	return Aggregate(&Run{Dir: "r", Records: []record.Record{{
+	return Aggregate(&record.Run{Dir: "r", Records: []record.Record{{
 		RunID: "r<1>", Scenario: "s<script>", Variant: "v|1", Model: "m&m", CaseID: "c",
 		Status: record.StatusFail, Error: evil,
 		Expectations: []record.Expectation{{Name: evil, Detail: evil}},
@@ -167,53 +166,6 @@ func TestMarkdownEscapes(t *testing.T) {
 	}
 	if strings.Contains(md, "alert(\"x\")&lt;/script&gt; | ") {
 		t.Error("unescaped pipe in a failure line")
-	}
-}
-
-func TestTableRenderers(t *testing.T) {
-	tbl := &Table{
-		Title:   "T",
-		Columns: []Column{{Name: "name"}, {Name: "n", Right: true}},
-		Rows: [][]Cell{
-			{textCell("a,b"), intCell(1)},
-			{textCell("multi\nline"), badInt(2)},
-			{textCell("short")}, // a missing cell renders empty
-		},
-		Notes: []string{"note"},
-	}
-	var text bytes.Buffer
-	if err := tbl.WriteText(&text); err != nil {
-		t.Fatal(err)
-	}
-	wantText := "T\n" +
-		" name        n \n" +
-		"---------------\n" +
-		" a,b         1 \n" +
-		" multi line  2 \n" +
-		" short         \n" +
-		"note\n"
-	if diff := cmp.Diff(wantText, text.String()); diff != "" {
-		t.Errorf("text (-want +got):\n%s", diff)
-	}
-	var md bytes.Buffer
-	if err := tbl.WriteMarkdown(&md); err != nil {
-		t.Fatal(err)
-	}
-	wantMD := "### T\n\n| name | n |\n| --- | ---: |\n| a,b | 1 |\n| multi line | **2** |\n| short |  |\n\nnote  \n\n"
-	if diff := cmp.Diff(wantMD, md.String()); diff != "" {
-		t.Errorf("markdown (-want +got):\n%s", diff)
-	}
-	var c bytes.Buffer
-	if err := tbl.WriteCSV(&c); err != nil {
-		t.Fatal(err)
-	}
-	rows, err := csv.NewReader(&c).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
-	wantCSV := [][]string{{"name", "n"}, {"a,b", "1"}, {"multi\nline", "2"}, {"short", ""}}
-	if diff := cmp.Diff(wantCSV, rows); diff != "" {
-		t.Errorf("csv (-want +got):\n%s", diff)
 	}
 }
 
@@ -297,7 +249,7 @@ func TestWriteErrors(t *testing.T) {
 		name  string
 		write func(io.Writer) error
 	}{
-		{"text", func(w io.Writer) error { return WriteText(w, next) }},
+		{"text", func(w io.Writer) error { return WriteText(w, next, opts) }},
 		{"markdown", func(w io.Writer) error { return WriteMarkdown(w, next, opts) }},
 		{"html", func(w io.Writer) error { return WriteHTML(w, next, opts) }},
 		{"junit", func(w io.Writer) error { return WriteJUnit(w, next) }},

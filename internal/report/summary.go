@@ -5,19 +5,26 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
+
+	"github.com/hosteval/hosteval/internal/record"
 )
 
 // WriteSummaryJSON writes s as summary.json: indented, fields in a fixed
 // order, one trailing newline.
 func WriteSummaryJSON(w io.Writer, s *Summary) error {
+	return writeJSON(w, s, "summary")
+}
+
+// writeJSON writes v as one indented JSON document; what names it in an
+// error.
+func writeJSON(w io.Writer, v any, what string) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	// Scenario names and errors are data, not HTML; keep them readable.
 	enc.SetEscapeHTML(false)
-	if err := enc.Encode(s); err != nil {
-		return fmt.Errorf("write summary: %w", err)
+	if err := enc.Encode(v); err != nil {
+		return fmt.Errorf("write %s: %w", what, err)
 	}
 	return nil
 }
@@ -64,35 +71,10 @@ func WriteReports(dir string, s *Summary, opts Options) ([]string, error) {
 			return paths, err
 		}
 		path := filepath.Join(dir, f.name)
-		if err := writeFileAtomic(path, buf.Bytes()); err != nil {
+		if err := record.WriteFileAtomic(path, buf.Bytes()); err != nil {
 			return paths, fmt.Errorf("write %s: %w", f.name, err)
 		}
 		paths = append(paths, path)
 	}
 	return paths, nil
-}
-
-func writeFileAtomic(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name()) // a no-op once renamed
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	// Sync before the rename, or a crash could leave an empty file under
-	// the final name.
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }

@@ -3,30 +3,64 @@ package report
 import (
 	"fmt"
 	"io"
-	"strconv"
-	"strings"
 	"time"
 
-	"github.com/hosteval/hosteval/internal/record"
+	"github.com/hosteval/hosteval/internal/table"
 )
 
+// Options shape the reports of a run: the verdicts every layout adds, and
+// how the text layout fits a terminal.
+type Options struct {
+	// Gates are shown, with their verdict, when not empty.
+	Gates []GateResult
+	// Comparison is shown, with its verdict, when not nil.
+	Comparison *Comparison
+
+	// Width is the terminal's width in columns; the text layout hides
+	// columns (and, last, cuts names) to fit it, and names the hidden ones
+	// in a note that points at the CLI's -wide. Zero is unlimited.
+	Width int
+	// AllCases lists every case in the text layout's cases table; without
+	// it a run of more than SmallRun cases lists only those that did not
+	// pass.
+	AllCases bool
+	// Dir is the run folder; when set, each failure in the text layout
+	// names the command that prints its transcript (ShowCommand).
+	Dir string
+}
+
+// SmallRun is the most cases a run may have for the text layout to list
+// them all unasked.
+const SmallRun = 20
+
+// fit fits t to the width of o.
+func (o Options) fit(t *table.Table) *table.Table {
+	return t.Fit(o.Width, "-wide shows them")
+}
+
 // CaseTable has one row per case.
-func CaseTable(s *Summary) *Table {
+func CaseTable(s *Summary) *Table { return caseTable(s, false) }
+
+// caseTable has one row per case, or per case that did not pass.
+func caseTable(s *Summary, failedOnly bool) *Table {
 	t := &Table{
 		Title: "Cases",
 		Columns: []Column{
 			{Name: "case"}, {Name: "status"},
-			{Name: "steps", Right: true}, {Name: "requests", Right: true},
-			{Name: "unknown", Right: true}, {Name: "timeouts", Right: true},
-			{Name: "protocol errors", Right: true}, {Name: "asked", Right: true},
-			{Name: "result B", Right: true},
-			{Name: "def tok/req", Right: true}, {Name: "def tok", Right: true},
-			{Name: "p50 ms", Right: true}, {Name: "p95 ms", Right: true}, {Name: "max ms", Right: true},
-			{Name: "tokens", Right: true},
+			{Name: "steps", Right: true, Priority: 5}, {Name: "requests", Right: true, Priority: 7},
+			{Name: "unknown", Right: true, Priority: 1}, {Name: "timeouts", Right: true, Priority: 2},
+			{Name: "protocol errors", Right: true, Priority: 3}, {Name: "asked", Right: true, Priority: 8},
+			{Name: "result B", Right: true, Priority: 9},
+			{Name: "def tok/req", Right: true, Priority: 6}, {Name: "def tok", Right: true, Priority: 10},
+			{Name: "p50 ms", Right: true, Priority: 11}, {Name: "p95 ms", Right: true, Priority: 4}, {Name: "max ms", Right: true, Priority: 12},
+			{Name: "tokens", Right: true, Priority: 13},
 		},
 	}
 	for i := range s.Cases {
 		c := &s.Cases[i]
+		if failedOnly && c.Passed() {
+			continue
+		}
 		t.Rows = append(t.Rows, []Cell{
 			textCell(c.Name), statusCell(c.Status),
 			intCell(c.Steps), intCell(c.ModelRequests),
@@ -41,40 +75,20 @@ func CaseTable(s *Summary) *Table {
 	return t
 }
 
-// codesCell shows a protocol error count with its codes: "3 (-32603:2 -32602:1)".
-func codesCell(n int, codes []CodeCount) Cell {
-	c := badInt(n)
-	if len(codes) > 0 {
-		parts := make([]string, len(codes))
-		for i, cc := range codes {
-			parts[i] = fmt.Sprintf("%d:%d", cc.Code, cc.Count)
-		}
-		c.Text += " (" + strings.Join(parts, " ") + ")"
-	}
-	return c
-}
-
-func usageCell(u *record.Usage) Cell {
-	if u == nil {
-		return textCell("-")
-	}
-	return intCell(u.TotalTokens)
-}
-
 // GroupTable has one row per scenario+variant+model: pass rate over the
 // repeats, means per case and sums.
 func GroupTable(s *Summary) *Table {
 	t := &Table{
 		Title: "Summary",
 		Columns: []Column{
-			{Name: "scenario"}, {Name: "n", Right: true}, {Name: "pass", Right: true},
-			{Name: "fail", Right: true}, {Name: "error", Right: true}, {Name: "pass rate", Right: true},
-			{Name: "steps/case", Right: true}, {Name: "requests/case", Right: true},
-			{Name: "unknown", Right: true}, {Name: "timeouts", Right: true},
-			{Name: "protocol errors", Right: true}, {Name: "version fail", Right: true},
-			{Name: "asked", Right: true}, {Name: "result B/case", Right: true},
-			{Name: "def tok/req", Right: true}, {Name: "def tok/case", Right: true},
-			{Name: "tokens", Right: true},
+			{Name: "scenario"}, {Name: "n", Right: true, Priority: 4}, {Name: "pass", Right: true, Priority: 5},
+			{Name: "fail", Right: true, Priority: 2}, {Name: "error", Right: true, Priority: 3}, {Name: "pass rate", Right: true},
+			{Name: "steps/case", Right: true, Priority: 10}, {Name: "requests/case", Right: true, Priority: 11},
+			{Name: "unknown", Right: true, Priority: 6}, {Name: "timeouts", Right: true, Priority: 7},
+			{Name: "protocol errors", Right: true, Priority: 8}, {Name: "version fail", Right: true, Priority: 9},
+			{Name: "asked", Right: true, Priority: 12}, {Name: "result B/case", Right: true, Priority: 13},
+			{Name: "def tok/req", Right: true, Priority: 14}, {Name: "def tok/case", Right: true, Priority: 15},
+			{Name: "tokens", Right: true, Priority: 16},
 		},
 		Notes: []string{fmt.Sprintf("%d cases: %d passed, %d failed, %d errored (pass rate %s)",
 			s.Totals.Cases, s.Totals.Passed, s.Totals.Failed, s.Totals.Errored, fmtPct(s.Totals.PassRate))},
@@ -100,10 +114,10 @@ func LatencyTable(s *Summary) *Table {
 	t := &Table{
 		Title: "Call latency (ms)",
 		Columns: []Column{
-			{Name: "scenario"}, {Name: "calls", Right: true},
-			{Name: "min", Right: true}, {Name: "mean", Right: true}, {Name: "p50", Right: true},
-			{Name: "p90", Right: true}, {Name: "p95", Right: true}, {Name: "p99", Right: true},
-			{Name: "max", Right: true},
+			{Name: "scenario"}, {Name: "calls", Right: true, Priority: 5},
+			{Name: "min", Right: true, Priority: 8}, {Name: "mean", Right: true, Priority: 6}, {Name: "p50", Right: true, Priority: 1},
+			{Name: "p90", Right: true, Priority: 7}, {Name: "p95", Right: true, Priority: 2}, {Name: "p99", Right: true, Priority: 3},
+			{Name: "max", Right: true, Priority: 4},
 		},
 	}
 	for i := range s.Groups {
@@ -118,12 +132,15 @@ func LatencyTable(s *Summary) *Table {
 	return t
 }
 
-// WriteText writes the terminal report of a run: a header, the cases, the
-// failures with their expectations, the summary per group, call latency
-// and, for scenarios with variants, the A/B tables.
-func WriteText(w io.Writer, s *Summary) error {
+// WriteText writes the terminal report of a run: a header, the cases (all
+// of them in a run of at most SmallRun cases or with opts.AllCases, else
+// those that did not pass), the failures with their expectations, the
+// summary per group, call latency, the A/B tables of scenarios with
+// variants, then the gates and the comparison of opts with one block of
+// verdict lines. Tables are fitted to opts.Width.
+func WriteText(w io.Writer, s *Summary, opts Options) error {
 	ew := &errWriter{w: w}
-	fmt.Fprintf(ew, "run %s", s.RunID)
+	fmt.Fprintf(ew, "run %s", table.OneLine(s.RunID))
 	if s.Run != nil {
 		if !s.Run.Started.IsZero() {
 			fmt.Fprintf(ew, ", started %s", fmtTime(s.Run.Started))
@@ -137,68 +154,52 @@ func WriteText(w io.Writer, s *Summary) error {
 	}
 	fmt.Fprint(ew, "\n")
 	for _, warn := range s.Warnings {
-		fmt.Fprintf(ew, "warning: %s\n", warn)
+		fmt.Fprintf(ew, "warning: %s\n", table.OneLine(warn))
 	}
 	fmt.Fprint(ew, "\n")
 	// Everything goes through ew: after a failed write, every later one
 	// fails at once with the same error.
-	if err := CaseTable(s).WriteText(ew); err != nil {
+	if err := writeCasesText(ew, s, opts); err != nil {
 		return err
 	}
-	writeFailures(ew, s)
+	failuresText.write(ew, Failures(s), opts.Dir)
 	for _, t := range runTables(s) {
 		fmt.Fprint(ew, "\n")
-		if err := t.WriteText(ew); err != nil {
+		if err := opts.fit(t).WriteText(ew); err != nil {
+			return err
+		}
+	}
+	if len(opts.Checks()) > 0 {
+		fmt.Fprint(ew, "\n")
+		if err := WriteVerdicts(ew, opts); err != nil {
 			return err
 		}
 	}
 	return ew.err
 }
 
+// writeCasesText writes the cases table: all cases when the run is small
+// or opts asks for them, else only those that did not pass, with a note
+// that says how to list the rest.
+func writeCasesText(w io.Writer, s *Summary, opts Options) error {
+	if opts.AllCases || len(s.Cases) <= SmallRun {
+		return opts.fit(CaseTable(s)).WriteText(w)
+	}
+	t := caseTable(s, true)
+	passed := len(s.Cases) - len(t.Rows)
+	if len(t.Rows) == 0 {
+		_, err := fmt.Fprintf(w, "Cases\nall %d cases passed (-cases lists them)\n", passed)
+		return err
+	}
+	t.Title = "Cases that did not pass"
+	t.Notes = append(t.Notes, fmt.Sprintf("%d passed cases not listed (-cases lists them)", passed))
+	return opts.fit(t).WriteText(w)
+}
+
 // runTables are the tables every report of a run shows: the summary per
 // group, call latency, and the A/B tables of scenarios with variants.
 func runTables(s *Summary) []*Table {
 	return append([]*Table{GroupTable(s), LatencyTable(s)}, ABTables(s)...)
-}
-
-// writeFailures lists each case that did not pass with what went wrong.
-// Like writeMarkdownFailures, it leaves write errors to an errWriter.
-func writeFailures(w io.Writer, s *Summary) {
-	first := true
-	for i := range s.Cases {
-		c := &s.Cases[i]
-		if c.Passed() {
-			continue
-		}
-		if first {
-			fmt.Fprint(w, "\nFailures\n")
-			first = false
-		}
-		fmt.Fprintf(w, "%s %s%s\n", strings.ToUpper(c.Status), c.Name, location(c.File, c.Line))
-		if c.Error != "" {
-			fmt.Fprintf(w, "    %s\n", oneLine(c.Error))
-		}
-		for _, e := range c.Failed {
-			fmt.Fprintf(w, "    %s%s", oneLine(e.Name), location("", e.Line))
-			if e.Detail != "" {
-				fmt.Fprintf(w, ": %s", oneLine(e.Detail))
-			}
-			fmt.Fprint(w, "\n")
-		}
-	}
-}
-
-// location is " (file:line)", " (line N)" or "".
-func location(file string, line int) string {
-	switch {
-	case file != "" && line > 0:
-		return " (" + file + ":" + strconv.Itoa(line) + ")"
-	case file != "":
-		return " (" + file + ")"
-	case line > 0:
-		return " (line " + strconv.Itoa(line) + ")"
-	}
-	return ""
 }
 
 // fmtTime prints times in UTC to the second, the same on every machine.

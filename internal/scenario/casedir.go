@@ -1,10 +1,8 @@
 package scenario
 
 import (
-	"errors"
 	"fmt"
 	"maps"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -104,7 +102,8 @@ func (f *fileCtx) files(files yamlx.Map[fileText], n *yamlx.Node, sc *Scenario) 
 }
 
 // UsesCaseDir reports whether the case needs a case folder: a server uses
-// ${CASE_DIR}, or the scenario has files.
+// ${CASE_DIR}, or the scenario has files. The runner makes the folder and
+// writes the files; [Case.HostOptionsIn] points the servers at it.
 func (c *Case) UsesCaseDir() bool {
 	return len(c.Scenario.files) > 0 || slices.ContainsFunc(c.Scenario.servers, func(d *serverDef) bool { return d.caseDir })
 }
@@ -123,37 +122,4 @@ func withCaseDir(spec *host.ServerSpec, dir string) {
 		spec.Env[i] = strings.ReplaceAll(e, caseDirMark, dir)
 	}
 	spec.Dir = strings.ReplaceAll(spec.Dir, caseDirMark, dir)
-}
-
-// prepareDir makes the case folder, parent/files, fresh and empty, and
-// writes the scenario's files into it. It returns the folder's absolute
-// path, or "" when the case has no use for one.
-func (c *Case) prepareDir(parent string) (string, error) {
-	if !c.UsesCaseDir() {
-		return "", nil
-	}
-	dir, err := filepath.Abs(filepath.Join(parent, "files"))
-	if err != nil {
-		return "", fmt.Errorf("case folder: %w", err)
-	}
-	// A run folder used again (-run-id) must not hand a case what an
-	// earlier case left.
-	if err := os.RemoveAll(dir); err != nil {
-		return "", fmt.Errorf("case folder: %w", err)
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", fmt.Errorf("case folder: %w", err)
-	}
-	var errs []error
-	for _, name := range slices.Sorted(maps.Keys(c.Scenario.files)) {
-		p := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			errs = append(errs, fmt.Errorf("case file %s: %w", name, err))
-			continue
-		}
-		if err := os.WriteFile(p, []byte(c.Scenario.files[name]), 0o644); err != nil {
-			errs = append(errs, fmt.Errorf("case file %s: %w", name, err))
-		}
-	}
-	return dir, errors.Join(errs...)
 }

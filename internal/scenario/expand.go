@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"os"
 	"regexp"
 	"slices"
 	"strconv"
@@ -294,19 +293,4 @@ func CheckTools(c *Case, tools []string) []Problem {
 	}
 	yamlx.Sort(ps)
 	return ps
-}
-
-// ParseModelFlag parses the CLI's -model flag: "openai:<model>", with the
-// endpoint's base URL and key from OPENAI_BASE_URL and OPENAI_API_KEY.
-func ParseModelFlag(s string) (ModelSpec, error) {
-	name, ok := strings.CutPrefix(s, "openai:")
-	if !ok || strings.TrimSpace(name) == "" {
-		return ModelSpec{}, fmt.Errorf("model %q: want openai:<model>, e.g. openai:gpt-oss-120b", s)
-	}
-	cfg := model.OpenAIConfig{Model: name}.WithEnv(os.Getenv)
-	spec := ModelSpec{Name: "openai:" + name, Config: model.Config{OpenAI: &cfg}}
-	if _, err := spec.New(); err != nil {
-		return ModelSpec{}, fmt.Errorf("model %q: %w", s, err)
-	}
-	return spec, nil
 }

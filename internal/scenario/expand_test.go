@@ -75,10 +75,8 @@ func caseIDs(cases []*Case) []string {
 func TestCases(t *testing.T) {
 	testEnv(t)
 	suite := loadText(t, expandSuite)
-	flagModel, err := ParseModelFlag("openai:gpt-oss-120b")
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := model.OpenAIConfig{Model: "gpt-oss-120b"}.WithEnv(os.Getenv)
+	flagModel := ModelSpec{Name: "openai:gpt-oss-120b", Config: model.Config{OpenAI: &cfg}}
 	tests := []struct {
 		name string
 		opts CaseOptions
@@ -291,37 +289,6 @@ repeat: 8
 		if want := `cmdb__get_asset {"hostname":"a"} then done here`; g != want {
 			t.Errorf("case %d: %q, want %q", i, g, want)
 		}
-	}
-}
-
-func TestParseModelFlag(t *testing.T) {
-	tests := []struct {
-		name    string
-		flag    string
-		baseURL string
-		want    string // the spec's name and base URL, or the error
-	}{
-		{"from env", "openai:gpt-oss-120b", "http://localhost:8000/v1", "openai:gpt-oss-120b http://localhost:8000/v1"},
-		{"default endpoint", "openai:gpt-4.1-mini", "", "openai:gpt-4.1-mini "},
-		{"not openai", "scripted", "", `model "scripted": want openai:<model>, e.g. openai:gpt-oss-120b`},
-		{"no model", "openai:", "", `model "openai:": want openai:<model>, e.g. openai:gpt-oss-120b`},
-		{"bad endpoint", "openai:m", "localhost:8000", `model "openai:m": openai.base_url: "localhost:8000" is not an http or https URL`},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			testEnv(t)
-			t.Setenv("OPENAI_BASE_URL", tt.baseURL)
-			spec, err := ParseModelFlag(tt.flag)
-			got := ""
-			if err != nil {
-				got = err.Error()
-			} else {
-				got = spec.Name + " " + spec.OpenAI.BaseURL
-			}
-			if got != tt.want {
-				t.Errorf("ParseModelFlag(%q) = %q, want %q", tt.flag, got, tt.want)
-			}
-		})
 	}
 }
 

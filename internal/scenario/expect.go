@@ -11,9 +11,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/hosteval/hosteval/internal/record"
+	"github.com/hosteval/hosteval/internal/table"
 	"github.com/hosteval/hosteval/internal/yamlx"
 )
 
@@ -150,8 +150,8 @@ func (t *toolExpect) describeCall(i int, c record.Call) string {
 		{t.errorCode != nil, fmt.Sprintf("error_code=%d", c.ErrorCode)},
 		{t.args != nil || t.argsExact != nil, "args=" + render(normalize(c.Arguments))},
 		{t.clipped != nil, fmt.Sprintf("clipped=%t", c.Clipped)},
-		{t.resultMatches != nil, "result=" + strconv.Quote(shorten(c.Result, 120))},
-		{c.Error != "", "error=" + strconv.Quote(shorten(c.Error, 120))},
+		{t.resultMatches != nil, "result=" + strconv.Quote(table.Shorten(c.Result, 120))},
+		{c.Error != "", "error=" + strconv.Quote(table.Shorten(c.Error, 120))},
 	} {
 		if p.want {
 			parts = append(parts, p.text)
@@ -362,54 +362,56 @@ func (c *caseExpect) evalAnswer(rec *record.Record) string {
 	if ok {
 		return ""
 	}
-	detail := fmt.Sprintf("answer of turn %d: %q", n, shorten(turn.Answer, 200))
+	detail := fmt.Sprintf("answer of turn %d: %q", n, table.Shorten(turn.Answer, 200))
 	if turn.Error != "" {
-		detail += fmt.Sprintf(" (turn error: %s)", shorten(turn.Error, 200))
+		detail += fmt.Sprintf(" (turn error: %s)", table.Shorten(turn.Error, 200))
 	}
 	return detail
 }
 
-// count returns one of the counted figures of a record and, for those
-// counted over calls, the names of the calls counted.
+// count returns one of the counted figures of a record ([record.Counts])
+// and, for those counted over calls, the names of the calls counted.
 func count(key string, rec *record.Record) (int, []string) {
-	var outcome string
+	n := rec.Counts()
+	var total int
+	var counted func(c *record.Call) bool
+	outcome := func(o string) func(c *record.Call) bool {
+		return func(c *record.Call) bool { return c.Outcome == o }
+	}
 	switch key {
 	case "steps":
-		return len(rec.Calls), nil
+		return n.Calls, nil
 	case "model_requests":
-		return len(rec.ModelRequests), nil
-	case "elicitations", "declined":
-		n := 0
-		for _, c := range rec.Calls {
-			if key == "elicitations" {
-				n += c.Elicitations
-			} else {
-				n += c.Declined
-			}
-		}
-		return n, nil
+		return n.ModelRequests, nil
+	case "elicitations":
+		return n.Elicitations, nil
+	case "declined":
+		return n.Declined, nil
 	case "unknown_tools":
-		outcome = record.OutcomeUnknownTool
+		total, counted = n.UnknownTools, outcome(record.OutcomeUnknownTool)
 	case "timeouts":
-		outcome = record.OutcomeTimeout
+		total, counted = n.Timeouts, outcome(record.OutcomeTimeout)
 	case "tool_errors":
-		outcome = record.OutcomeToolError
+		total, counted = n.ToolErrors, outcome(record.OutcomeToolError)
 	case "denied":
-		outcome = record.OutcomeDenied
+		total, counted = n.Denied, outcome(record.OutcomeDenied)
 	case "protocol_errors":
-		outcome = record.OutcomeError
+		total, counted = n.ProtocolErrors, (*record.Call).ProtocolError
+	default:
+		return 0, nil
 	}
 	var names []string
-	for _, c := range rec.Calls {
-		if c.Outcome == outcome && (key != "protocol_errors" || c.ErrorCode != 0) {
-			name := c.Name
-			if key == "protocol_errors" {
-				name = fmt.Sprintf("%s %d", c.Name, c.ErrorCode)
-			}
-			names = append(names, name)
+	for i := range rec.Calls {
+		c := &rec.Calls[i]
+		switch {
+		case !counted(c):
+		case key == "protocol_errors":
+			names = append(names, fmt.Sprintf("%s %d", c.Name, c.ErrorCode))
+		default:
+			names = append(names, c.Name)
 		}
 	}
-	return len(names), names
+	return total, names
 }
 
 // serverExpect is an expectation on one server's connection.
@@ -457,7 +459,7 @@ func (s *serverExpect) eval(rec *record.Record) (bool, string) {
 		detail += " offered=" + r.Offered
 	}
 	if r.Error != "" {
-		detail += " error=" + strconv.Quote(shorten(r.Error, 200))
+		detail += " error=" + strconv.Quote(table.Shorten(r.Error, 200))
 	}
 	return false, detail
 }
@@ -488,10 +490,10 @@ func (s *stateExpect) eval(rec *record.Record) (bool, string) {
 	}
 	c := rec.Checks[s.index]
 	if c.Outcome != record.OutcomeOK {
-		return false, fmt.Sprintf("state call outcome=%s error=%q", c.Outcome, shorten(c.Error, 200))
+		return false, fmt.Sprintf("state call outcome=%s error=%q", c.Outcome, table.Shorten(c.Error, 200))
 	}
 	if s.resultMatches != nil && !s.resultMatches.MatchString(c.Result) {
-		return false, fmt.Sprintf("result: %q", shorten(c.Result, 200))
+		return false, fmt.Sprintf("result: %q", table.Shorten(c.Result, 200))
 	}
 	if s.matches == nil {
 		return true, ""
@@ -500,11 +502,11 @@ func (s *stateExpect) eval(rec *record.Record) (bool, string) {
 	dec.UseNumber()
 	var got any
 	if err := dec.Decode(&got); err != nil {
-		return false, fmt.Sprintf("result is not JSON: %q", shorten(c.Result, 200))
+		return false, fmt.Sprintf("result is not JSON: %q", table.Shorten(c.Result, 200))
 	}
 	obj, ok := got.(map[string]any)
 	if !ok {
-		return false, fmt.Sprintf("result is not a JSON object: %s", shorten(c.Result, 200))
+		return false, fmt.Sprintf("result is not a JSON object: %s", table.Shorten(c.Result, 200))
 	}
 	if d := mismatch(s.matches, normalize(obj), ""); d != "" {
 		return false, d
@@ -525,11 +527,11 @@ func mismatch(want, got any, path string) string {
 		if reflect.DeepEqual(want, got) {
 			return ""
 		}
-		return fmt.Sprintf("%s: got %s, want %s", at, shorten(render(got), 200), shorten(render(want), 200))
+		return fmt.Sprintf("%s: got %s, want %s", at, table.Shorten(render(got), 200), table.Shorten(render(want), 200))
 	}
 	g, ok := got.(map[string]any)
 	if !ok {
-		return fmt.Sprintf("%s: got %s, want an object", at, shorten(render(got), 200))
+		return fmt.Sprintf("%s: got %s, want an object", at, table.Shorten(render(got), 200))
 	}
 	for _, k := range slices.Sorted(maps.Keys(w)) {
 		gv, ok := g[k]
@@ -623,15 +625,4 @@ func render(v any) string {
 		return fmt.Sprint(v)
 	}
 	return strings.TrimSuffix(buf.String(), "\n")
-}
-
-// shorten cuts s to about n bytes on a character boundary.
-func shorten(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "..."
 }

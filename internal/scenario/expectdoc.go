@@ -102,9 +102,7 @@ type (
 	revisionValue string
 )
 
-func (outcomeValue) Enum() []string {
-	return []string{record.OutcomeOK, record.OutcomeToolError, record.OutcomeError, record.OutcomeTimeout, record.OutcomeUnknownTool, record.OutcomeBadArguments, record.OutcomeDenied}
-}
+func (outcomeValue) Enum() []string { return record.Outcomes() }
 
 func (approvalValue) Enum() []string {
 	return []string{record.ApprovalAuto, record.ApprovalApproved, record.ApprovalDenied}

@@ -88,6 +88,8 @@ var sections = map[string]struct{ title, intro string }{
 	"serverExpectDoc":  {"expect: a server expectation", "About one server's connection (the key `server`)."},
 	"stateExpectDoc":   {"expect: a state expectation", "A call the harness makes after the conversation (the key `state`), and what its result must hold: state the tools changed, checked through the server."},
 	"caseExpectDoc":    {"expect: answer, count and bound checks", "A mapping with none of `tool`, `order`, `server` or `state`: checks of the answer and counts over the case, all of which must hold. A count is a number (exactly) or `{min: N, max: N}`."},
+	"Price":            {"openai: price", "Prices in dollars per million tokens; every answer of the model then has its cost, and reports sum it."},
+	"Limits":           {"openai: limits", "Bounds on the requests of a whole run to one endpoint, shared by every case (a 429 slows them all down)."},
 	"rangeBounds":      {"A range", "A count between bounds: `{min: N}`, `{max: N}` or both."},
 	"scopedGate":       {"A scoped gate", "A gate checked only on the groups whose names its regular expressions match in full."},
 }
@@ -129,6 +131,9 @@ expansions" and the line of the alias.
 		}
 		w := refWriter{b: &b, defs: s.Defs, done: done}
 		w.object(kind, s, 2)
+		if w.err != nil {
+			return nil, w.err
+		}
 	}
 	b.WriteString("## Gate metrics\n\nWhat a gate (`<metric> <op> <number>`) checks, per scenario+variant+model group.\n\n")
 	b.WriteString("| metric | meaning | over a group's cases | example gate |\n|---|---|---|---|\n")
@@ -162,12 +167,14 @@ type refWriter struct {
 	defs  map[string]*jsonschema.Schema
 	done  map[string]bool
 	queue []string
+	err   error
 }
 
 func (w *refWriter) object(name string, s *jsonschema.Schema, level int) {
 	sec, ok := sections[name]
 	if !ok {
-		panic(fmt.Sprintf("scenario: no reference section for %s", name))
+		w.err = fmt.Errorf("no reference section for %s: give it a title and an intro in sections (internal/scenario/reference.go)", name)
+		return
 	}
 	fmt.Fprintf(w.b, "%s %s\n\n", strings.Repeat("#", level), sec.title)
 	if level == 2 {

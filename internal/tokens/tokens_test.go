@@ -1,6 +1,31 @@
 package tokens
 
-import "testing"
+import (
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/tiktoken-go/tokenizer"
+)
+
+// library counts with tiktoken-go, the reference.
+func library(t testing.TB) func(string) int {
+	t.Helper()
+	lib, err := tokenizer.Get(tokenizer.O200kBase)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return func(s string) int {
+		n, err := lib.Count(s)
+		if err != nil {
+			t.Fatalf("tiktoken-go: %v", err)
+		}
+		return n
+	}
+}
 
 func TestCount(t *testing.T) {
 	tests := []struct {
@@ -18,6 +43,98 @@ func TestCount(t *testing.T) {
 	}
 }
 
+// samples are texts that exercise every alternative of the split pattern,
+// long pieces (merged with the heap), and text that is not valid UTF-8.
+var samples = []string{
+	"hello world",
+	"Hello, World! HELLO world's they're we've I'm you'll he'd SHE'LL IT'S",
+	"  leading and trailing spaces   ",
+	"tabs\tand\nnewlines\r\n\r\n\n  \n\t\t\nend",
+	"line one\n\n\n    indented line\n",
+	"numbers 1 12 123 1234 12345 3.14159 -42 1e10 0x1F",
+	"punctuation!!! ??? ... --- /// \\\\ {}[]() <html> &amp; \"quoted\" 'single'",
+	`{"type":"function","function":{"name":"cmdb__get_asset","description":"[cmdb] Look up one asset by hostname.","parameters":{"properties":{"hostname":{"type":"string"}},"required":["hostname"],"type":"object"}}}`,
+	"日本語のテキストと中文文本,한국어 텍스트",
+	"Ελληνικά και русский текст с ёлками, ﬁ ligature, Ǆ titlecase ǅ",
+	"emoji 👍🏽 👨‍👩‍👧‍👦 🇫🇷 and combining e\u0301 a\u0308\u0323",
+	"\u200b zero width \u00a0nbsp \u2028 line sep \u3000 ideographic space",
+	strings.Repeat("a", 300),
+	strings.Repeat("ab", 200) + strings.Repeat("Z", 150),
+	"dGhpcyBpcyBhIGxvbmcgYmFzZTY0IHN0cmluZyB0aGF0IGhhcyBubyBicmVha3MgYXQgYWxsIGFuZCBnb2VzIG9uIGFuZCBvbiBhbmQgb24gYW5kIG9u",
+	strings.Repeat("🙂", 60),
+	strings.Repeat("  ", 100) + "x",
+	strings.Repeat("!?", 80),
+	"invalid \xff\xfe bytes \xe2\x82 and a lone \x80 continuation",
+	"<|endoftext|> is just text here",
+}
+
+func TestCountMatchesTiktoken(t *testing.T) {
+	want := library(t)
+	texts := append([]string{}, samples...)
+	// Real text: the repository's docs, code and scenarios.
+	for _, pattern := range []string{"../../README.md", "../../docs/*.md", "*.go", "../catalog/testdata/*.json", "../../scenarios/*.yaml"} {
+		files, _ := filepath.Glob(pattern)
+		for _, f := range files {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			texts = append(texts, string(b))
+		}
+	}
+	if len(texts) < len(samples)+10 {
+		t.Fatalf("only %d texts found", len(texts))
+	}
+	for _, s := range texts {
+		if got, want := Count(s), want(s); got != want {
+			t.Errorf("Count(%.60q) = %d, tiktoken-go says %d", s, got, want)
+		}
+	}
+}
+
+// TestCountRandom compares with tiktoken-go on random strings drawn from
+// characters of every class the split pattern tells apart.
+func TestCountRandom(t *testing.T) {
+	want := library(t)
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 500 {
+		s := randomText(rng, 1+rng.IntN(200))
+		if got, want := Count(s), want(s); got != want {
+			t.Fatalf("Count(%q) = %d, tiktoken-go says %d", s, got, want)
+		}
+	}
+}
+
+// alphabet has characters of each class the split pattern tells apart:
+// lower, upper, title-case and other letters, marks, digits and other
+// numbers, whitespace of each kind, punctuation, apostrophes, slashes.
+var alphabet = []rune("aeszAESZǅʰ中ߊ\u0301\u0308059²Ⅻ \t\n\r\u00a0\u3000\u2028.,:;!?\"{}[]<>&/\\'-_’👍")
+
+func randomText(rng *rand.Rand, n int) string {
+	var b strings.Builder
+	for range n {
+		switch rng.IntN(10) {
+		case 0:
+			b.WriteString([]string{"'s", "'re", "'LL", "'d", "ſ", "the", " and", "},{", `":"`, "\\n"}[rng.IntN(10)])
+		default:
+			b.WriteRune(alphabet[rng.IntN(len(alphabet))])
+		}
+	}
+	return b.String()
+}
+
+func FuzzCount(f *testing.F) {
+	for _, s := range samples {
+		f.Add(s)
+	}
+	want := library(f)
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := Count(s), want(s); got != want {
+			t.Fatalf("Count(%q) = %d, tiktoken-go says %d", s, got, want)
+		}
+	})
+}
+
 func TestCache(t *testing.T) {
 	var nilCache *Cache
 	c := NewCache()
@@ -31,7 +148,17 @@ func TestCache(t *testing.T) {
 			}
 		}
 	}
-	if len(c.m) != 2 {
-		t.Errorf("cache holds %d texts, want 2", len(c.m))
+	if c.Len() != 2 || nilCache.Len() != 0 {
+		t.Errorf("cache holds %d texts, nil cache %d; want 2, 0", c.Len(), nilCache.Len())
+	}
+}
+
+func TestValidUTF8(t *testing.T) {
+	if got := validUTF8("ok é"); got != "ok é" {
+		t.Errorf("validUTF8 changed valid text: %q", got)
+	}
+	got := validUTF8("a\xffb\xe2\x82")
+	if want := "a\uFFFDb\uFFFD\uFFFD"; got != want || !utf8.ValidString(got) {
+		t.Errorf("validUTF8 = %q, want %q", got, want)
 	}
 }

@@ -1,4 +1,4 @@
-package report
+package record
 
 import (
 	"bufio"
@@ -12,8 +12,6 @@ import (
 	"path/filepath"
 	"sync"
 	"time"
-
-	"github.com/hosteval/hosteval/internal/record"
 )
 
 // File names inside a run folder.
@@ -21,6 +19,11 @@ const (
 	RecordsFile = "records.jsonl"
 	RunInfoFile = "run.json"
 )
+
+// A run folder holds records.jsonl (one [Record] per finished case,
+// appended by a [Writer], read back by a [Reader] or [ReadRun]) and
+// run.json ([RunInfo]). The reports beside them are rebuilt from these two
+// files alone.
 
 // RunInfo is run.json: what the runner knows about a run as a whole. The
 // runner writes it when the run starts and again when it ends, so a run that
@@ -40,7 +43,7 @@ type Run struct {
 	Dir string
 	// Info is nil when the folder has no usable run.json.
 	Info    *RunInfo
-	Records []record.Record
+	Records []Record
 	// Warnings say what was skipped while reading (a truncated last line, a
 	// malformed line, a case recorded twice). They never stop a report.
 	Warnings []string
@@ -127,7 +130,7 @@ func WriteRunInfo(dir string, info RunInfo) error {
 	if err != nil {
 		return fmt.Errorf("write run info: %w", err)
 	}
-	if err := writeFileAtomic(filepath.Join(dir, RunInfoFile), append(data, '\n')); err != nil {
+	if err := WriteFileAtomic(filepath.Join(dir, RunInfoFile), append(data, '\n')); err != nil {
 		return fmt.Errorf("write run info: %w", err)
 	}
 	return nil
@@ -154,19 +157,19 @@ func NewReader(r io.Reader, name string) *Reader {
 }
 
 // Next returns the next record, or io.EOF after the last one.
-func (r *Reader) Next() (record.Record, error) {
+func (r *Reader) Next() (Record, error) {
 	for {
 		// ReadBytes, not a Scanner: a record with large arguments can exceed
 		// any fixed token size.
 		line, err := r.r.ReadBytes('\n')
 		if len(line) == 0 && err != nil {
 			if errors.Is(err, io.EOF) {
-				return record.Record{}, io.EOF
+				return Record{}, io.EOF
 			}
-			return record.Record{}, fmt.Errorf("%s: %w", r.name, err)
+			return Record{}, fmt.Errorf("%s: %w", r.name, err)
 		}
 		if err != nil && !errors.Is(err, io.EOF) {
-			return record.Record{}, fmt.Errorf("%s:%d: %w", r.name, r.line+1, err)
+			return Record{}, fmt.Errorf("%s:%d: %w", r.name, r.line+1, err)
 		}
 		r.line++
 		complete := line[len(line)-1] == '\n'
@@ -174,7 +177,7 @@ func (r *Reader) Next() (record.Record, error) {
 		if len(line) == 0 {
 			continue
 		}
-		var rec record.Record
+		var rec Record
 		if derr := json.Unmarshal(line, &rec); derr != nil {
 			if !complete {
 				r.warnings = append(r.warnings, fmt.Sprintf("%s:%d: skipped a truncated last line (%d bytes): %v", r.name, r.line, len(line), derr))
@@ -183,8 +186,8 @@ func (r *Reader) Next() (record.Record, error) {
 			}
 			continue
 		}
-		if rec.Schema > record.SchemaVersion {
-			return record.Record{}, fmt.Errorf("%s:%d: record schema %d is newer than this program reads (%d)", r.name, r.line, rec.Schema, record.SchemaVersion)
+		if rec.Schema > SchemaVersion {
+			return Record{}, fmt.Errorf("%s:%d: record schema %d is newer than this program reads (%d)", r.name, r.line, rec.Schema, SchemaVersion)
 		}
 		return rec, nil
 	}
@@ -250,11 +253,11 @@ func terminateLastLine(f *os.File) error {
 }
 
 // Write appends rec as one line and syncs the file. A zero Schema is
-// written as [record.SchemaVersion]; rec itself is not changed.
-func (w *Writer) Write(rec *record.Record) error {
+// written as [SchemaVersion]; rec itself is not changed.
+func (w *Writer) Write(rec *Record) error {
 	if rec.Schema == 0 {
 		withSchema := *rec
-		withSchema.Schema = record.SchemaVersion
+		withSchema.Schema = SchemaVersion
 		rec = &withSchema
 	}
 	data, err := json.Marshal(rec)
@@ -313,4 +316,31 @@ func (w *Writer) Close() error {
 		return fmt.Errorf("close records: %w", err)
 	}
 	return nil
+}
+
+// WriteFileAtomic writes a file of a run folder whole: to a temporary name
+// beside it, synced, then renamed, so that a reader never sees half of it.
+func WriteFileAtomic(path string, data []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name()) // a no-op once renamed
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	// Sync before the rename, or a crash could leave an empty file under
+	// the final name.
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
 }

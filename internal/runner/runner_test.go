@@ -1,4 +1,4 @@
-package scenario
+package runner
 
 import (
 	"bufio"
@@ -8,13 +8,12 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/hosteval/hosteval/internal/fixtures"
 	"github.com/hosteval/hosteval/internal/record"
-	"github.com/hosteval/hosteval/internal/report"
+	"github.com/hosteval/hosteval/internal/scenario"
 )
 
 // The runner's tests run real cases: real scenario files, the fixture
@@ -24,25 +23,34 @@ var fixtureBin string
 
 func TestMain(m *testing.M) { os.Exit(fixtures.Main(m, &fixtureBin)) }
 
+// testEnv sets the environment the scenario files expect: the variables
+// they use, and no model settings from the machine running the tests.
+func testEnv(t *testing.T) {
+	t.Helper()
+	t.Setenv("HOSTEVAL_TEST_TOKEN", "tok")
+	t.Setenv("HOSTEVAL_MODEL", "")
+	t.Setenv("OPENAI_BASE_URL", "")
+	t.Setenv("OPENAI_API_KEY", "")
+}
+
 // loadCases loads a scenario file and expands it into cases.
-func loadCases(tb testing.TB, path string) []*Case {
+func loadCases(tb testing.TB, path string) []*scenario.Case {
 	tb.Helper()
-	s, err := Load(path)
+	s, err := scenario.Load(path)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	cases, err := s.Cases(CaseOptions{})
+	cases, err := s.Cases(scenario.CaseOptions{})
 	if err != nil {
 		tb.Fatal(err)
 	}
 	return cases
 }
 
-// suite writes a servers file and a scenario file into a temporary folder
-// and loads the cases.
-func suite(t *testing.T, scenarios string) []*Case {
+// suite writes the fixtures' servers file and a scenario file into a
+// temporary folder and loads the cases.
+func suite(t *testing.T, scenarios string) []*scenario.Case {
 	t.Helper()
-	dir := t.TempDir()
 	servers := fmt.Sprintf(`servers:
   cmdb:
     command: %[1]s/cmdb
@@ -53,6 +61,14 @@ func suite(t *testing.T, scenarios string) []*Case {
     command: %[1]s/support
     env: {SUPPORT_SLOW_SECONDS: "2"}
 `, fixtureBin)
+	return suiteWith(t, servers, scenarios)
+}
+
+// suiteWith writes a servers file and a scenario file into a temporary
+// folder and loads the cases.
+func suiteWith(t *testing.T, servers, scenarios string) []*scenario.Case {
+	t.Helper()
+	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "servers.yaml"), []byte(servers), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +92,7 @@ expect:
 
 func readRecords(t *testing.T, dir string) []record.Record {
 	t.Helper()
-	run, err := report.ReadRun(dir)
+	run, err := record.ReadRun(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +102,7 @@ func readRecords(t *testing.T, dir string) []record.Record {
 func TestRunWritesAResultsFolder(t *testing.T) {
 	cases := suite(t, lookup)
 	dir := filepath.Join(t.TempDir(), "r1")
-	res, err := Run(context.Background(), cases, RunOptions{Dir: dir, RunID: "r1", Concurrency: 2, Wire: true})
+	res, err := Run(context.Background(), cases, Options{Dir: dir, RunID: "r1", Concurrency: 2, Wire: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,7 +155,7 @@ expect:
 		time.Sleep(500 * time.Millisecond)
 		close(drain)
 	}()
-	res, err := Run(context.Background(), cases, RunOptions{Dir: dir, RunID: "r1", Concurrency: 1, Drain: drain})
+	res, err := Run(context.Background(), cases, Options{Dir: dir, RunID: "r1", Concurrency: 1, Drain: drain})
 	<-done
 	if err != nil {
 		t.Fatal(err)
@@ -170,7 +186,7 @@ question: refunds?
 	ctx, cancel := context.WithTimeout(context.Background(), 700*time.Millisecond)
 	defer cancel()
 	before := children(t)
-	res, err := Run(ctx, cases, RunOptions{Dir: dir, RunID: "r1", Concurrency: 2})
+	res, err := Run(ctx, cases, Options{Dir: dir, RunID: "r1", Concurrency: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -198,7 +214,7 @@ model:
 question: refunds?
 `)
 	dir := filepath.Join(t.TempDir(), "r1")
-	res, err := Run(context.Background(), cases, RunOptions{Dir: dir, RunID: "r1"})
+	res, err := Run(context.Background(), cases, Options{Dir: dir, RunID: "r1"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,7 +227,7 @@ question: refunds?
 func TestRunSharesShareableServers(t *testing.T) {
 	cases := suite(t, lookup)
 	dir := filepath.Join(t.TempDir(), "r1")
-	res, err := Run(context.Background(), cases, RunOptions{Dir: dir, RunID: "r1", Concurrency: 2, Share: true})
+	res, err := Run(context.Background(), cases, Options{Dir: dir, RunID: "r1", Concurrency: 2, Share: true})
 	if err != nil || res.Passed != 6 {
 		t.Fatalf("result %+v, err %v; want 6 passed", res, err)
 	}
@@ -236,8 +252,8 @@ host: {allow: [cmdb__get_aset]}
 model: {scripted: [{answer: hi}]}
 question: hi
 `)
-	_, err := Run(context.Background(), cases, RunOptions{Dir: filepath.Join(t.TempDir(), "r1"), Preflight: true})
-	lerr, ok := err.(*LoadError)
+	_, err := Run(context.Background(), cases, Options{Dir: filepath.Join(t.TempDir(), "r1"), Preflight: true})
+	lerr, ok := err.(*scenario.LoadError)
 	if !ok || len(lerr.Problems) != 1 || !strings.Contains(lerr.Problems[0].String(), `host.allow[0]: server cmdb offers no tool "cmdb__get_aset" (did you mean "cmdb__get_asset"?)`) {
 		t.Fatalf("err = %v, want one problem naming cmdb__get_aset", err)
 	}
@@ -297,7 +313,7 @@ expect:
   - {tool: cmdb__get_asset, outcome: tool_error}
 `)
 	dir := filepath.Join(t.TempDir(), "r1")
-	res, err := Run(context.Background(), cases, RunOptions{Dir: dir, RunID: "r1", Logs: LogsFailed})
+	res, err := Run(context.Background(), cases, Options{Dir: dir, RunID: "r1", Logs: LogsFailed})
 	if err != nil || res.Passed != 6 || res.Failed != 1 {
 		t.Fatalf("result %+v, err %v; want 6 passed, 1 failed", res, err)
 	}
@@ -314,63 +330,4 @@ expect:
 	if len(entries) != 1 {
 		t.Errorf("cases/ holds %d entries, want the failing case's log only", len(entries))
 	}
-}
-
-func TestProgress(t *testing.T) {
-	pass := &record.Record{CaseID: "a#0", Status: record.StatusPass, MS: 1500}
-	fail := &record.Record{CaseID: "b#0", Status: record.StatusFail, MS: 20,
-		Expectations: []record.Expectation{{Name: "answer_matches", Passed: false, Detail: `answer "no"`}}}
-	t.Run("plain lines for CI", func(t *testing.T) {
-		var out strings.Builder
-		p := newProgress(&out, false, 2, time.Now())
-		p.done(pass, &RunResult{Ran: 1, Passed: 1})
-		p.done(fail, &RunResult{Ran: 2, Passed: 1, Failed: 1})
-		p.stop()
-		want := "[1/2] PASS  a#0 (1.50s)\n[2/2] FAIL  b#0 (0.02s): answer_matches: answer \"no\"\n"
-		if out.String() != want {
-			t.Errorf("progress =\n%q\nwant\n%q", out.String(), want)
-		}
-	})
-	t.Run("one line rewritten on a terminal", func(t *testing.T) {
-		var out syncBuilder
-		p := newProgress(&out, true, 2, time.Now())
-		p.done(pass, &RunResult{Ran: 1, Passed: 1})
-		p.done(fail, &RunResult{Ran: 2, Passed: 1, Failed: 1})
-		p.stop()
-		got := out.String()
-		for _, want := range []string{
-			"\r\033[K[1/2] 1 passed, 0 failed, 0 errors, ",
-			"\r\033[KFAIL  b#0 (0.02s): answer_matches: answer \"no\"\n", // a failure stays on screen
-			"\r\033[K[2/2] 1 passed, 1 failed, 0 errors, ",
-			" elapsed, ETA ",
-		} {
-			if !strings.Contains(got, want) {
-				t.Errorf("progress %q does not contain %q", got, want)
-			}
-		}
-		if strings.Contains(got, "PASS  a#0") {
-			t.Errorf("a passing case was printed on the terminal: %q", got)
-		}
-		if !strings.HasSuffix(got, "\n") {
-			t.Errorf("the progress line is not ended when the run ends: %q", got)
-		}
-	})
-}
-
-// syncBuilder is a strings.Builder safe for the progress ticker's writes.
-type syncBuilder struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuilder) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuilder) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

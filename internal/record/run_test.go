@@ -1,4 +1,4 @@
-package report
+package record
 
 import (
 	"encoding/json"
@@ -14,35 +14,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-
-	"github.com/hosteval/hosteval/internal/record"
 )
-
-func TestReadRunFixture(t *testing.T) {
-	run, err := ReadRun(filepath.Join("testdata", "runs", "base"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got, want := len(run.Records), 15; got != want {
-		t.Errorf("records = %d, want %d", got, want)
-	}
-	if len(run.Warnings) != 1 || !strings.Contains(run.Warnings[0], "records.jsonl:16: skipped a truncated last line") {
-		t.Errorf("warnings = %q, want one about the truncated line 16", run.Warnings)
-	}
-	want := &RunInfo{
-		RunID:       "20260501T100000Z-base",
-		Started:     time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC),
-		Args:        []string{"run", "-concurrency", "2", "scenarios/"},
-		Version:     "v0.4.0",
-		Interrupted: true,
-	}
-	if diff := cmp.Diff(want, run.Info); diff != "" {
-		t.Errorf("run info (-want +got):\n%s", diff)
-	}
-	if got := run.ID(); got != "20260501T100000Z-base" {
-		t.Errorf("ID() = %q", got)
-	}
-}
 
 // writeRun writes a run folder with the given records.jsonl content and,
 // when info is not empty, run.json.
@@ -60,7 +32,7 @@ func writeRun(t *testing.T, records, info string) string {
 	return dir
 }
 
-func line(rec record.Record) string {
+func line(rec Record) string {
 	data, err := json.Marshal(rec)
 	if err != nil {
 		panic(err)
@@ -69,12 +41,12 @@ func line(rec record.Record) string {
 }
 
 func TestReadRun(t *testing.T) {
-	a := record.Record{Schema: 1, RunID: "r1", CaseID: "a/scripted#0", Scenario: "a", Model: "scripted", Status: record.StatusPass}
-	b := record.Record{Schema: 1, RunID: "r1", CaseID: "b/scripted#0", Scenario: "b", Model: "scripted", Status: record.StatusFail}
+	a := Record{Schema: 1, RunID: "r1", CaseID: "a/scripted#0", Scenario: "a", Model: "scripted", Status: StatusPass}
+	b := Record{Schema: 1, RunID: "r1", CaseID: "b/scripted#0", Scenario: "b", Model: "scripted", Status: StatusFail}
 	b2 := b
-	b2.Status = record.StatusPass
+	b2.Status = StatusPass
 	newer := a
-	newer.Schema = record.SchemaVersion + 1
+	newer.Schema = SchemaVersion + 1
 
 	tests := []struct {
 		name         string
@@ -146,7 +118,7 @@ func TestReadRun(t *testing.T) {
 		{
 			name:    "newer schema",
 			records: line(a) + line(newer),
-			wantErr: fmt.Sprintf("records.jsonl:2: record schema %d is newer than this program reads (%d)", record.SchemaVersion+1, record.SchemaVersion),
+			wantErr: fmt.Sprintf("records.jsonl:2: record schema %d is newer than this program reads (%d)", SchemaVersion+1, SchemaVersion),
 		},
 	}
 	for _, tt := range tests {
@@ -204,7 +176,7 @@ func TestRunIDFallsBackToFolder(t *testing.T) {
 
 func TestReaderLongLine(t *testing.T) {
 	// A record with large arguments is longer than any Scanner buffer.
-	rec := record.Record{Schema: 1, CaseID: "big#0", Calls: []record.Call{{Arguments: map[string]any{"text": strings.Repeat("x", 3<<20)}}}}
+	rec := Record{Schema: 1, CaseID: "big#0", Calls: []Call{{Arguments: map[string]any{"text": strings.Repeat("x", 3<<20)}}}}
 	r := NewReader(strings.NewReader(line(rec)+line(rec)), "big.jsonl")
 	for i := range 2 {
 		got, err := r.Next()
@@ -231,11 +203,11 @@ func TestWriterConcurrent(t *testing.T) {
 	for g := range writers {
 		wg.Go(func() {
 			for i := range each {
-				rec := record.Record{
+				rec := Record{
 					CaseID: fmt.Sprintf("s%d/scripted#%d", g, i), Scenario: fmt.Sprintf("s%d", g),
-					Model: "scripted", Repeat: i, Status: record.StatusPass,
+					Model: "scripted", Repeat: i, Status: StatusPass,
 					// Big enough that a torn write would show.
-					Turns: []record.Turn{{Answer: strings.Repeat("a", 5000)}},
+					Turns: []Turn{{Answer: strings.Repeat("a", 5000)}},
 				}
 				if err := w.Write(&rec); err != nil {
 					t.Error(err)
@@ -259,18 +231,18 @@ func TestWriterConcurrent(t *testing.T) {
 		t.Fatalf("records = %d, want %d", got, want)
 	}
 	for _, r := range run.Records {
-		if r.Schema != record.SchemaVersion {
-			t.Fatalf("record %s schema = %d, want %d", r.CaseID, r.Schema, record.SchemaVersion)
+		if r.Schema != SchemaVersion {
+			t.Fatalf("record %s schema = %d, want %d", r.CaseID, r.Schema, SchemaVersion)
 		}
 	}
-	if err := w.Write(&record.Record{CaseID: "late"}); !errors.Is(err, os.ErrClosed) {
+	if err := w.Write(&Record{CaseID: "late"}); !errors.Is(err, os.ErrClosed) {
 		t.Errorf("Write after Close: err = %v, want os.ErrClosed", err)
 	}
 }
 
 func TestWriterAfterCrash(t *testing.T) {
-	a := record.Record{Schema: 1, CaseID: "a#0", Status: record.StatusPass}
-	b := record.Record{Schema: 1, CaseID: "b#0", Status: record.StatusPass}
+	a := Record{Schema: 1, CaseID: "a#0", Status: StatusPass}
+	b := Record{Schema: 1, CaseID: "b#0", Status: StatusPass}
 	dir := writeRun(t, line(a)+line(b)[:30], "")
 	w, err := OpenWriter(filepath.Join(dir, RecordsFile))
 	if err != nil {

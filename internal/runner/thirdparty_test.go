@@ -1,4 +1,4 @@
-package scenario
+package runner
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 
 	"github.com/hosteval/hosteval/internal/host"
 	"github.com/hosteval/hosteval/internal/record"
-	"github.com/hosteval/hosteval/internal/report"
+	"github.com/hosteval/hosteval/internal/scenario"
 )
 
 // The third-party scenario set: scenarios/thirdparty run through the whole
@@ -48,11 +48,11 @@ func TestThirdPartyScenarios(t *testing.T) {
 	testEnv(t)
 	t.Setenv(thirdPartySecret, "sk-do-not-leak-4711")
 
-	suite, err := Load("../../scenarios/thirdparty")
+	suite, err := scenario.Load("../../scenarios/thirdparty")
 	if err != nil {
 		t.Fatal(err)
 	}
-	cases, err := suite.Cases(CaseOptions{})
+	cases, err := suite.Cases(scenario.CaseOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +60,7 @@ func TestThirdPartyScenarios(t *testing.T) {
 
 	dir := filepath.Join(t.TempDir(), "thirdparty")
 	start := time.Now()
-	res, err := Run(context.Background(), cases, RunOptions{Dir: dir, RunID: "thirdparty", Concurrency: 2, Share: true})
+	res, err := Run(context.Background(), cases, Options{Dir: dir, RunID: "thirdparty", Concurrency: 2, Share: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +69,7 @@ func TestThirdPartyScenarios(t *testing.T) {
 		t.Errorf("ran %d, passed %d, failed %d, errors %d; want all %d passed", res.Ran, res.Passed, res.Failed, res.Errors, len(cases))
 	}
 
-	run, err := report.ReadRun(dir)
+	run, err := record.ReadRun(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +117,7 @@ func TestThirdPartyScenarios(t *testing.T) {
 // checkThirdPartyToolNames checks every tool name the scenarios use
 // against the tools the servers list, as the CLI's preflight does, but
 // from one host with every server instead of one per scenario.
-func checkThirdPartyToolNames(t *testing.T, cases []*Case) {
+func checkThirdPartyToolNames(t *testing.T, cases []*scenario.Case) {
 	t.Helper()
 	var specs []host.ServerSpec
 	seen := map[string]bool{}
@@ -145,7 +145,7 @@ func checkThirdPartyToolNames(t *testing.T, cases []*Case) {
 		names = append(names, tool.Name)
 	}
 	for _, c := range cases {
-		for _, p := range CheckTools(c, names) {
+		for _, p := range scenario.CheckTools(c, names) {
 			t.Errorf("%s", p)
 		}
 	}

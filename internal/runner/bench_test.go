@@ -1,4 +1,4 @@
-package scenario
+package runner
 
 import (
 	"context"
@@ -16,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/hosteval/hosteval/internal/scenario"
 	"github.com/hosteval/hosteval/internal/tokens"
 )
 
@@ -50,7 +51,7 @@ expect:
   - {tool: tickets__open_ticket, outcome: ok, rounds: 2}
 `
 
-func benchCases(b *testing.B, shareable bool, n int) []*Case {
+func benchCases(b *testing.B, shareable bool, n int) []*scenario.Case {
 	dir := b.TempDir()
 	servers := fmt.Sprintf("servers:\n  cmdb:\n    command: %[1]s/cmdb\n    shareable: %[2]t\n  tickets:\n    command: %[1]s/tickets\n    shareable: %[2]t\n", fixtureBin, shareable)
 	os.WriteFile(filepath.Join(dir, "servers.yaml"), []byte(servers), 0o644)
@@ -63,7 +64,7 @@ func benchRunner(b *testing.B, share bool, concurrency, n int, logs string) {
 	mem := watchMemory()
 	ran := 0
 	for b.Loop() {
-		res, err := Run(context.Background(), cases, RunOptions{Dir: b.TempDir(), RunID: "bench", Concurrency: concurrency, Share: share, Logs: logs})
+		res, err := Run(context.Background(), cases, Options{Dir: b.TempDir(), RunID: "bench", Concurrency: concurrency, Share: share, Logs: logs})
 		if err != nil || res.Passed != n {
 			b.Fatalf("run: %v, %+v", err, res)
 		}

@@ -1,0 +1,107 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hosteval/hosteval/internal/record"
+	"github.com/hosteval/hosteval/internal/runner"
+)
+
+// progress shows how a run is going: on a terminal, one line rewritten in
+// place (done/total, passed, failed, elapsed, ETA); elsewhere (CI) one plain
+// line per finished case, which logs well. Its done method is the runner's
+// OnCase.
+type progress struct {
+	w        io.Writer
+	terminal bool
+	total    int
+	start    time.Time
+	mu       sync.Mutex
+	stopped  chan struct{}
+	ticker   *time.Ticker
+	wg       sync.WaitGroup
+	tally    runner.Result
+}
+
+func newProgress(w io.Writer, terminal bool, total int, start time.Time) *progress {
+	p := &progress{w: w, terminal: terminal, total: total, start: start, stopped: make(chan struct{})}
+	if terminal {
+		// Elapsed time moves even while no case finishes.
+		p.ticker = time.NewTicker(500 * time.Millisecond)
+		p.wg.Go(func() {
+			for {
+				select {
+				case <-p.ticker.C:
+					p.mu.Lock()
+					p.draw()
+					p.mu.Unlock()
+				case <-p.stopped:
+					return
+				}
+			}
+		})
+	}
+	return p
+}
+
+func (p *progress) done(rec *record.Record, tally runner.Result) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.tally = tally
+	if p.terminal {
+		if rec.Status != record.StatusPass {
+			fmt.Fprintf(p.w, "\r\033[K%s\n", caseLine(rec))
+		}
+		p.draw()
+		return
+	}
+	fmt.Fprintf(p.w, "[%d/%d] %s\n", tally.Ran, p.total, caseLine(rec))
+}
+
+// caseLine is one finished case: its verdict, id, time, and why it failed.
+func caseLine(rec *record.Record) string {
+	line := fmt.Sprintf("%-5s %s (%.2fs)", strings.ToUpper(rec.Status), rec.CaseID, rec.MS/1000)
+	switch rec.Status {
+	case record.StatusError:
+		line += ": " + rec.Error
+	case record.StatusFail:
+		for _, e := range rec.Expectations {
+			if !e.Passed {
+				line += ": " + e.Name
+				if e.Detail != "" {
+					line += ": " + e.Detail
+				}
+				break
+			}
+		}
+	}
+	return line
+}
+
+func (p *progress) draw() {
+	elapsed := time.Since(p.start)
+	eta := "?"
+	if p.tally.Ran > 0 {
+		left := time.Duration(float64(elapsed) / float64(p.tally.Ran) * float64(p.total-p.tally.Ran))
+		eta = left.Round(100 * time.Millisecond).String()
+	}
+	fmt.Fprintf(p.w, "\r\033[K[%d/%d] %d passed, %d failed, %d errors, %s elapsed, ETA %s",
+		p.tally.Ran, p.total, p.tally.Passed, p.tally.Failed, p.tally.Errors, elapsed.Round(100*time.Millisecond), eta)
+}
+
+// stop stops the ticker and ends the line on a terminal.
+func (p *progress) stop() {
+	if p.ticker != nil {
+		p.ticker.Stop()
+		close(p.stopped)
+		p.wg.Wait()
+		p.mu.Lock()
+		p.draw()
+		fmt.Fprintln(p.w)
+		p.mu.Unlock()
+	}
+}

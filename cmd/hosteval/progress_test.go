@@ -1,0 +1,71 @@
+package main
+
+import (
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hosteval/hosteval/internal/record"
+	"github.com/hosteval/hosteval/internal/runner"
+)
+
+func TestProgress(t *testing.T) {
+	pass := &record.Record{CaseID: "a#0", Status: record.StatusPass, MS: 1500}
+	fail := &record.Record{CaseID: "b#0", Status: record.StatusFail, MS: 20,
+		Expectations: []record.Expectation{{Name: "answer_matches", Passed: false, Detail: `answer "no"`}}}
+	t.Run("plain lines for CI", func(t *testing.T) {
+		var out strings.Builder
+		p := newProgress(&out, false, 2, time.Now())
+		p.done(pass, runner.Result{Ran: 1, Passed: 1})
+		p.done(fail, runner.Result{Ran: 2, Passed: 1, Failed: 1})
+		p.stop()
+		want := "[1/2] PASS  a#0 (1.50s)\n[2/2] FAIL  b#0 (0.02s): answer_matches: answer \"no\"\n"
+		if out.String() != want {
+			t.Errorf("progress =\n%q\nwant\n%q", out.String(), want)
+		}
+	})
+	t.Run("one line rewritten on a terminal", func(t *testing.T) {
+		var out syncBuilder
+		p := newProgress(&out, true, 2, time.Now())
+		p.done(pass, runner.Result{Ran: 1, Passed: 1})
+		p.done(fail, runner.Result{Ran: 2, Passed: 1, Failed: 1})
+		p.stop()
+		got := out.String()
+		for _, want := range []string{
+			"\r\033[K[1/2] 1 passed, 0 failed, 0 errors, ",
+			"\r\033[KFAIL  b#0 (0.02s): answer_matches: answer \"no\"\n", // a failure stays on screen
+			"\r\033[K[2/2] 1 passed, 1 failed, 0 errors, ",
+			" elapsed, ETA ",
+		} {
+			if !strings.Contains(got, want) {
+				t.Errorf("progress %q does not contain %q", got, want)
+			}
+		}
+		if strings.Contains(got, "PASS  a#0") {
+			t.Errorf("a passing case was printed on the terminal: %q", got)
+		}
+		if !strings.HasSuffix(got, "\n") {
+			t.Errorf("the progress line is not ended when the run ends: %q", got)
+		}
+	})
+}
+
+// syncBuilder is a strings.Builder safe for concurrent writers (the
+// progress ticker, a process's output) and the test's reads.
+type syncBuilder struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuilder) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuilder) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}

@@ -1,0 +1,48 @@
+package main
+
+import (
+	"flag"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/hosteval/hosteval/internal/report"
+)
+
+// layoutFlags are the flags that shape the tables printed on stdout:
+// -wide, and -cases for the commands that print a run's cases.
+type layoutFlags struct {
+	wide, cases bool
+}
+
+func (l *layoutFlags) register(fs *flag.FlagSet, cases bool) {
+	fs.BoolVar(&l.wide, "wide", false, "print every column of the tables, however wide the terminal")
+	if cases {
+		fs.BoolVar(&l.cases, "cases", false, "list every case, also in a run of more than "+strconv.Itoa(report.SmallRun)+" cases (else only those that did not pass)")
+	}
+}
+
+// options are the report options for the tables printed on e.stdout; dir
+// is the run folder, named in each failure's show command.
+func (l *layoutFlags) options(e *env, dir string) report.Options {
+	o := report.Options{AllCases: l.cases, Dir: dir}
+	if !l.wide {
+		o.Width = terminalWidth(e)
+	}
+	return o
+}
+
+// terminalWidth is how wide the tables on stdout may be: $COLUMNS when it
+// is a number, else the terminal's width when stdout is a terminal, else 0,
+// unlimited. A CI log, a pipe or a file is read later in a viewer that
+// scrolls sideways, and a column cut there could not be brought back
+// without running again; so only a person at a terminal gets fitted tables.
+func terminalWidth(e *env) int {
+	if n, err := strconv.Atoi(strings.TrimSpace(e.getenv("COLUMNS"))); err == nil && n > 0 {
+		return n
+	}
+	if f, ok := e.stdout.(*os.File); ok {
+		return ttyWidth(f)
+	}
+	return 0
+}

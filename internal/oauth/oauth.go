@@ -1,0 +1,420 @@
+// Package oauth gives the host an OAuth 2.1 client for a Streamable HTTP
+// server, from the server's oauth: configuration: a Handler is the
+// auth.OAuthHandler of the go-sdk's StreamableClientTransport, which asks it
+// for a token on every request and calls its Authorize after a 401 or 403.
+//
+// What it owns:
+//   - the flows: authorization code with PKCE and a loopback redirect (the
+//     URL printed for the person, a browser opened on request), and client
+//     credentials for CI, both built on the go-sdk's handlers (metadata
+//     discovery, dynamic registration, client ID metadata documents,
+//     pre-registered clients, step-up on 403 insufficient_scope);
+//   - refresh: a token refreshes itself before it expires, and a 401 on a
+//     token the host thought valid (revoked, expired early) refreshes it and
+//     retries, so a long run goes on without asking anyone again;
+//   - the token cache (Cache): tokens kept between runs, readable by the user
+//     only. Tokens and secrets go nowhere else: not in errors, results, logs
+//     or wire traces.
+//
+// One Handler serves one server for a whole run, shared by every host that
+// connects to it, so that concurrent cases share one authorization.
+package oauth
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/auth/extauth"
+	"github.com/modelcontextprotocol/go-sdk/oauthex"
+	"golang.org/x/oauth2"
+)
+
+// Options say where a Handler works. Only URL is required.
+type Options struct {
+	// Server is the server's name in the host, for messages.
+	Server string
+	// URL is the server's MCP endpoint, as the host reaches it.
+	URL string
+	// Cache keeps tokens between runs (nil: in memory only).
+	Cache *Cache
+	// Out receives what the person must see: the URL to open to authorise
+	// a server, and a cache that could not be written (nil: discarded).
+	Out io.Writer
+	// Open, if set, is called with the authorization URL after it is
+	// printed: OpenBrowser launches the person's browser; FollowRedirects
+	// plays a person for an authorization server that approves at once
+	// (tests, the conformance suite).
+	Open func(ctx context.Context, url string) error
+	// PersonTimeout bounds the wait for the browser's redirect (default 5
+	// minutes). The wait also ends with the context of the request that
+	// needed the token: see Login for authorising before a run.
+	PersonTimeout time.Duration
+	// HTTPClient makes the requests to the authorization server: metadata,
+	// registration, tokens (default: one with a 30 s timeout).
+	HTTPClient *http.Client
+	// ClientName is the client_name of a dynamic registration (default
+	// "hosteval").
+	ClientName string
+}
+
+// Handler is the OAuth client of one server: an auth.OAuthHandler. It is
+// safe for concurrent use by many connections.
+type Handler struct {
+	cfg  Config
+	opts Options
+	key  string
+	// clientCreds runs the client_credentials flow (nil for authorization_code).
+	clientCreds *extauth.ClientCredentialsHandler
+
+	// lock admits one authorization at a time: one browser tab for the
+	// person, one token exchange, whatever number of requests got a 401.
+	lock chan struct{}
+
+	// saveMu orders the cache writes, each of the newest token.
+	saveMu sync.Mutex
+
+	mu sync.Mutex
+	// src gives the current token (nil before the first); refresher is how
+	// it refreshes (authorization code flow), nil when it cannot.
+	src       oauth2.TokenSource
+	refresher *oauth2.Config
+	// last is the token last handed out, and saved the access token last
+	// written to the cache.
+	last  *oauth2.Token
+	saved string
+	// granted are the scopes of the current token.
+	granted []string
+	// refreshedFor is the access token that a refresh after a 401 gave:
+	// when the server refuses that one too, refreshing again won't help.
+	refreshedFor string
+	// refused is the person's refusal (or silence): not asked again.
+	refused error
+	// cacheFailed: the person was told once that the cache is not written.
+	cacheFailed bool
+}
+
+var _ auth.OAuthHandler = (*Handler)(nil)
+
+// New returns the handler of one server. It reads the token cache at once:
+// a cached token is sent from the first request, and no one is asked.
+func New(cfg Config, opts Options) (*Handler, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("oauth of %s: %w", opts.Server, err)
+	}
+	if u, err := url.Parse(opts.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("oauth of %s: the server URL %q is not an http(s) URL", opts.Server, opts.URL)
+	}
+	if opts.Out == nil {
+		opts.Out = io.Discard
+	}
+	if opts.PersonTimeout <= 0 {
+		opts.PersonTimeout = 5 * time.Minute
+	}
+	if opts.HTTPClient == nil {
+		opts.HTTPClient = &http.Client{Timeout: 30 * time.Second}
+	}
+	if opts.ClientName == "" {
+		opts.ClientName = "hosteval"
+	}
+	h := &Handler{cfg: cfg, opts: opts, key: cacheKey(opts.URL, cfg), lock: make(chan struct{}, 1)}
+	if cfg.flow() == FlowClientCredentials {
+		cc, err := extauth.NewClientCredentialsHandler(&extauth.ClientCredentialsHandlerConfig{
+			Credentials: &oauthex.ClientCredentials{
+				ClientID:         cfg.ClientID,
+				ClientSecretAuth: &oauthex.ClientSecretAuth{ClientSecret: string(cfg.ClientSecret)},
+				Issuer:           cfg.Issuer,
+			},
+			HTTPClient: opts.HTTPClient,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("oauth of %s: %w", opts.Server, err)
+		}
+		h.clientCreds = cc
+	}
+	if opts.Cache != nil {
+		e, err := opts.Cache.load(h.key)
+		if err != nil {
+			fmt.Fprintf(opts.Out, "hosteval: the token cache of %s could not be read (%v): authorising again\n", opts.Server, err)
+		} else if e != nil {
+			h.restore(e)
+		}
+	}
+	return h, nil
+}
+
+// String describes the handler without any secret.
+func (h *Handler) String() string {
+	return fmt.Sprintf("oauth(%s, %s)", h.cfg.flow(), h.cfg.registration())
+}
+
+// restore installs a cached token.
+func (h *Handler) restore(e *entry) {
+	h.granted, h.saved = e.Scopes, e.Token.AccessToken
+	if h.cfg.flow() == FlowAuthorizationCode && e.Token.RefreshToken != "" && e.TokenURL != "" {
+		secret := e.ClientSecret
+		if e.ClientID == h.cfg.ClientID {
+			secret = string(h.cfg.ClientSecret)
+		}
+		h.setRefreshing(&oauth2.Config{
+			ClientID: e.ClientID, ClientSecret: secret,
+			Endpoint: oauth2.Endpoint{TokenURL: e.TokenURL, AuthStyle: e.AuthStyle},
+		}, e.Token)
+		return
+	}
+	// A token that cannot be refreshed is sent while it lasts; then the
+	// server's 401 starts a new authorization.
+	h.src, h.last = validOnly{e.Token}, e.Token
+}
+
+// setRefreshing makes tok, refreshed through rc, the current token; h.mu is
+// held or h is not shared yet.
+func (h *Handler) setRefreshing(rc *oauth2.Config, tok *oauth2.Token) {
+	// Refreshes outlive the request that led to this token.
+	ctx := context.WithValue(context.Background(), oauth2.HTTPClient, h.opts.HTTPClient)
+	h.src, h.refresher, h.last = rc.TokenSource(ctx, tok), rc, tok
+}
+
+// TokenSource implements auth.OAuthHandler: the source gives the current
+// token, refreshed when it is about to expire, or none before the first
+// authorization.
+func (h *Handler) TokenSource(context.Context) (oauth2.TokenSource, error) {
+	return current{h}, nil
+}
+
+type current struct{ h *Handler }
+
+func (c current) Token() (*oauth2.Token, error) { return c.h.token() }
+
+func (h *Handler) token() (*oauth2.Token, error) {
+	h.mu.Lock()
+	src := h.src
+	h.mu.Unlock()
+	if src == nil {
+		return nil, nil // no Authorization header: the 401 starts the flow
+	}
+	tok, err := src.Token()
+	if err != nil {
+		// An invalid_grant refresh makes the transport send no token, and
+		// the server's 401 then starts a new authorization; any other
+		// failure fails this request only.
+		return nil, err
+	}
+	if tok == nil {
+		return nil, nil
+	}
+	// A token the source could not renew in time is still sent: the
+	// server decides, and its 401 leads to Authorize.
+	h.mu.Lock()
+	// Two requests may race past a refresh: the older token never
+	// replaces the newer (its refresh token may be spent).
+	if h.last == nil || !tok.Expiry.Before(h.last.Expiry) {
+		h.last = tok
+	}
+	changed := h.last.AccessToken != h.saved
+	h.mu.Unlock()
+	if changed {
+		h.save()
+	}
+	return tok, nil
+}
+
+// validOnly gives its token while it is valid, and then none.
+type validOnly struct{ tok *oauth2.Token }
+
+func (v validOnly) Token() (*oauth2.Token, error) {
+	if !v.tok.Valid() {
+		return nil, nil
+	}
+	return v.tok, nil
+}
+
+// Authorize implements auth.OAuthHandler: after a 401 or 403 it makes sure
+// the next try carries a token that can work. In order: a token renewed by
+// another request meanwhile is simply used; after a 401, the refresh token
+// is tried; otherwise the configured flow runs (for a 403
+// insufficient_scope, with the scopes the server asks for added).
+func (h *Handler) Authorize(ctx context.Context, req *http.Request, resp *http.Response) error {
+	defer resp.Body.Close()
+	select {
+	case h.lock <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	defer func() { <-h.lock }()
+
+	h.mu.Lock()
+	last, refused := h.last, h.refused
+	h.mu.Unlock()
+	if refused != nil {
+		return refused
+	}
+	sent, _ := strings.CutPrefix(req.Header.Get("Authorization"), "Bearer ")
+	if last != nil && last.Valid() && last.AccessToken != sent {
+		return nil
+	}
+	if resp.StatusCode == http.StatusUnauthorized && h.refreshAfter401(ctx, sent) {
+		return nil
+	}
+	var err error
+	if h.clientCreds != nil {
+		err = h.authorizeClient(ctx, req, resp)
+	} else {
+		err = h.authorizeCode(ctx, req, resp)
+	}
+	if err != nil {
+		return fmt.Errorf("authorise %s: %w", h.opts.Server, explain(err, h.cfg))
+	}
+	return nil
+}
+
+// refreshAfter401 refreshes a token the server refused, and reports whether
+// a new token is in place.
+func (h *Handler) refreshAfter401(ctx context.Context, sent string) bool {
+	h.mu.Lock()
+	rc, last, again := h.refresher, h.last, sent != "" && sent == h.refreshedFor
+	h.mu.Unlock()
+	if rc == nil || last == nil || last.RefreshToken == "" || again {
+		return false
+	}
+	ctx = context.WithValue(ctx, oauth2.HTTPClient, h.opts.HTTPClient)
+	// A token with no access token is invalid, so the source refreshes.
+	tok, err := rc.TokenSource(ctx, &oauth2.Token{RefreshToken: last.RefreshToken}).Token()
+	if err != nil {
+		return false // a new authorization follows
+	}
+	h.mu.Lock()
+	h.setRefreshing(rc, tok)
+	h.refreshedFor = tok.AccessToken
+	h.mu.Unlock()
+	h.save()
+	return true
+}
+
+// authorizeClient runs the client credentials flow.
+func (h *Handler) authorizeClient(ctx context.Context, req *http.Request, resp *http.Response) error {
+	// The SDK's handler keeps the context it is given for every later token
+	// request of its source: give it one that this request's end does not
+	// cancel, but that is cancelled while the request still waits.
+	actx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	stop := context.AfterFunc(ctx, cancel)
+	err := h.clientCreds.Authorize(actx, req, resp)
+	if !stop() {
+		// ctx ended meanwhile: the source's context is cancelled for good.
+		return fmt.Errorf("client credentials grant: %w", context.Cause(ctx))
+	}
+	if err != nil {
+		return err
+	}
+	src, err := h.clientCreds.TokenSource(actx)
+	if err != nil {
+		return err
+	}
+	if src == nil {
+		return errors.New("the client credentials grant gave no token")
+	}
+	h.mu.Lock()
+	h.src, h.refresher, h.last = src, nil, nil
+	h.mu.Unlock()
+	_, err = h.token()
+	return err
+}
+
+// save writes the current token to the cache, if there is one.
+func (h *Handler) save() {
+	if h.opts.Cache == nil {
+		return
+	}
+	h.saveMu.Lock()
+	defer h.saveMu.Unlock()
+	h.mu.Lock()
+	tok := h.last
+	if tok == nil {
+		h.mu.Unlock()
+		return
+	}
+	e := &entry{
+		Server: h.opts.URL, Flow: h.cfg.flow(), ClientID: h.cfg.ClientID,
+		Scopes: slices.Clone(h.granted), Token: tok, Saved: time.Now().UTC(),
+	}
+	if rc := h.refresher; rc != nil {
+		e.ClientID, e.TokenURL, e.AuthStyle = rc.ClientID, rc.Endpoint.TokenURL, rc.Endpoint.AuthStyle
+		if rc.ClientID != h.cfg.ClientID {
+			e.ClientSecret = rc.ClientSecret // a registration's own secret
+		}
+	}
+	h.saved = tok.AccessToken
+	h.mu.Unlock()
+
+	if err := h.opts.Cache.save(h.key, e); err != nil {
+		h.mu.Lock()
+		told := h.cacheFailed
+		h.cacheFailed = true
+		h.mu.Unlock()
+		if !told {
+			fmt.Fprintf(h.opts.Out, "hosteval: the token of %s could not be saved in %s (%v): the next run will authorise again\n",
+				h.opts.Server, h.opts.Cache.Dir(), err)
+		}
+	}
+}
+
+// Login makes sure the handler holds a token the server accepts, before a
+// run: it sends the server an unauthenticated-or-cached probe and, on a 401
+// or 403, runs the flow with ctx alone as its deadline. A host's connect
+// deadline is for servers, not for a person reading a consent page: chat and
+// the lab call Login first, then start the host.
+func (h *Handler) Login(ctx context.Context) error {
+	for try := 0; try < 2; try++ {
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, h.opts.URL,
+			strings.NewReader(`{"jsonrpc":"2.0","id":"hosteval-login","method":"ping"}`))
+		if err != nil {
+			return err
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if tok, err := h.token(); err == nil && tok != nil {
+			req.Header.Set("Authorization", "Bearer "+tok.AccessToken)
+		}
+		resp, err := h.opts.HTTPClient.Do(req)
+		if err != nil {
+			return fmt.Errorf("authorise %s: %w", h.opts.Server, err)
+		}
+		if resp.StatusCode != http.StatusUnauthorized && resp.StatusCode != http.StatusForbidden {
+			io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16))
+			resp.Body.Close()
+			return nil
+		}
+		if try == 1 {
+			resp.Body.Close()
+			return fmt.Errorf("authorise %s: the server still answers %d after authorisation", h.opts.Server, resp.StatusCode)
+		}
+		if err := h.Authorize(ctx, req, resp); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// explain adds to an error of a flow what the person can do about it.
+func explain(err error, cfg Config) error {
+	var rerr *oauth2.RetrieveError
+	switch {
+	case errors.As(err, &rerr) && rerr.ErrorCode == "invalid_client":
+		return fmt.Errorf("%w (the authorization server does not accept the client: check client_id and client_secret)", err)
+	// The SDK's words: it has no exported error for this.
+	case strings.Contains(err.Error(), "no configured client registration methods are supported"):
+		if cfg.ClientID == "" {
+			return fmt.Errorf("%w: the authorization server offers no dynamic registration; register hosteval with it and set client_id (and client_secret) in the oauth: block", err)
+		}
+		return fmt.Errorf("%w: check the registration in the oauth: block", err)
+	}
+	return err
+}

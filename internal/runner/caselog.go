@@ -1,0 +1,108 @@
+package runner
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+
+	"github.com/hosteval/hosteval/internal/record"
+)
+
+// caseLogs are a case's logs: one file with the host's events and the
+// servers' request logs interleaved as they happened (every line says its
+// operation; they join on trace_id + step, as the first seed's host.log
+// does), and the wire trace beside it when asked for. The log is kept in
+// memory and written when the case ends, just before its record, and only
+// for the cases Options.Logs asks for: creating a file is most of what a
+// cheap case with shared servers costs on a slow disk. A case that does
+// not end within Options.AbortWait of an abort loses its log with its
+// record. The wire trace, a debugging aid that can be large, goes to its
+// file as it happens.
+type caseLogs struct {
+	log  lockedBuffer
+	wire *os.File // nil unless asked for
+	// base is the case's name in the run folder (cases/NNNN-<id>), the
+	// stem of its files and the name of its folder (${CASE_DIR}'s parent).
+	base string
+}
+
+// lockedBuffer is a bytes.Buffer safe for concurrent writers.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+var unsafeInPath = regexp.MustCompile(`[^a-zA-Z0-9._-]+`)
+
+// maxStemID bounds the part of a case's file names that comes from its ID.
+// A file name has 255 bytes at most; with the index before it and
+// ".wire.jsonl" after it, 100 leaves room, and the names stay readable.
+const maxStemID = 100
+
+// caseStem is a case's name in the run folder: its 1-based index and its
+// ID made safe for a file name. An ID too long for a file name (a long
+// scenario, variant or model name) is cut, and a short hash of the whole
+// ID keeps cut names apart.
+func caseStem(idx int, id string) string {
+	safe := strings.Trim(unsafeInPath.ReplaceAllString(id, "_"), "_")
+	if len(safe) > maxStemID {
+		sum := sha256.Sum256([]byte(id))
+		safe = strings.TrimRight(safe[:maxStemID-9], "_.-") + "-" + hex.EncodeToString(sum[:4])
+	}
+	return fmt.Sprintf("%04d-%s", idx+1, safe)
+}
+
+func newCaseLogs(runDir string, idx int, id string, wire bool) (*caseLogs, error) {
+	logs := &caseLogs{base: filepath.Join("cases", caseStem(idx, id))}
+	if wire {
+		f, err := os.Create(filepath.Join(runDir, logs.base+".wire.jsonl"))
+		if err != nil {
+			return nil, fmt.Errorf("create wire trace: %w", err)
+		}
+		logs.wire = f
+	}
+	return logs, nil
+}
+
+// finish closes the wire trace, writes the log if the run keeps it for a
+// case with this status, and returns the paths written, relative to the
+// run. A path is returned only for a file that was written.
+func (l *caseLogs) finish(runDir, keep, status string) (map[string]string, error) {
+	paths := map[string]string{}
+	var errs []error
+	if l.wire != nil {
+		if err := l.wire.Close(); err != nil {
+			errs = append(errs, err)
+		} else {
+			paths["wire"] = l.base + ".wire.jsonl"
+		}
+	}
+	if keep == LogsAll || keep == "" || (keep == LogsFailed && status != record.StatusPass) {
+		name := l.base + ".jsonl"
+		l.log.mu.Lock()
+		err := os.WriteFile(filepath.Join(runDir, name), l.log.buf.Bytes(), 0o644)
+		l.log.mu.Unlock()
+		if err != nil {
+			errs = append(errs, err)
+		} else {
+			paths["log"] = name
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return paths, fmt.Errorf("write case log: %w", err)
+	}
+	return paths, nil
+}

@@ -1,0 +1,488 @@
+// Package runner runs the cases of a suite: it gives each case fresh server
+// processes (or shared ones), bounds how many run at once and how long
+// each may take, writes one record per finished case to the run folder the
+// moment it ends, and handles the two stages of an interrupt (stop
+// starting cases, then kill every server now). It owns processes,
+// concurrency, files and interrupts; what a case is and how it is judged
+// is internal/scenario's, the records' format internal/record's, and what
+// a person sees of the run (progress, tables) the caller's.
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/hosteval/hosteval/internal/host"
+	"github.com/hosteval/hosteval/internal/record"
+	"github.com/hosteval/hosteval/internal/scenario"
+	"github.com/hosteval/hosteval/internal/tokens"
+)
+
+// Options configure a batch run.
+type Options struct {
+	// Dir is the run's folder (results/<run-id>); it is created.
+	Dir   string
+	RunID string
+	// Args are the command line, kept in run.json to reproduce the run.
+	Args []string
+	// Concurrency bounds the cases running at once (default: the CPUs).
+	Concurrency int
+	// Share keeps servers marked shareable running across cases.
+	Share bool
+	// Wire writes each case's wire trace (every JSON-RPC message).
+	Wire bool
+	// Logs says which cases' logs are written: LogsAll (the default),
+	// LogsFailed (cases that did not pass) or LogsNone.
+	Logs string
+	// Preflight checks, before any case runs, that every tool name the
+	// scenarios use is offered by their servers (one discovery per scenario
+	// and variant).
+	Preflight bool
+	// Override, if set, changes every case's host options after the
+	// scenario's own (the command line's budgets override the files').
+	Override func(*host.Options)
+	// OnCase, if set, is told of every finished case once its record is
+	// on disk, with the run's tally so far. Calls are serialised.
+	OnCase func(rec *record.Record, tally Result)
+
+	// Drain, when closed, stops new cases from starting (the first
+	// Ctrl-C). Running cases get DrainGrace to finish, then are cancelled
+	// (zero: they finish).
+	Drain      <-chan struct{}
+	DrainGrace time.Duration
+	// Abort, when closed, ends the run now (the second Ctrl-C): every
+	// server's process group is killed, run.json says the run was
+	// interrupted, and Run returns once the cases have recorded how they
+	// ended, or after AbortWait (default 2s) if some have not.
+	Abort     <-chan struct{}
+	AbortWait time.Duration
+	// Groups holds the process groups of the run's stdio servers; Run
+	// makes its own when nil. A caller that passes one can kill the
+	// servers itself.
+	Groups *host.ProcessGroups
+}
+
+// Which cases' logs a run writes.
+const (
+	LogsAll    = "all"
+	LogsFailed = "failed"
+	LogsNone   = "none"
+)
+
+// Result sums up a finished (or interrupted) run.
+type Result struct {
+	Dir                    string
+	Total, Ran             int
+	Passed, Failed, Errors int
+	Interrupted            bool
+	Elapsed                time.Duration
+}
+
+// Run runs the cases concurrently, each with fresh servers (except shared
+// ones), and appends one record per finished case to Dir/records.jsonl the
+// moment it finishes, synced, so that nothing finished is lost to a crash or
+// Ctrl-C. A failing case is a record, never an error: Run returns an error
+// only when the run itself cannot go on (the folder cannot be written), or
+// a *scenario.LoadError when the preflight found tool names no server offers.
+func Run(ctx context.Context, cases []*scenario.Case, opts Options) (*Result, error) {
+	if opts.Concurrency <= 0 {
+		opts.Concurrency = runtime.NumCPU()
+	}
+	if opts.AbortWait <= 0 {
+		opts.AbortWait = 2 * time.Second
+	}
+	if opts.Groups == nil {
+		opts.Groups = host.NewProcessGroups()
+	}
+	start := time.Now()
+	if err := os.MkdirAll(filepath.Join(opts.Dir, "cases"), 0o755); err != nil {
+		return nil, fmt.Errorf("create run folder: %w", err)
+	}
+	info := record.RunInfo{RunID: opts.RunID, Started: start.UTC(), Args: opts.Args, Version: host.Version}
+	if err := record.WriteRunInfo(opts.Dir, info); err != nil {
+		return nil, err
+	}
+	records, err := record.OpenWriter(filepath.Join(opts.Dir, record.RecordsFile))
+	if err != nil {
+		return nil, err
+	}
+	defer records.Close()
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var pool *host.Pool
+	if opts.Share {
+		sharedLog, err := os.Create(filepath.Join(opts.Dir, "shared-servers.jsonl"))
+		if err != nil {
+			return nil, fmt.Errorf("create shared server log: %w", err)
+		}
+		defer sharedLog.Close()
+		pool = host.NewPool(host.Options{ServerLog: sharedLog, Groups: opts.Groups})
+		defer pool.Close()
+	}
+
+	// One token cache for the run: every case renders the same catalogs.
+	toks := tokens.NewCache()
+	if opts.Preflight {
+		if problems := preflight(ctx, cases, pool, toks, opts); len(problems) > 0 {
+			return nil, &scenario.LoadError{Problems: problems}
+		}
+	}
+
+	// starting ends on the first interrupt (or the second); the run's
+	// context DrainGrace later.
+	starting, stopStarting := context.WithCancel(ctx)
+	defer stopStarting()
+	stopWatch := watchInterrupts(opts, stopStarting, cancel)
+	defer stopWatch()
+
+	var (
+		g    errgroup.Group
+		sem  = make(chan struct{}, opts.Concurrency)
+		mu   sync.Mutex
+		res  = Result{Dir: opts.Dir, Total: len(cases)}
+		werr error
+	)
+	for i, c := range cases {
+		select {
+		case sem <- struct{}{}:
+		case <-starting.Done():
+		}
+		// An interrupt wins over a free slot, also one the watch has not
+		// seen yet.
+		if isClosed(opts.Drain) || isClosed(opts.Abort) {
+			stopStarting()
+		}
+		if starting.Err() != nil {
+			mu.Lock()
+			res.Interrupted = true
+			mu.Unlock()
+			break
+		}
+		g.Go(func() error {
+			defer func() { <-sem }()
+			rec := runCase(ctx, i, c, opts, pool, toks)
+			err := records.Write(&rec)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil && werr == nil {
+				werr = err
+			}
+			res.Ran++
+			switch rec.Status {
+			case record.StatusPass:
+				res.Passed++
+			case record.StatusFail:
+				res.Failed++
+			default:
+				res.Errors++
+			}
+			if opts.OnCase != nil {
+				opts.OnCase(&rec, res)
+			}
+			return nil
+		})
+	}
+
+	finished := make(chan struct{})
+	go func() {
+		g.Wait()
+		close(finished)
+	}()
+	select {
+	case <-finished:
+	case <-opts.Abort:
+		// Exit now, but leave no server behind and say so in run.json.
+		cancel()
+		opts.Groups.Kill()
+		mu.Lock()
+		res.Interrupted = true
+		mu.Unlock()
+		info.Finished, info.Interrupted = time.Now().UTC(), true
+		if err := record.WriteRunInfo(opts.Dir, info); err != nil {
+			return nil, err
+		}
+		// The cases see their servers die and record it at once; a case
+		// stuck past the wait loses its record, not the run.
+		select {
+		case <-finished:
+		case <-time.After(opts.AbortWait):
+		}
+	}
+
+	mu.Lock()
+	defer mu.Unlock()
+	if ctx.Err() != nil {
+		res.Interrupted = true
+	}
+	res.Elapsed = time.Since(start)
+	info.Finished, info.Interrupted = time.Now().UTC(), res.Interrupted
+	if err := record.WriteRunInfo(opts.Dir, info); err != nil && werr == nil {
+		werr = err
+	}
+	return &res, werr
+}
+
+// watchInterrupts stops starting cases when Drain or Abort is closed, and
+// cancels the run DrainGrace after Drain (at once after Abort). The
+// returned func stops the watch and waits for it.
+func watchInterrupts(opts Options, stopStarting, cancel context.CancelFunc) func() {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		select {
+		case <-opts.Drain:
+		case <-opts.Abort:
+			stopStarting()
+			cancel()
+			return
+		case <-done:
+			return
+		}
+		stopStarting()
+		var grace <-chan time.Time
+		if opts.DrainGrace > 0 {
+			t := time.NewTimer(opts.DrainGrace)
+			defer t.Stop()
+			grace = t.C
+		}
+		select {
+		case <-grace:
+		case <-opts.Abort:
+		case <-done:
+			return
+		}
+		cancel()
+	})
+	return func() {
+		close(done)
+		wg.Wait()
+	}
+}
+
+// isClosed reports whether ch is closed; a nil ch never is.
+func isClosed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}
+
+// runCase runs one case from start to verdict. Whatever happens, it returns
+// a record: a server that will not start, a model endpoint that fails, or a
+// deadline make a record with status error.
+func runCase(ctx context.Context, idx int, c *scenario.Case, opts Options, pool *host.Pool, toks *tokens.Cache) (rec record.Record) {
+	start := time.Now()
+	rec = record.Record{
+		Schema: record.SchemaVersion, RunID: opts.RunID, CaseID: c.ID, Scenario: c.Scenario.Name,
+		File: c.Scenario.File, Line: c.Scenario.Line, Variant: c.Variant, Model: c.ModelName, Repeat: c.Repeat,
+		Started: start.UTC(), SessionID: host.NewID(),
+		Servers: []record.Server{}, Turns: []record.Turn{}, Calls: []record.Call{},
+		ModelRequests: []record.ModelRequest{}, Expectations: []record.Expectation{},
+	}
+	var infra error
+	var logs *caseLogs
+	defer func() {
+		if p := recover(); p != nil {
+			// A bug in a case must not take the batch (and its records) down.
+			infra = fmt.Errorf("panic: %v", p)
+		}
+		defer func() {
+			if logs == nil {
+				return
+			}
+			paths, err := logs.finish(opts.Dir, opts.Logs, rec.Status)
+			rec.Logs = paths
+			if err != nil && rec.Error == "" {
+				rec.Error = err.Error()
+			}
+		}()
+		rec.Expectations = scenario.Evaluate(c, &rec)
+		rec.Status = record.StatusPass
+		for _, e := range rec.Expectations {
+			if !e.Passed {
+				rec.Status = record.StatusFail
+			}
+		}
+		if infra != nil {
+			rec.Status, rec.Error = record.StatusError, infra.Error()
+		}
+		rec.MS = record.MS(time.Since(start))
+	}()
+
+	var err error
+	if logs, err = newCaseLogs(opts.Dir, idx, c.ID, opts.Wire); err != nil {
+		infra = err
+		return rec
+	}
+
+	parent := ctx
+	ctx, cancel := context.WithTimeout(ctx, c.Timeout())
+	defer cancel()
+	hopts, err := caseHostOptions(c, filepath.Join(opts.Dir, logs.base), opts)
+	rec.Settings = settings(hopts, c.Timeout())
+	if err != nil {
+		infra = err
+		return rec
+	}
+	m, err := c.NewModel()
+	if err != nil {
+		infra = fmt.Errorf("model: %w", err)
+		return rec
+	}
+	hopts.SessionID, hopts.Log, hopts.ServerLog, hopts.Pool, hopts.Tokens = rec.SessionID, &logs.log, &logs.log, pool, toks
+	if logs.wire != nil {
+		hopts.Wire = logs.wire
+	}
+	h, err := host.Start(ctx, hopts)
+	if err != nil {
+		infra = caseError(parent, ctx, c, err)
+		return rec
+	}
+	closed := false
+	closeHost := func() {
+		if !closed {
+			closed = true
+			h.Close()
+		}
+	}
+	defer closeHost()
+	rec.Servers, rec.ToolDefs = h.Servers(), h.ToolDefs()
+	for _, s := range rec.Servers {
+		if s.Error != "" && !c.ExpectsServerFailure(s.Name) {
+			infra = caseError(parent, ctx, c, fmt.Errorf("server %s did not start: %s", s.Name, s.Error))
+			return rec
+		}
+	}
+
+	conv := h.NewConversation(m, c.System())
+	for _, q := range c.Turns() {
+		res, err := conv.Ask(ctx, q)
+		turn := record.Turn{Question: q, Answer: res.Answer, TraceID: res.TraceID, Steps: res.Steps,
+			Requests: len(res.Requests), Stopped: res.Stopped, MS: record.RoundMS(res.MS)}
+		rec.Calls = append(rec.Calls, res.Calls...)
+		rec.ModelRequests = append(rec.ModelRequests, res.Requests...)
+		for _, r := range res.Requests {
+			rec.Usage = rec.Usage.Add(r.Usage)
+		}
+		if err != nil {
+			turn.Error = err.Error()
+			rec.Turns = append(rec.Turns, turn)
+			infra = caseError(parent, ctx, c, err)
+			return rec
+		}
+		rec.Turns = append(rec.Turns, turn)
+	}
+	trace := host.NewID()
+	for i, check := range c.StateChecks() {
+		check.TraceID, check.Step = trace, i+1
+		_, ev := h.Check(ctx, check)
+		rec.Checks = append(rec.Checks, ev)
+	}
+	// Close before the verdict, so the servers' last log lines are in.
+	closeHost()
+	if ctx.Err() != nil {
+		infra = caseError(parent, ctx, c, ctx.Err())
+	}
+	return rec
+}
+
+// caseHostOptions are a case's host options: its folder made under dir
+// (when it uses one), the run's override and process groups.
+func caseHostOptions(c *scenario.Case, dir string, opts Options) (host.Options, error) {
+	caseDir, err := prepareCaseDir(c, dir)
+	hopts := c.HostOptionsIn(caseDir)
+	if opts.Override != nil {
+		opts.Override(&hopts)
+	}
+	hopts.Groups = opts.Groups
+	return hopts, err
+}
+
+// caseError says why a case stopped: an interrupted run (parent ended),
+// the case's own deadline (ctx ended), or err (a server, the model
+// endpoint).
+func caseError(parent, ctx context.Context, c *scenario.Case, err error) error {
+	switch {
+	case parent.Err() != nil:
+		return errors.New("interrupted before it finished")
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		return fmt.Errorf("the case did not finish within its timeout of %v", c.Timeout())
+	}
+	return err
+}
+
+// preflight discovers each scenario's (and variant's) tools once and checks
+// every tool name the scenario uses. Servers that do not start are left to
+// the cases, which record them.
+func preflight(ctx context.Context, cases []*scenario.Case, pool *host.Pool, toks *tokens.Cache, opts Options) []scenario.Problem {
+	seen := map[string]bool{}
+	var firsts []*scenario.Case
+	for _, c := range cases {
+		key := c.Scenario.Name + "/" + c.Variant
+		if !seen[key] {
+			seen[key] = true
+			firsts = append(firsts, c)
+		}
+	}
+	var (
+		g        errgroup.Group
+		mu       sync.Mutex
+		problems []scenario.Problem
+	)
+	g.SetLimit(opts.Concurrency)
+	for _, c := range firsts {
+		g.Go(func() error {
+			// Servers that use ${CASE_DIR} get a folder of their own here
+			// too, removed once they are stopped.
+			tmp, err := os.MkdirTemp("", "hosteval-preflight-")
+			if err != nil {
+				return nil
+			}
+			defer os.RemoveAll(tmp)
+			hopts, err := caseHostOptions(c, tmp, opts)
+			if err != nil {
+				return nil
+			}
+			hopts.Pool, hopts.Tokens = pool, toks
+			h, err := host.Start(ctx, hopts)
+			if err != nil {
+				return nil
+			}
+			defer h.Close()
+			var names []string
+			for _, t := range h.Tools() {
+				names = append(names, t.Name)
+			}
+			ps := scenario.CheckTools(c, names)
+			mu.Lock()
+			problems = append(problems, ps...)
+			mu.Unlock()
+			return nil
+		})
+	}
+	g.Wait()
+	return dedupeProblems(problems)
+}
+
+func dedupeProblems(ps []scenario.Problem) []scenario.Problem {
+	seen := map[string]bool{}
+	var out []scenario.Problem
+	for _, p := range ps {
+		if k := p.String(); !seen[k] {
+			seen[k] = true
+			out = append(out, p)
+		}
+	}
+	return out
+}

@@ -1,0 +1,334 @@
+package table
+
+import (
+	"bytes"
+	"encoding/csv"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/hosteval/hosteval/internal/goldenfile"
+)
+
+func bad(c Cell) Cell {
+	c.Bad = true
+	return c
+}
+
+// sample has a cell of every kind, a short row, a wide character and notes.
+func sample() *Table {
+	return &Table{
+		Title: "Figures per scenario",
+		Columns: []Column{
+			{Name: "scenario"}, {Name: "status"},
+			{Name: "n", Right: true, Priority: 3}, {Name: "pass rate", Right: true, Priority: 1},
+			{Name: "p95 ms", Right: true, Priority: 2}, {Name: "vs old", Right: true, Priority: 4},
+			{Name: "", Priority: 5},
+		},
+		Rows: [][]Cell{
+			{Text("lookup/scripted"), Status("pass", false), Int(12), Percent(1), Fixed(41.25, 1, "ms"), Delta("~", 0.4, Noise, false), Note("(p=0.574 n=12+12)")},
+			{Text("tickets/b-verbose/openai:gpt-oss-120b"), bad(Status("fail", true)), Int(4), bad(Percent(2.0 / 3)), Fixed(812.04, 1, "ms"), Delta("+97.13%", 351.8, Significant, true), Note("(p=0.001 n=6+8)")},
+			{Text("日本語-search"), Status("error", true), Int(1), Percent(0), Text("-"), Delta("?", 0, Untested, false), Note("(n=1+1)")},
+			{Text("short row"), Status("pass", false)},
+			{Text("tokens"), Status("pass", false), Float(2.5, ""), Percent(0.5), Float(1.0/3, "ms"), Delta("+11.11%", 52, Exact, true)},
+		},
+		Notes: []string{"~ = not significant at alpha 0.05", "? = too few cases to test"},
+	}
+}
+
+// hostile is a table whose every text tries to break a layout.
+func hostile() *Table {
+	evil := "<script>alert(\"x\")</script> | `code` *b* _i_ [l](http://e) & \x1b[31mred\x1b[0m \u202eevil\nnext line"
+	return &Table{
+		Title:   "T " + evil,
+		Columns: []Column{{Name: "name " + evil}, {Name: "n", Right: true}},
+		Rows: [][]Cell{
+			{Text(evil), bad(Int(1))},
+			{Status("<b>fail</b>", true), Delta(evil, 1, Significant, true)},
+		},
+		Notes: []string{"note " + evil},
+	}
+}
+
+func TestLayoutsGolden(t *testing.T) {
+	tests := []struct {
+		name  string
+		table *Table
+		write func(*Table, *bytes.Buffer) error
+	}{
+		{"sample.txt", sample(), func(t *Table, b *bytes.Buffer) error { return t.WriteText(b) }},
+		{"sample.md", sample(), func(t *Table, b *bytes.Buffer) error { return t.WriteMarkdown(b) }},
+		{"sample.html", sample(), func(t *Table, b *bytes.Buffer) error { return t.WriteHTML(b) }},
+		{"sample.csv", sample(), func(t *Table, b *bytes.Buffer) error { return t.WriteCSV(b) }},
+		{"sample.80.txt", sample(), func(t *Table, b *bytes.Buffer) error { return t.Fit(80, "-wide shows them").WriteText(b) }},
+		{"sample.50.txt", sample(), func(t *Table, b *bytes.Buffer) error { return t.Fit(50, "-wide shows them").WriteText(b) }},
+		{"hostile.txt", hostile(), func(t *Table, b *bytes.Buffer) error { return t.WriteText(b) }},
+		{"hostile.md", hostile(), func(t *Table, b *bytes.Buffer) error { return t.WriteMarkdown(b) }},
+		{"hostile.html", hostile(), func(t *Table, b *bytes.Buffer) error { return t.WriteHTML(b) }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var b bytes.Buffer
+			if err := tt.write(tt.table, &b); err != nil {
+				t.Fatal(err)
+			}
+			goldenfile.Check(t, filepath.Join("testdata", tt.name), b.Bytes())
+		})
+	}
+}
+
+// TestHostileText: no control character reaches the terminal, and every
+// row stays one line.
+func TestHostileText(t *testing.T) {
+	var b bytes.Buffer
+	if err := hostile().WriteText(&b); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	if strings.ContainsAny(out, "\x1b\u202e\r") {
+		t.Errorf("a control character reached the terminal:\n%q", out)
+	}
+	// title, header, rule, two rows, one note
+	if got := strings.Count(out, "\n"); got != 6 {
+		t.Errorf("%d lines, want 6:\n%s", got, out)
+	}
+	for _, want := range []string{`\x1b[31mred\x1b[0m`, `\u202eevil`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the escaped %s is missing:\n%s", want, out)
+		}
+	}
+}
+
+// TestHostileMarkdown: no raw HTML, no unescaped pipe, backtick or bracket,
+// and every row keeps its cells.
+func TestHostileMarkdown(t *testing.T) {
+	var b bytes.Buffer
+	if err := hostile().WriteMarkdown(&b); err != nil {
+		t.Fatal(err)
+	}
+	md := b.String()
+	if strings.ContainsAny(md, "<>\x1b") {
+		t.Errorf("raw <, > or ESC in the Markdown:\n%s", md)
+	}
+	unescaped := regexp.MustCompile("(^|[^\\\\])[`*_\\[\\]]")
+	pipes := regexp.MustCompile(`(^|[^\\])\|`)
+	rows := 0
+	for _, line := range strings.Split(md, "\n") {
+		if !strings.HasPrefix(line, "|") {
+			continue
+		}
+		rows++
+		if n := len(pipes.FindAllString(line, -1)); n != 3 {
+			t.Errorf("row has %d cell borders, want 3: %q", n, line)
+		}
+		if m := unescaped.FindString(strings.ReplaceAll(line, "**", "")); m != "" {
+			t.Errorf("unescaped %q in row %q", m, line)
+		}
+	}
+	if rows != 4 { // header, alignment, two rows
+		t.Errorf("%d table lines, want 4:\n%s", rows, md)
+	}
+}
+
+func TestHostileHTML(t *testing.T) {
+	var b bytes.Buffer
+	if err := hostile().WriteHTML(&b); err != nil {
+		t.Fatal(err)
+	}
+	html := b.String()
+	for _, raw := range []string{"<script>", "<b>", `"x"`} {
+		if strings.Contains(html, raw) {
+			t.Errorf("%s reached the HTML unescaped:\n%s", raw, html)
+		}
+	}
+	if !strings.Contains(html, `class="status-&lt;b&gt;fail&lt;/b&gt; bad"`) {
+		t.Errorf("the status class is not escaped:\n%s", html)
+	}
+}
+
+// TestTableRenderers: the three layouts of one small table, cell for cell.
+func TestTableRenderers(t *testing.T) {
+	tbl := &Table{
+		Title:   "T",
+		Columns: []Column{{Name: "name"}, {Name: "n", Right: true}},
+		Rows: [][]Cell{
+			{Text("a,b"), Int(1)},
+			{Text("multi\nline"), bad(Int(2))},
+			{Text("short")}, // a missing cell renders empty
+		},
+		Notes: []string{"note"},
+	}
+	var text bytes.Buffer
+	if err := tbl.WriteText(&text); err != nil {
+		t.Fatal(err)
+	}
+	wantText := "T\n" +
+		" name        n \n" +
+		"---------------\n" +
+		" a,b         1 \n" +
+		" multi line  2 \n" +
+		" short         \n" +
+		"note\n"
+	if diff := cmp.Diff(wantText, text.String()); diff != "" {
+		t.Errorf("text (-want +got):\n%s", diff)
+	}
+	var md bytes.Buffer
+	if err := tbl.WriteMarkdown(&md); err != nil {
+		t.Fatal(err)
+	}
+	wantMD := "### T\n\n| name | n |\n| --- | ---: |\n| a,b | 1 |\n| multi line | **2** |\n| short |  |\n\nnote  \n\n"
+	if diff := cmp.Diff(wantMD, md.String()); diff != "" {
+		t.Errorf("markdown (-want +got):\n%s", diff)
+	}
+	var c bytes.Buffer
+	if err := tbl.WriteCSV(&c); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := csv.NewReader(&c).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantCSV := [][]string{{"name", "n"}, {"a,b", "1"}, {"multi\nline", "2"}, {"short", ""}}
+	if diff := cmp.Diff(wantCSV, rows); diff != "" {
+		t.Errorf("csv (-want +got):\n%s", diff)
+	}
+}
+
+func TestShorten(t *testing.T) {
+	tests := []struct {
+		s    string
+		n    int
+		want string
+	}{
+		{"abcdef", 6, "abcdef"},
+		{"abcdef", 7, "abcdef"},
+		{"abcdef", 5, "abcd…"},
+		{"abcdef", 1, "…"},
+		{"abcdef", 0, ""},
+		{"", 3, ""},
+		{"héllo wörld", 11, "héllo wörld"}, // 11 runes, 13 bytes: not cut
+		{"héllo wörld", 5, "héll…"},
+		{"日本語のテキスト", 4, "日本語…"},
+		{"👍👍👍", 2, "👍…"},
+	}
+	for _, tt := range tests {
+		if got := Shorten(tt.s, tt.n); got != tt.want {
+			t.Errorf("Shorten(%q, %d) = %q, want %q", tt.s, tt.n, got, tt.want)
+		}
+	}
+}
+
+func TestOneLine(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"  a \n\t b  ", "a b"},
+		{"plain", "plain"},
+		{"esc \x1b[2J clear", `esc \x1b[2J clear`},
+		{"bell\a del\x7f c1\u009b", `bell\x07 del\x7f c1\x9b`},
+		{"rtl \u202eoverride\u2066", `rtl \u202eoverride\u2066`},
+		{"bad \xff byte", "bad \ufffd byte"},
+		{"line\u2028sep", "line sep"},
+		{"zwj 👩\u200d💻 kept", "zwj 👩\u200d💻 kept"},
+	}
+	for _, tt := range tests {
+		if got := OneLine(tt.in); got != tt.want {
+			t.Errorf("OneLine(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestWidth(t *testing.T) {
+	tests := []struct {
+		s    string
+		want int
+	}{
+		{"abc", 3},
+		{"é", 1},
+		{"e\u0301", 1}, // e and a combining acute accent
+		{"日本語", 6},
+		{"한국어", 6},
+		{"ｆｕｌｌ", 8},
+		{"👍", 2},
+		{"✅ ok", 5},
+		{"…", 1},
+		{"a\u200bb", 2}, // zero-width space
+	}
+	for _, tt := range tests {
+		if got := Width(tt.s); got != tt.want {
+			t.Errorf("Width(%q) = %d, want %d", tt.s, got, tt.want)
+		}
+	}
+}
+
+// widest is the width of the widest line of s.
+func widest(s string) int {
+	w := 0
+	for _, line := range strings.Split(s, "\n") {
+		w = max(w, Width(line))
+	}
+	return w
+}
+
+// TestFitWidth: a table fitted to a terminal is never wider than it, down
+// to the width its never-hidden columns need at their narrowest.
+func TestFitWidth(t *testing.T) {
+	long := &Table{
+		Title: "Cases",
+		Columns: []Column{
+			{Name: "case"}, {Name: "status"},
+			{Name: "steps", Right: true, Priority: 2}, {Name: "p95 ms", Right: true, Priority: 1},
+			{Name: "detail", Priority: 3},
+		},
+		Rows: [][]Cell{
+			{Text(strings.Repeat("a-very-long-scenario-name/", 4) + "openai:gpt-oss-120b#12"), Status("pass", false), Int(3), Fixed(12.5, 1, "ms"), Text(strings.Repeat("detail ", 20))},
+			{Text("日本語のシナリオ名/" + strings.Repeat("長い", 30)), Status("fail", true), Int(4), Fixed(812.5, 1, "ms"), Text("x")},
+		},
+	}
+	for _, tbl := range []*Table{sample(), long} {
+		for width := 30; width <= 200; width++ {
+			var b bytes.Buffer
+			if err := tbl.Fit(width, "-wide shows them").WriteText(&b); err != nil {
+				t.Fatal(err)
+			}
+			// The rows and rule fit; a note may wrap in the terminal.
+			table := strings.Join(strings.Split(b.String(), "\n")[1:3+len(tbl.Rows)], "\n")
+			if w := widest(table); w > width {
+				t.Errorf("%s at %d columns: %d wide:\n%s", tbl.Title, width, w, b.String())
+			}
+		}
+	}
+}
+
+func TestFitHidesByPriority(t *testing.T) {
+	tests := []struct {
+		width      int
+		wantHeader string
+		wantNote   string
+	}{
+		{0, " scenario                               status    n  pass rate  p95 ms   vs old                    ", ""},
+		{200, " scenario                               status    n  pass rate  p95 ms   vs old                    ", ""},
+		{80, " scenario                               status    n  pass rate  p95 ms   vs old ", "hidden to fit 80 columns: 1 unnamed (-wide shows them)"},
+		{60, " scenario                               status  pass rate ", "hidden to fit 60 columns: n, p95 ms, vs old (-wide shows them)"},
+		{40, " scenario                        status ", "hidden to fit 40 columns: n, pass rate, p95 ms, vs old (-wide shows them)"},
+	}
+	for _, tt := range tests {
+		var b bytes.Buffer
+		if err := sample().Fit(tt.width, "-wide shows them").WriteText(&b); err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
+		if lines[1] != tt.wantHeader {
+			t.Errorf("width %d: header\n%q\nwant\n%q", tt.width, lines[1], tt.wantHeader)
+		}
+		last := lines[len(lines)-1]
+		if tt.wantNote == "" && strings.HasPrefix(last, "hidden") || tt.wantNote != "" && last != tt.wantNote {
+			t.Errorf("width %d: last line %q, want note %q", tt.width, last, tt.wantNote)
+		}
+	}
+	// A table that fits is itself.
+	if s := sample(); s.Fit(500, "") != s {
+		t.Error("Fit copied a table that fits")
+	}
+}
