@@ -129,6 +129,9 @@ expansions" and the line of the alias.
 		}
 		w := refWriter{b: &b, defs: s.Defs, done: done}
 		w.object(kind, s, 2)
+		if w.err != nil {
+			return nil, w.err
+		}
 	}
 	b.WriteString("## Gate metrics\n\nWhat a gate (`<metric> <op> <number>`) checks, per scenario+variant+model group.\n\n")
 	b.WriteString("| metric | meaning | over a group's cases | example gate |\n|---|---|---|---|\n")
@@ -162,12 +165,14 @@ type refWriter struct {
 	defs  map[string]*jsonschema.Schema
 	done  map[string]bool
 	queue []string
+	err   error
 }
 
 func (w *refWriter) object(name string, s *jsonschema.Schema, level int) {
 	sec, ok := sections[name]
 	if !ok {
-		panic(fmt.Sprintf("scenario: no reference section for %s", name))
+		w.err = fmt.Errorf("no reference section for %s: give it a title and an intro in sections (internal/scenario/reference.go)", name)
+		return
 	}
 	fmt.Fprintf(w.b, "%s %s\n\n", strings.Repeat("#", level), sec.title)
 	if level == 2 {
