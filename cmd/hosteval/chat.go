@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -133,7 +132,9 @@ func runChat(ctx context.Context, e *env, args []string) int {
 		return usageErr(e, "chat: %v", err)
 	}
 
-	in := bufio.NewReader(e.stdin)
+	// One reader owns stdin: the prompt and the Terminal person take lines
+	// from it in turn, and a withdrawn form takes none.
+	in := host.NewLines(e.stdin)
 	term := host.NewTerminal(in, e.stdout)
 	opts.Elicitor, opts.Approver = host.Elicitor(term), host.Approver(term)
 	if *answer != "" {
@@ -204,7 +205,7 @@ func runChat(ctx context.Context, e *env, args []string) int {
 	}
 	for {
 		fmt.Fprint(e.stdout, "\nyou> ")
-		line, readErr := in.ReadString('\n')
+		line, readErr := in.Next(ctx)
 		q := strings.TrimSpace(line)
 		if q == "" || q == "/quit" || q == "/exit" {
 			fmt.Fprintln(e.stdout)
@@ -227,7 +228,7 @@ const defaultSystem = "You are an assistant for a security operations team. Use 
 	"and never claim a ticket was opened unless the tool returned its id."
 
 // manualPanel lets the person call tools directly, with the host's checks.
-func manualPanel(ctx context.Context, e *env, h *host.Host, in *bufio.Reader, ask string) error {
+func manualPanel(ctx context.Context, e *env, h *host.Host, in *host.Lines, ask string) error {
 	fmt.Fprintln(e.stdout, "[host] no model configured: type a tool call as `tool_name {json}`; /quit ends")
 	step := 0
 	trace := host.NewID()
@@ -249,7 +250,7 @@ func manualPanel(ctx context.Context, e *env, h *host.Host, in *bufio.Reader, as
 	}
 	for {
 		fmt.Fprint(e.stdout, "\ncall> ")
-		line, err := in.ReadString('\n')
+		line, err := in.Next(ctx)
 		line = strings.TrimSpace(line)
 		if line == "" || line == "/quit" || line == "/exit" {
 			fmt.Fprintln(e.stdout)

@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"regexp"
 	"strings"
@@ -79,9 +80,9 @@ func TestCollisionIsAnError(t *testing.T) {
 		servers []ServerSpec
 		want    string
 	}{
-		{"tools of one server", []ServerSpec{testServerSpec(t, "t", "HOSTTEST_COLLIDE=1")},
+		{"tools of one server", []ServerSpec{memorySpec(t, "t", testServerOptions{collide: true})},
 			`tool "a.b" of server t and tool "a_b" of server t both become "t__a_b"`},
-		{"servers whose names sanitise alike", []ServerSpec{testServerSpec(t, "x.y"), testServerSpec(t, "x_y")},
+		{"servers whose names sanitise alike", []ServerSpec{memorySpec(t, "x.y", testServerOptions{}), memorySpec(t, "x_y", testServerOptions{})},
 			`tool "ask_forever" of server x.y and tool "ask_forever" of server x_y both become "x_y__ask_forever"`},
 	}
 	for _, tt := range tests {
@@ -93,6 +94,10 @@ func TestCollisionIsAnError(t *testing.T) {
 			}
 			if !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("error = %q, want it to contain %q", err, tt.want)
+			}
+			// The user's configuration, not a broken server: exit 2.
+			if !errors.Is(err, ErrConfig) {
+				t.Errorf("error %q is not an ErrConfig", err)
 			}
 		})
 	}
@@ -143,7 +148,7 @@ func TestInputRequired(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			el := &recordingElicitor{answer: tt.answer, err: tt.err}
-			h := startHost(t, Options{Servers: []ServerSpec{testServerSpec(t, "t")}, Elicitor: el, MaxRounds: 3})
+			h := startHost(t, Options{Servers: []ServerSpec{memorySpec(t, "t", testServerOptions{})}, Elicitor: el, MaxRounds: 3})
 			text, ev := call(t, h, "t__"+tt.tool, "{}")
 			if !strings.Contains(text, tt.wantText) {
 				t.Errorf("text = %s\nwant it to contain %s", text, tt.wantText)
@@ -209,7 +214,7 @@ func TestCallChecks(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			opts := tt.opts
-			opts.Servers = []ServerSpec{testServerSpec(t, "t")}
+			opts.Servers = []ServerSpec{memorySpec(t, "t", testServerOptions{})}
 			h := startHost(t, opts)
 			req := CallRequest{Name: tt.tool, Arguments: tt.args, TraceID: NewID(), Step: 1}
 			var text string
@@ -264,7 +269,7 @@ func TestDeclaredCapabilities(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(fmt.Sprintf("%s/no-elicitation=%v", tt.mode, tt.noElicitation), func(t *testing.T) {
-			h := startHost(t, Options{Servers: []ServerSpec{testServerSpec(t, "t")}, Protocol: tt.mode, NoElicitation: tt.noElicitation})
+			h := startHost(t, Options{Servers: []ServerSpec{memorySpec(t, "t", testServerOptions{})}, Protocol: tt.mode, NoElicitation: tt.noElicitation})
 			if text, _ := call(t, h, "t__caps", "{}"); text != tt.want {
 				t.Errorf("the server saw %s, want %s", text, tt.want)
 			}

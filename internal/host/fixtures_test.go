@@ -178,29 +178,31 @@ func TestProtocolModes(t *testing.T) {
 		server string
 		args   []string
 		mode   Mode
-		want   record.Server // Protocol, Offered, Restarted, VersionFailure
+		want   record.Server // Protocol, Offered, Restarted, VersionFailure, EraReason
 		errHas string
 	}{
-		{"cmdb", nil, ModeAuto, record.Server{Protocol: "2026-07-28", Offered: "2026-07-28"}, ""},
-		{"cmdb", nil, ModeLegacy, record.Server{Protocol: "2025-11-25", Offered: "2025-11-25"}, ""},
-		{"cmdb", nil, ModePinned, record.Server{Protocol: "2026-07-28", Offered: "2026-07-28"}, ""},
-		{"legacy", []string{"-discover=unknown"}, ModeAuto, record.Server{Protocol: "2025-11-25", Offered: "2025-11-25"}, ""},
-		{"legacy", []string{"-discover=unsupported"}, ModeAuto, record.Server{Protocol: "2025-11-25", Offered: "2025-11-25"}, ""},
-		{"legacy", []string{"-discover=silent"}, ModeAuto, record.Server{Protocol: "2025-11-25", Offered: "2025-11-25", Restarted: true}, ""},
-		{"legacy", []string{"-discover=unknown"}, ModeLegacy, record.Server{Protocol: "2025-11-25", Offered: "2025-11-25"}, ""},
-		{"legacy", []string{"-discover=unknown"}, ModePinned, record.Server{Offered: "2025-11-25", VersionFailure: true},
+		{"cmdb", nil, ModeAuto, record.Server{Protocol: "2026-07-28", Offered: "2026-07-28", EraReason: "answered discover"}, ""},
+		{"cmdb", nil, ModeLegacy, record.Server{Protocol: "2025-11-25", Offered: "2025-11-25", EraReason: "legacy mode"}, ""},
+		{"cmdb", nil, ModePinned, record.Server{Protocol: "2026-07-28", Offered: "2026-07-28", EraReason: "answered discover"}, ""},
+		{"legacy", []string{"-discover=unknown"}, ModeAuto, record.Server{Protocol: "2025-11-25", Offered: "2025-11-25", EraReason: "discover error code -32601"}, ""},
+		{"legacy", []string{"-discover=unsupported"}, ModeAuto, record.Server{Protocol: "2025-11-25", Offered: "2025-11-25", EraReason: "discover error code -32022"}, ""},
+		// The silent server answers the host's ping, so the host knows it
+		// reads requests and does not wait out the discover budget.
+		{"legacy", []string{"-discover=silent"}, ModeAuto, record.Server{Protocol: "2025-11-25", Offered: "2025-11-25", Restarted: true, EraReason: "answered ping, not discover"}, ""},
+		{"legacy", []string{"-discover=unknown"}, ModeLegacy, record.Server{Protocol: "2025-11-25", Offered: "2025-11-25", EraReason: "legacy mode"}, ""},
+		{"legacy", []string{"-discover=unknown"}, ModePinned, record.Server{Offered: "2025-11-25", VersionFailure: true, EraReason: "discover error code -32601"},
 			"server legacy speaks 2025-11-25, not 2026-07-28: the protocol mode is pinned to 2026-07-28"},
-		{"legacy", []string{"-discover=unsupported"}, ModePinned, record.Server{Offered: "2025-11-25", VersionFailure: true},
+		{"legacy", []string{"-discover=unsupported"}, ModePinned, record.Server{Offered: "2025-11-25", VersionFailure: true, EraReason: "discover error code -32022"},
 			"server legacy speaks 2025-11-25, not 2026-07-28"},
-		{"legacy", []string{"-discover=silent"}, ModePinned, record.Server{VersionFailure: true},
-			"server legacy did not answer server/discover within 2s (pinned to 2026-07-28)"},
+		{"legacy", []string{"-discover=silent"}, ModePinned, record.Server{VersionFailure: true, EraReason: "answered ping, not discover"},
+			"server legacy did not answer server/discover (answered ping, not discover; pinned to 2026-07-28)"},
 	}
 	for _, tt := range tests {
 		t.Run(fmt.Sprintf("%s%v/%s", tt.server, tt.args, tt.mode), func(t *testing.T) {
+			t.Parallel()
 			spec := fixture(tt.server)
 			spec.Args = tt.args
-			h, err := Start(context.Background(), Options{Servers: []ServerSpec{spec}, Protocol: tt.mode,
-				ConnectTimeout: 2 * time.Second, DiscoverTimeout: 500 * time.Millisecond})
+			h, err := Start(context.Background(), Options{Servers: []ServerSpec{spec}, Protocol: tt.mode})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -225,7 +227,7 @@ func TestProtocolModes(t *testing.T) {
 func checkConnection(t *testing.T, h *Host, want record.Server, errHas string) bool {
 	t.Helper()
 	s := h.Servers()[0]
-	got := record.Server{Protocol: s.Protocol, Offered: s.Offered, Restarted: s.Restarted, VersionFailure: s.VersionFailure}
+	got := record.Server{Protocol: s.Protocol, Offered: s.Offered, Restarted: s.Restarted, VersionFailure: s.VersionFailure, EraReason: s.EraReason}
 	if got != want {
 		t.Errorf("server = %+v\nwant     %+v", got, want)
 	}
@@ -427,10 +429,12 @@ func TestChaosNeverCrashesTheTurn(t *testing.T) {
 		}
 	})
 	// Faults that end the server: that call and every later call to it are
-	// errors, and the process is reaped.
-	for _, tt := range []struct{ tool, wantText string }{
-		{"crash", "error: the server chaos stopped during the call (it exited with status"},
-		{"garbage", "error: the server chaos stopped during the call"},
+	// errors that say why, and the process is reaped.
+	for _, tt := range []struct{ tool, why string }{
+		{"crash", "it exited with status 3"},
+		// The garbage ends the connection; the server's death that follows
+		// (SIGPIPE) is not the cause.
+		{"garbage", `it wrote something that is not JSON-RPC on stdout: "garbage: this line is not JSON-RPC, a server printed it to stdout by mistake"`},
 	} {
 		t.Run(tt.tool, func(t *testing.T) {
 			o := opts
@@ -438,12 +442,12 @@ func TestChaosNeverCrashesTheTurn(t *testing.T) {
 			h := startHost(t, o)
 			pid := h.servers["chaos"].proc.cmd.Process.Pid
 			text, ev := call(t, h, "chaos__"+tt.tool, `{}`)
-			if ev.Outcome != "error" || !strings.Contains(text, tt.wantText) {
-				t.Errorf("outcome %s, text %q; want error, containing %q", ev.Outcome, text, tt.wantText)
+			if want := "error: the server chaos stopped working during the call (" + tt.why + "), so its tools can't be used now."; ev.Outcome != "error" || text != want {
+				t.Errorf("outcome %s, text %q; want error, %q", ev.Outcome, text, want)
 			}
 			text, ev = call(t, h, "chaos__ok", `{}`)
-			if ev.Outcome != "error" || ev.Rounds != 0 || !strings.HasPrefix(text, "error: the server chaos is not running (it ") {
-				t.Errorf("later call: outcome %s, rounds %d, text %q; want error, 0, not running", ev.Outcome, ev.Rounds, text)
+			if want := "error: the server chaos has stopped working (" + tt.why + "), so its tools can't be used now."; ev.Outcome != "error" || ev.Rounds != 0 || text != want {
+				t.Errorf("later call: outcome %s, rounds %d, text %q; want error, 0, %q", ev.Outcome, ev.Rounds, text, want)
 			}
 			h.Close()
 			if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {

@@ -28,6 +28,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -70,12 +72,8 @@ func Start(ctx context.Context, opts Options) (*Host, error) {
 	if opts.Wire != nil {
 		h.wire = &wireTrace{w: opts.Wire, start: time.Now()}
 	}
-	seen := map[string]bool{}
-	for _, spec := range opts.Servers {
-		if seen[spec.Name] {
-			return nil, fmt.Errorf("two servers are named %q", spec.Name)
-		}
-		seen[spec.Name] = true
+	if err := checkSpecs(opts.Servers); err != nil {
+		return nil, err
 	}
 
 	conns := make([]*serverConn, len(opts.Servers))
@@ -231,6 +229,42 @@ func (h *Host) step(who, text string, data map[string]any) {
 }
 
 // ErrConfig marks an error in what the user configured (two tools whose
-// names collide, an allow-list naming nothing): the command exits 2, not 3,
-// because no server is broken. Test with errors.Is.
+// names collide, two servers of one name, a server with a bad URL): the
+// command exits 2, not 3, because no server is broken. Test with errors.Is.
 var ErrConfig = errors.New("configuration error")
+
+// checkSpecs refuses, before anything starts, server specs that cannot
+// work whatever the servers do.
+func checkSpecs(specs []ServerSpec) error {
+	seen := map[string]bool{}
+	for _, spec := range specs {
+		if spec.Name == "" {
+			return fmt.Errorf("%w: a server has no name", ErrConfig)
+		}
+		if seen[spec.Name] {
+			return fmt.Errorf("%w: two servers are named %q", ErrConfig, spec.Name)
+		}
+		seen[spec.Name] = true
+		ways := 0
+		for _, set := range []bool{spec.Command != "", spec.URL != "", spec.Transport != nil} {
+			if set {
+				ways++
+			}
+		}
+		if ways != 1 {
+			return fmt.Errorf("%w: server %s: give exactly one of a command and a URL", ErrConfig, spec.Name)
+		}
+		if spec.URL != "" {
+			u, err := url.Parse(spec.URL)
+			if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+				return fmt.Errorf("%w: server %s: url %q is not an http or https URL", ErrConfig, spec.Name, spec.URL)
+			}
+			for k := range spec.Headers {
+				if strings.HasPrefix(http.CanonicalHeaderKey(k), "Mcp-") {
+					return fmt.Errorf("%w: server %s: header %s: Mcp-* headers belong to the protocol and are set by the transport", ErrConfig, spec.Name, k)
+				}
+			}
+		}
+	}
+	return nil
+}

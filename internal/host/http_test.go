@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -541,22 +542,23 @@ func TestHTTPProtocolModes(t *testing.T) {
 		want   record.Server // Protocol, Offered, Restarted, VersionFailure
 		errHas string
 	}{
-		{"modern", ModeAuto, record.Server{Protocol: "2026-07-28", Offered: "2026-07-28"}, ""},
-		{"modern", ModeLegacy, record.Server{Protocol: "2025-11-25", Offered: "2025-11-25"}, ""},
-		{"modern", ModePinned, record.Server{Protocol: "2026-07-28", Offered: "2026-07-28"}, ""},
-		{"old", ModeAuto, record.Server{Protocol: "2025-11-25", Offered: "2025-11-25"}, ""},
-		{"old", ModeLegacy, record.Server{Protocol: "2025-11-25", Offered: "2025-11-25"}, ""},
-		{"old", ModePinned, record.Server{Offered: "2025-11-25", VersionFailure: true},
+		{"modern", ModeAuto, record.Server{Protocol: "2026-07-28", Offered: "2026-07-28", EraReason: "answered discover"}, ""},
+		{"modern", ModeLegacy, record.Server{Protocol: "2025-11-25", Offered: "2025-11-25", EraReason: "legacy mode"}, ""},
+		{"modern", ModePinned, record.Server{Protocol: "2026-07-28", Offered: "2026-07-28", EraReason: "answered discover"}, ""},
+		{"old", ModeAuto, record.Server{Protocol: "2025-11-25", Offered: "2025-11-25", EraReason: "answered discover"}, ""},
+		{"old", ModeLegacy, record.Server{Protocol: "2025-11-25", Offered: "2025-11-25", EraReason: "legacy mode"}, ""},
+		{"old", ModePinned, record.Server{Offered: "2025-11-25", VersionFailure: true, EraReason: "answered discover"},
 			"server web speaks 2025-11-25, not 2026-07-28: the protocol mode is pinned to 2026-07-28"},
-		{"silent", ModeAuto, record.Server{Protocol: "2025-11-25", Offered: "2025-11-25", Restarted: true}, ""},
-		{"silent", ModePinned, record.Server{VersionFailure: true},
-			"server web did not answer server/discover within 1s (pinned to 2026-07-28)"},
+		// Over HTTP there is no ping: the discover budget decides.
+		{"silent", ModeAuto, record.Server{Protocol: "2025-11-25", Offered: "2025-11-25", Restarted: true, EraReason: "no answer to discover within 1s"}, ""},
+		{"silent", ModePinned, record.Server{VersionFailure: true, EraReason: "no answer to discover within 1s"},
+			"server web did not answer server/discover (no answer to discover within 1s; pinned to 2026-07-28)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.server+"/"+string(tt.mode), func(t *testing.T) {
 			hs := newHTTPServer(t, servers[tt.server])
 			h, err := Start(context.Background(), Options{Servers: []ServerSpec{httpSpec("web", hs.url)}, Protocol: tt.mode,
-				ConnectTimeout: time.Second, DiscoverTimeout: 300 * time.Millisecond})
+				DiscoverTimeout: time.Second})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -689,7 +691,7 @@ func TestHTTPFailureBelowJSONRPC(t *testing.T) {
 		{"503", func(hs *httpServer) { hs.refuseWith.Store(http.StatusServiceUnavailable) }, true,
 			[]string{"error: the request to the server web failed (", "error: the request to the server web failed ("}, 2},
 		{"401", func(hs *httpServer) { hs.refuseWith.Store(http.StatusUnauthorized) }, true,
-			[]string{"error: the connection to the server web failed (", "error: the server web is not running (its connection failed)"}, 1},
+			[]string{"error: the connection to the server web failed (", "error: the server web has stopped working (its connection failed)"}, 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -722,13 +724,13 @@ func TestHTTPProtocolHeadersCannotBeConfigured(t *testing.T) {
 	spec := httpSpec("web", hs.url)
 	spec.Headers = map[string]string{"mcp-protocol-version": "1999-01-01"}
 	h, err := Start(context.Background(), Options{Servers: []ServerSpec{spec}})
-	if err != nil {
-		t.Fatal(err)
+	if err == nil {
+		h.Close()
+		t.Fatal("Start succeeded, want a configuration error")
 	}
-	defer h.Close()
-	want := "connect web: header mcp-protocol-version: Mcp-* headers belong to the protocol and are set by the transport"
-	if s := h.Servers()[0]; s.Error != want {
-		t.Errorf("error = %q, want %q", s.Error, want)
+	want := "configuration error: server web: header mcp-protocol-version: Mcp-* headers belong to the protocol and are set by the transport"
+	if err.Error() != want || !errors.Is(err, ErrConfig) {
+		t.Errorf("error = %q (ErrConfig: %t), want %q", err, errors.Is(err, ErrConfig), want)
 	}
 	if n := len(hs.seen(func(httpRequest) bool { return true })); n != 0 {
 		t.Errorf("the server got %d requests, want none", n)

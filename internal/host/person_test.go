@@ -1,7 +1,6 @@
 package host
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"strings"
@@ -55,7 +54,7 @@ func TestTerminalElicit(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var out bytes.Buffer
-			term := NewTerminal(bufio.NewReader(strings.NewReader(tt.input)), &out)
+			term := NewTerminal(NewLines(strings.NewReader(tt.input)), &out)
 			got, err := term.Elicit(context.Background(), tt.req)
 			if err != nil {
 				t.Fatal(err)
@@ -89,7 +88,7 @@ func TestTerminalApprove(t *testing.T) {
 	}
 	for _, tt := range tests {
 		var out bytes.Buffer
-		term := NewTerminal(bufio.NewReader(strings.NewReader(tt.input)), &out)
+		term := NewTerminal(NewLines(strings.NewReader(tt.input)), &out)
 		got, err := term.Approve(context.Background(), ApprovalRequest{Server: "tickets", Tool: "open_ticket", Name: "tickets__open_ticket",
 			Arguments: map[string]any{"host": "jump-prod-02"}, Annotations: tt.ann})
 		if err != nil || got != tt.want {
