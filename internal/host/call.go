@@ -329,7 +329,7 @@ func (h *Host) resultText(res *mcp.CallToolResult, ev *record.Call) string {
 // clip cuts text to at most budget bytes, on a character boundary, with a
 // note at the end saying it was cut and what to do.
 func clip(text string, budget int) string {
-	note := fmt.Sprintf("\n[result cut to %d bytes by the host: ask for less, e.g. with a filter or a smaller limit]", budget)
+	note := clipNote(budget)
 	keep := max(budget-len(note), 0)
 	for keep > 0 && !utf8.RuneStart(text[keep]) {
 		keep--
@@ -340,6 +340,11 @@ func clip(text string, budget int) string {
 		out = out[len(out)-budget:]
 	}
 	return out
+}
+
+// clipNote is the note that ends a result cut to budget.
+func clipNote(budget int) string {
+	return fmt.Sprintf("\n[result cut to %d bytes by the host: ask for less, e.g. with a filter or a smaller limit]", budget)
 }
 
 func contentText(content []mcp.Content) string {
