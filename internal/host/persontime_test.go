@@ -99,22 +99,36 @@ func TestPersonTimeIsNotToolTime(t *testing.T) {
 
 // TestCallEndingWithdrawsTheQuestion: a call that ends while the person
 // has a form open (the turn was cancelled) withdraws the form: the
-// Elicitor's context ends, and the call returns.
+// Elicitor's context ends, whether or not the server withdraws its own
+// request (the raw peer, like the TypeScript servers, does not).
 func TestCallEndingWithdrawsTheQuestion(t *testing.T) {
-	for _, mode := range []Mode{ModeAuto, ModeLegacy} {
-		t.Run(string(mode), func(t *testing.T) {
+	tickets := CallRequest{Name: "tickets__open_ticket", Arguments: `{"host": "jump-prod-02", "summary": "brute force then login"}`}
+	tests := []struct {
+		name string
+		spec ServerSpec
+		mode Mode
+		req  CallRequest
+	}{
+		{"2026-07-28: a question between rounds", fixture("tickets"), ModeAuto, tickets},
+		{"2025-11-25: a question inside the round", fixture("tickets"), ModeLegacy, tickets},
+		{"2025-11-25: a server that never withdraws its question", rawPeerSpec(t, "peer"), ModeAuto, CallRequest{Name: "peer__ask"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			person := newSlowPerson(0, true)
-			h := startHost(t, Options{Servers: []ServerSpec{fixture("tickets")}, Protocol: mode,
+			h := startHost(t, Options{Servers: []ServerSpec{tt.spec}, Protocol: tt.mode,
 				Elicitor: person, Approver: CannedApprovals{Tools: []string{"tickets__open_ticket"}}})
 			ctx, cancel := context.WithCancel(context.Background())
 			go func() {
 				<-person.asked
 				cancel()
 			}()
+			req := tt.req
+			req.TraceID, req.Step = NewID(), 1
 			done := make(chan record.Call, 1)
 			go func() {
-				_, ev := h.Call(ctx, CallRequest{Name: "tickets__open_ticket", Arguments: `{"host": "jump-prod-02", "summary": "brute force then login"}`, TraceID: NewID(), Step: 1})
+				_, ev := h.Call(ctx, req)
 				done <- ev
 			}()
 			select {
@@ -123,10 +137,15 @@ func TestCallEndingWithdrawsTheQuestion(t *testing.T) {
 					t.Errorf("outcome %s, error %q; want a cancelled call", ev.Outcome, ev.Error)
 				}
 			case <-time.After(30 * time.Second):
-				t.Fatal("the call did not end after its context was cancelled: the form was not withdrawn")
+				t.Fatal("the call did not end after its context was cancelled")
+			}
+			// The form is withdrawn with the call, not when the host closes.
+			deadline := time.Now().Add(10 * time.Second)
+			for person.withdrawals() == 0 && time.Now().Before(deadline) {
+				time.Sleep(10 * time.Millisecond)
 			}
 			if n := person.withdrawals(); n != 1 {
-				t.Errorf("the person's form was withdrawn %d times, want 1", n)
+				t.Errorf("the person's form was withdrawn %d times while the host ran, want 1", n)
 			}
 		})
 	}

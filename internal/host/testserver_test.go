@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"log"
 	"os"
@@ -32,6 +33,12 @@ func TestMain(m *testing.M) {
 	if os.Getenv(testServerEnv) != "" {
 		runTestServer()
 		return
+	}
+	// A fuzz worker runs only a fuzz target: it needs no fixture servers,
+	// and building them in every worker would leave no time to fuzz.
+	flag.Parse()
+	if f := flag.Lookup("test.fuzzworker"); f != nil && f.Value.String() == "true" {
+		os.Exit(m.Run())
 	}
 	os.Exit(fixtures.Main(m, &fixtureBin))
 }
