@@ -57,6 +57,7 @@ func call(t *testing.T, h *Host, name, args string) (string, record.Call) {
 }
 
 func TestNamespaced(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ server, tool, want string }{
 		{"cmdb", "get_asset", "cmdb__get_asset"},
 		{"fs", "read.file/v2", "fs__read_file_v2"},
@@ -75,6 +76,7 @@ func TestNamespaced(t *testing.T) {
 }
 
 func TestCollisionIsAnError(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name    string
 		servers []ServerSpec
@@ -104,6 +106,7 @@ func TestCollisionIsAnError(t *testing.T) {
 }
 
 func TestInputRequired(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name      string
 		tool      string
@@ -171,6 +174,7 @@ func TestInputRequired(t *testing.T) {
 }
 
 func TestCallChecks(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name     string
 		opts     Options
@@ -239,6 +243,7 @@ func TestCallChecks(t *testing.T) {
 }
 
 func TestClip(t *testing.T) {
+	t.Parallel()
 	long := strings.Repeat("é", 3000) // 6000 bytes, two-byte runes
 	got := clip(long, 4000)
 	if len(got) > 4000 {
@@ -257,6 +262,7 @@ func TestClip(t *testing.T) {
 // NoElicitation, nothing at all. Checked on both revisions, as the server
 // received them.
 func TestDeclaredCapabilities(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		mode          Mode
 		noElicitation bool

@@ -25,6 +25,7 @@ import (
 // shorter than its start-up, because a budget runs only once the server has
 // read its request.
 func TestSlowStarterKeepsItsEra(t *testing.T) {
+	t.Parallel()
 	if runtime.GOOS != "linux" {
 		t.Skip("the host sees a server read its input only on Linux")
 	}
@@ -88,6 +89,7 @@ func legacySpec(t *testing.T, discover string, env ...string) ServerSpec {
 // reported as exited, with its status and the end of its stderr, in every
 // mode, and is started only once.
 func TestServerThatExitsAtOnce(t *testing.T) {
+	t.Parallel()
 	for _, mode := range []Mode{ModeAuto, ModeLegacy, ModePinned} {
 		t.Run(string(mode), func(t *testing.T) {
 			t.Parallel()
@@ -112,6 +114,7 @@ func TestServerThatExitsAtOnce(t *testing.T) {
 // TestServerThatIsNotJSONRPC: a server that prints a banner on stdout before
 // it speaks is reported with what it printed.
 func TestServerThatIsNotJSONRPC(t *testing.T) {
+	t.Parallel()
 	spec := ServerSpec{Name: "banner", Command: "/bin/sh", Args: []string{"-c", `echo "Server ready on stdio"; exec "$0"`, fixture("cmdb").Command}}
 	h, err := Start(context.Background(), Options{Servers: []ServerSpec{spec}})
 	if err != nil {
@@ -127,6 +130,7 @@ func TestServerThatIsNotJSONRPC(t *testing.T) {
 // (the next case of a run, or a later run through the file), and probed
 // again when the remembered era fails.
 func TestErasRemembersSilentServers(t *testing.T) {
+	t.Parallel()
 	file := filepath.Join(t.TempDir(), "eras.json")
 	eras := NewEras(file)
 	spec := legacySpec(t, "silent")
@@ -174,6 +178,7 @@ func TestErasRemembersSilentServers(t *testing.T) {
 // TestHonestCauses: what the model and the record are told when a server
 // dies during a call.
 func TestHonestCauses(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		spec ServerSpec
@@ -209,6 +214,7 @@ func TestHonestCauses(t *testing.T) {
 // TestConfigErrors: what the user configured wrong is an ErrConfig, found
 // before anything starts.
 func TestConfigErrors(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name  string
 		specs []ServerSpec

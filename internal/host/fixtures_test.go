@@ -86,6 +86,7 @@ func script(t *testing.T, steps string) model.Model {
 }
 
 func TestUnknownToolNeverReachesTheServer(t *testing.T) {
+	t.Parallel()
 	var serverLog logLines
 	h := startHost(t, Options{Servers: []ServerSpec{fixture("support")}, ServerLog: &serverLog})
 	for _, name := range []string{"delete_everything", "support__delete_ticket", "search_knowledge"} {
@@ -104,9 +105,10 @@ func TestUnknownToolNeverReachesTheServer(t *testing.T) {
 }
 
 func TestSlowToolTimesOutAndTheServerFinishes(t *testing.T) {
+	t.Parallel()
 	var serverLog, wire logLines
 	h := startHost(t, Options{
-		Servers:     []ServerSpec{fixture("support", "SUPPORT_SLOW_SECONDS=1.5")},
+		Servers:     []ServerSpec{fixture("support", "SUPPORT_SLOW_SECONDS=3")},
 		ToolTimeout: 300 * time.Millisecond, ServerLog: &serverLog, Wire: &wire,
 	})
 	text, ev := call(t, h, "support__search_knowledge", `{"query": "What is the return window?"}`)
@@ -116,15 +118,17 @@ func TestSlowToolTimesOutAndTheServerFinishes(t *testing.T) {
 	if want := "error: no answer within 0.3 seconds. The server may still finish the work: don't repeat a call that changes something."; text != want {
 		t.Errorf("text = %q\nwant   %q", text, want)
 	}
-	if ev.MS < 300 || ev.MS > 1200 {
-		t.Errorf("the host waited %.0f ms, want about 300", ev.MS)
+	// Not a timing test: the host stopped waiting well before the server's
+	// 3 s, whatever the load.
+	if ev.MS < 300 || ev.MS > 2500 {
+		t.Errorf("the host waited %.0f ms, want 300 and not the server's 3000", ev.MS)
 	}
 	// The timeout stops the waiting, not the work: the SDK tells the server
 	// the call was cancelled, and the server still finishes and logs it.
-	wire.waitFor(t, map[string]any{"stream": "stdin", "method": "notifications/cancelled"}, 2*time.Second)
-	done := serverLog.waitFor(t, map[string]any{"method": "tools/call", "tool": "search_knowledge", "outcome": "ok"}, 5*time.Second)
-	if ms := done[0]["ms"].(float64); ms < 1400 {
-		t.Errorf("the server logged the search after %.0f ms, want about 1500", ms)
+	wire.waitFor(t, map[string]any{"stream": "stdin", "method": "notifications/cancelled"}, 10*time.Second)
+	done := serverLog.waitFor(t, map[string]any{"method": "tools/call", "tool": "search_knowledge", "outcome": "ok"}, 20*time.Second)
+	if ms := done[0]["ms"].(float64); ms < 2900 {
+		t.Errorf("the server logged the search after %.0f ms, want about 3000", ms)
 	}
 	// The turn goes on: the server still answers.
 	if _, ev := call(t, h, "support__get_ticket", `{"ticket_id": "T-30002"}`); ev.Outcome != record.OutcomeOK {
@@ -133,6 +137,7 @@ func TestSlowToolTimesOutAndTheServerFinishes(t *testing.T) {
 }
 
 func TestOversizedResultIsCutAndLabelled(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, server, tool, args string
 		env                      []string
@@ -160,6 +165,7 @@ func TestOversizedResultIsCutAndLabelled(t *testing.T) {
 }
 
 func TestProtocolErrorReachesTheModel(t *testing.T) {
+	t.Parallel()
 	h := startHost(t, Options{Servers: []ServerSpec{fixture("support", "SUPPORT_CALLER_ORG=harbour")}})
 	if n := len(h.Offered()); n != 2 {
 		t.Errorf("discovery offered %d tools, want 2: discovery works for a caller without access", n)
@@ -174,6 +180,7 @@ func TestProtocolErrorReachesTheModel(t *testing.T) {
 }
 
 func TestProtocolModes(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		server string
 		args   []string
@@ -258,6 +265,7 @@ func (r *recordingApprover) Approve(_ context.Context, req ApprovalRequest) (boo
 }
 
 func TestApprovalForEffects(t *testing.T) {
+	t.Parallel()
 	for _, yes := range []bool{false, true} {
 		t.Run(fmt.Sprintf("approve=%v", yes), func(t *testing.T) {
 			var serverLog logLines
@@ -298,6 +306,7 @@ func TestApprovalForEffects(t *testing.T) {
 }
 
 func TestTicketConfirmation(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name          string
 		mode          Mode
@@ -352,6 +361,7 @@ func TestTicketConfirmation(t *testing.T) {
 }
 
 func TestEventsJoinServerLogs(t *testing.T) {
+	t.Parallel()
 	var hostLog, serverLog logLines
 	h := startHost(t, Options{
 		Servers: []ServerSpec{fixture("cmdb"), fixture("tickets")}, Log: &hostLog, ServerLog: &serverLog,
@@ -394,6 +404,7 @@ func TestEventsJoinServerLogs(t *testing.T) {
 }
 
 func TestChaosNeverCrashesTheTurn(t *testing.T) {
+	t.Parallel()
 	// A 20 MB result takes seconds to read under -race on a busy machine:
 	// the limit is generous except where a timeout is the point.
 	opts := Options{ToolTimeout: 60 * time.Second, Approver: CannedApprovals{Tools: []string{"chaos__*"}}}

@@ -273,6 +273,7 @@ func httpSpec(name, url string) ServerSpec {
 }
 
 func TestHTTPCallsBehaveAsOverStdio(t *testing.T) {
+	t.Parallel()
 	for _, jsonResponse := range []bool{false, true} {
 		t.Run(fmt.Sprintf("json=%v", jsonResponse), func(t *testing.T) {
 			hs := newHTTPServer(t, httpServerConfig{jsonResponse: jsonResponse})
@@ -321,6 +322,7 @@ func TestHTTPCallsBehaveAsOverStdio(t *testing.T) {
 }
 
 func TestHTTPTurnCarriesCorrelationMeta(t *testing.T) {
+	t.Parallel()
 	var hostLog logLines
 	hs := newHTTPServer(t, httpServerConfig{})
 	h := startHost(t, Options{
@@ -367,6 +369,7 @@ func TestHTTPTurnCarriesCorrelationMeta(t *testing.T) {
 }
 
 func TestHTTPElicitation(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name         string
 		mode         Mode
@@ -422,6 +425,7 @@ func TestHTTPElicitation(t *testing.T) {
 // A 2025-11-25 session opens the optional standalone stream (a GET); a
 // server whose GET fails keeps its session, and its calls still work.
 func TestHTTPBrokenStandaloneStream(t *testing.T) {
+	t.Parallel()
 	for _, status := range []int{http.StatusMethodNotAllowed, http.StatusNotFound, http.StatusInternalServerError, http.StatusBadGateway} {
 		t.Run(fmt.Sprint(status), func(t *testing.T) {
 			hs := newHTTPServer(t, httpServerConfig{legacyOnly: true, getStatus: status})
@@ -440,8 +444,10 @@ func TestHTTPBrokenStandaloneStream(t *testing.T) {
 }
 
 func TestHTTPTimeoutAndCancellation(t *testing.T) {
+	t.Parallel()
 	for _, legacy := range []bool{false, true} {
 		t.Run(fmt.Sprintf("legacy=%v", legacy), func(t *testing.T) {
+			t.Parallel()
 			hs := newHTTPServer(t, httpServerConfig{legacyOnly: legacy})
 			var wire logLines
 			mode := ModeAuto
@@ -466,8 +472,10 @@ func TestHTTPTimeoutAndCancellation(t *testing.T) {
 			if want := "error: no answer within 0.3 seconds. The server may still finish the work: don't repeat a call that changes something."; text != want || ev.Outcome != record.OutcomeTimeout {
 				t.Errorf("timeout: outcome %s, text %q; want timeout, %q", ev.Outcome, text, want)
 			}
-			if ev.MS < 300 || ev.MS > 2000 {
-				t.Errorf("the host waited %.0f ms, want about 300", ev.MS)
+			// Not a timing test: the host stopped waiting well before the
+			// server's 5 s, whatever the load.
+			if ev.MS < 300 || ev.MS > 4000 {
+				t.Errorf("the host waited %.0f ms, want 300 and not the server's 5000", ev.MS)
 			}
 			given("timeout")
 			wire.waitFor(t, map[string]any{"stream": "http", "dir": "->", "method": "notifications/cancelled"}, 2*time.Second)
@@ -491,6 +499,7 @@ func TestHTTPTimeoutAndCancellation(t *testing.T) {
 // closed", and a host that let it would call a live HTTP server dead. The
 // httpTap guards the codes in every body, as codeGuard does for stdio.
 func TestHTTPProtocolErrorKeepsItsCode(t *testing.T) {
+	t.Parallel()
 	for _, jsonResponse := range []bool{false, true} {
 		t.Run(fmt.Sprintf("json=%v", jsonResponse), func(t *testing.T) {
 			hs := newHTTPServer(t, httpServerConfig{jsonResponse: jsonResponse})
@@ -531,6 +540,7 @@ func TestHTTPProtocolErrorKeepsItsCode(t *testing.T) {
 }
 
 func TestHTTPProtocolModes(t *testing.T) {
+	t.Parallel()
 	servers := map[string]httpServerConfig{
 		"modern": {},
 		"old":    {legacyOnly: true},
@@ -556,6 +566,7 @@ func TestHTTPProtocolModes(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.server+"/"+string(tt.mode), func(t *testing.T) {
+			t.Parallel()
 			hs := newHTTPServer(t, servers[tt.server])
 			h, err := Start(context.Background(), Options{Servers: []ServerSpec{httpSpec("web", hs.url)}, Protocol: tt.mode,
 				DiscoverTimeout: time.Second})
@@ -586,6 +597,7 @@ func TestHTTPProtocolModes(t *testing.T) {
 }
 
 func TestHTTPHeadersOnEveryRequest(t *testing.T) {
+	t.Parallel()
 	const secret = "s3cret"
 	for _, mode := range []Mode{ModeAuto, ModeLegacy} {
 		t.Run(string(mode), func(t *testing.T) {
@@ -621,8 +633,7 @@ func TestHTTPHeadersOnEveryRequest(t *testing.T) {
 	for _, mode := range []Mode{ModeAuto, ModePinned} {
 		t.Run("missing/"+string(mode), func(t *testing.T) {
 			hs := newHTTPServer(t, httpServerConfig{header: secret})
-			h, err := Start(context.Background(), Options{Servers: []ServerSpec{httpSpec("web", hs.url)}, Protocol: mode,
-				ConnectTimeout: 2 * time.Second, DiscoverTimeout: 500 * time.Millisecond})
+			h, err := Start(context.Background(), Options{Servers: []ServerSpec{httpSpec("web", hs.url)}, Protocol: mode})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -646,6 +657,7 @@ func TestHTTPHeadersOnEveryRequest(t *testing.T) {
 }
 
 func TestHTTPWireTrace(t *testing.T) {
+	t.Parallel()
 	for _, jsonResponse := range []bool{false, true} {
 		t.Run(fmt.Sprintf("json=%v", jsonResponse), func(t *testing.T) {
 			hs := newHTTPServer(t, httpServerConfig{jsonResponse: jsonResponse})
@@ -677,6 +689,7 @@ func TestHTTPWireTrace(t *testing.T) {
 // session goes on; after any other HTTP error the SDK gives the session up,
 // and the host stops sending.
 func TestHTTPFailureBelowJSONRPC(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		// refuse sets the failure up; recovered says whether the server
@@ -720,6 +733,7 @@ func TestHTTPFailureBelowJSONRPC(t *testing.T) {
 }
 
 func TestHTTPProtocolHeadersCannotBeConfigured(t *testing.T) {
+	t.Parallel()
 	hs := newHTTPServer(t, httpServerConfig{})
 	spec := httpSpec("web", hs.url)
 	spec.Headers = map[string]string{"mcp-protocol-version": "1999-01-01"}

@@ -11,6 +11,7 @@ import (
 )
 
 func TestTerminalElicit(t *testing.T) {
+	t.Parallel()
 	schema := map[string]any{
 		"type": "object",
 		"properties": map[string]any{
@@ -72,6 +73,7 @@ func TestTerminalElicit(t *testing.T) {
 }
 
 func TestTerminalApprove(t *testing.T) {
+	t.Parallel()
 	destructive := true
 	tests := []struct {
 		input string
@@ -101,6 +103,7 @@ func TestTerminalApprove(t *testing.T) {
 }
 
 func TestCanned(t *testing.T) {
+	t.Parallel()
 	c := Canned{Answers: []CannedAnswer{
 		{Server: "tickets", Key: "confirm", Action: ActionAccept, Content: map[string]any{"priority": "P1"}},
 		{Server: "tickets", Action: ActionDecline},

@@ -73,6 +73,7 @@ func (p *slowPerson) withdrawals() int {
 // 2025-11-25 the question comes inside the round, whose clock stops while
 // the person answers.
 func TestPersonTimeIsNotToolTime(t *testing.T) {
+	t.Parallel()
 	const (
 		toolTimeout = 2 * time.Second
 		personTime  = 3 * time.Second
@@ -102,6 +103,7 @@ func TestPersonTimeIsNotToolTime(t *testing.T) {
 // Elicitor's context ends, whether or not the server withdraws its own
 // request (the raw peer, like the TypeScript servers, does not).
 func TestCallEndingWithdrawsTheQuestion(t *testing.T) {
+	t.Parallel()
 	tickets := CallRequest{Name: "tickets__open_ticket", Arguments: `{"host": "jump-prod-02", "summary": "brute force then login"}`}
 	tests := []struct {
 		name string
@@ -154,6 +156,7 @@ func TestCallEndingWithdrawsTheQuestion(t *testing.T) {
 // TestPersonTimeout: a person who does not answer within PersonTimeout
 // answers no, to a question and to an approval.
 func TestPersonTimeout(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name     string
 		mode     Mode
@@ -190,6 +193,7 @@ func TestPersonTimeout(t *testing.T) {
 // once, and the line typed next goes to the next reader (the chat's
 // prompt), not to the withdrawn form.
 func TestTerminalTakesNoLineAfterWithdrawal(t *testing.T) {
+	t.Parallel()
 	r, w := io.Pipe()
 	defer w.Close()
 	lines := NewLines(r)
@@ -213,6 +217,7 @@ func TestTerminalTakesNoLineAfterWithdrawal(t *testing.T) {
 }
 
 func TestLines(t *testing.T) {
+	t.Parallel()
 	lines := NewLines(strings.NewReader("one\r\ntwo\n\nlast"))
 	var got []string
 	for {

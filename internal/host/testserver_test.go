@@ -7,6 +7,7 @@ import (
 	"log"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"testing"
 
@@ -39,6 +40,14 @@ func TestMain(m *testing.M) {
 	flag.Parse()
 	if f := flag.Lookup("test.fuzzworker"); f != nil && f.Value.String() == "true" {
 		os.Exit(m.Run())
+	}
+	// The tests spend their time waiting on server processes and timers,
+	// not on the CPU: run more of them at once than there are cores,
+	// unless -parallel says otherwise.
+	parallelSet := false
+	flag.Visit(func(f *flag.Flag) { parallelSet = parallelSet || f.Name == "test.parallel" })
+	if !parallelSet {
+		flag.Set("test.parallel", strconv.Itoa(max(8, 4*runtime.GOMAXPROCS(0))))
 	}
 	os.Exit(fixtures.Main(m, &fixtureBin))
 }
