@@ -58,7 +58,7 @@ const (
 	pingAfter = 100 * time.Millisecond
 	// pingGrace is how long discover may still take once a ping sent after
 	// it is answered (a server that runs requests concurrently).
-	pingGrace = 500 * time.Millisecond
+	pingGrace = time.Second
 	// handshakeTick is how often the watch looks at a handshake.
 	handshakeTick = 20 * time.Millisecond
 )

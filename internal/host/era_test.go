@@ -30,8 +30,8 @@ func TestSlowStarterKeepsItsEra(t *testing.T) {
 		t.Skip("the host sees a server read its input only on Linux")
 	}
 	const (
-		delay = "FIXTURE_START_DELAY=2s"
-		short = 300 * time.Millisecond
+		delay = "FIXTURE_START_DELAY=3s"
+		short = time.Second
 	)
 	tests := []struct {
 		name string

@@ -54,7 +54,7 @@
 // elsewhere and over HTTP the budget runs from the write), so start-up is
 // bounded by the connect budget alone and the discover budget measures only
 // the server's silence. A server that has read discover and answers a ping
-// but not discover is judged silent in half a second; one that exits is
+// but not discover is judged silent a second later; one that exits is
 // reported at once, with its status and the end of its stderr, and is not
 // started again. The connection record says why its revision was chosen
 // (era_reason), and Eras remembers silent servers so that a run pays for

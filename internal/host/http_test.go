@@ -560,16 +560,16 @@ func TestHTTPProtocolModes(t *testing.T) {
 		{"old", ModePinned, record.Server{Offered: "2025-11-25", VersionFailure: true, EraReason: "answered discover"},
 			"server web speaks 2025-11-25, not 2026-07-28: the protocol mode is pinned to 2026-07-28"},
 		// Over HTTP there is no ping: the discover budget decides.
-		{"silent", ModeAuto, record.Server{Protocol: "2025-11-25", Offered: "2025-11-25", Restarted: true, EraReason: "no answer to discover within 1s"}, ""},
-		{"silent", ModePinned, record.Server{VersionFailure: true, EraReason: "no answer to discover within 1s"},
-			"server web did not answer server/discover (no answer to discover within 1s; pinned to 2026-07-28)"},
+		{"silent", ModeAuto, record.Server{Protocol: "2025-11-25", Offered: "2025-11-25", Restarted: true, EraReason: "no answer to discover within 2s"}, ""},
+		{"silent", ModePinned, record.Server{VersionFailure: true, EraReason: "no answer to discover within 2s"},
+			"server web did not answer server/discover (no answer to discover within 2s; pinned to 2026-07-28)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.server+"/"+string(tt.mode), func(t *testing.T) {
 			t.Parallel()
 			hs := newHTTPServer(t, servers[tt.server])
 			h, err := Start(context.Background(), Options{Servers: []ServerSpec{httpSpec("web", hs.url)}, Protocol: tt.mode,
-				DiscoverTimeout: time.Second})
+				DiscoverTimeout: 2 * time.Second})
 			if err != nil {
 				t.Fatal(err)
 			}
