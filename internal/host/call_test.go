@@ -34,7 +34,7 @@ func (r *recordingElicitor) Elicit(_ context.Context, req ElicitRequest) (Elicit
 
 func startHost(t *testing.T, opts Options) *Host {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	h, err := Start(ctx, opts)
 	if err != nil {
@@ -51,7 +51,9 @@ func startHost(t *testing.T, opts Options) *Host {
 
 func call(t *testing.T, h *Host, name, args string) (string, record.Call) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	// A guard against a test that hangs, not a budget: the host's own
+	// budgets are what the tests set.
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	return h.Call(ctx, CallRequest{Name: name, Arguments: args, TraceID: NewID(), Step: 1})
 }

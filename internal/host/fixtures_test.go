@@ -405,23 +405,25 @@ func TestEventsJoinServerLogs(t *testing.T) {
 
 func TestChaosNeverCrashesTheTurn(t *testing.T) {
 	t.Parallel()
-	// A 20 MB result takes seconds to read under -race on a busy machine:
-	// the limit is generous except where a timeout is the point.
-	opts := Options{ToolTimeout: 60 * time.Second, Approver: CannedApprovals{Tools: []string{"chaos__*"}}}
+	// A result over the SDK's 16 MiB frame limit (17 MB here: the host reads
+	// up to 64 MiB) takes seconds to read under -race, and tens of seconds
+	// on a busy machine: the limit is generous except where a timeout is
+	// the point.
+	opts := Options{ToolTimeout: 2 * time.Minute, Approver: CannedApprovals{Tools: []string{"chaos__*"}}}
 	// Faults the server survives: the same server keeps answering.
 	t.Run("recoverable", func(t *testing.T) {
 		o := opts
 		o.Servers = []ServerSpec{fixture("chaos")}
 		h := startHost(t, o)
-		tests := []struct{ tool, wantOutcome, wantText string }{
-			{"ok", "ok", ""},
-			{"plain_error", "error", "error: "},
-			{"weird_content", "error", `error: the server's answer could not be read`},
-			{"huge", "ok", "[result cut to 4000 bytes by the host"},
-			{"ok", "ok", ""},
+		tests := []struct{ tool, args, wantOutcome, wantText string }{
+			{"ok", `{}`, "ok", ""},
+			{"plain_error", `{}`, "error", "error: "},
+			{"weird_content", `{}`, "error", `error: the server's answer could not be read`},
+			{"huge", `{"bytes": 17000000}`, "ok", "[result cut to 4000 bytes by the host"},
+			{"ok", `{}`, "ok", ""},
 		}
 		for _, tt := range tests {
-			text, ev := call(t, h, "chaos__"+tt.tool, `{}`)
+			text, ev := call(t, h, "chaos__"+tt.tool, tt.args)
 			if ev.Outcome != tt.wantOutcome || !strings.Contains(text, tt.wantText) {
 				t.Errorf("%s: outcome %s, text %q; want %s, containing %q", tt.tool, ev.Outcome, shorten(text, 300), tt.wantOutcome, tt.wantText)
 			}
