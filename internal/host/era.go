@@ -324,9 +324,7 @@ func connectFailure(name string, cause error, hs *handshake, proc *process, err 
 		}
 		proc.stop()
 		if why != "" {
-			if hs.pending() != "" {
-				why += " before it connected"
-			}
+			why += " before it connected"
 			if reason == reasonExited {
 				if tail := proc.stderrTail(); tail != "" {
 					why += "; its stderr ends: " + tail
@@ -428,16 +426,6 @@ func (hs *handshake) reason() string {
 	return reasonAnswered
 }
 
-// pending names the handshake request in flight without an answer, or "".
-func (hs *handshake) pending() string {
-	hs.mu.Lock()
-	defer hs.mu.Unlock()
-	if hs.replied {
-		return ""
-	}
-	return hs.method
-}
-
 // progress says how far a handshake got, for a connection that ran out of
 // time.
 func (hs *handshake) progress() string {
@@ -454,13 +442,34 @@ func (hs *handshake) progress() string {
 	return "it did not answer " + hs.method
 }
 
-// sending notes a handshake request about to be written to the server; its
-// answer may arrive before the write returns.
-func (hs *handshake) sending(method string, id jsonrpc.ID) {
+// inFlight is the handshake request in flight, as handshake keeps it.
+type inFlight struct {
+	method  string
+	seq     int
+	id      jsonrpc.ID
+	written time.Time
+	replied bool
+	read    bool
+}
+
+// sending notes a handshake request about to be written to the server (its
+// answer may arrive before the write returns), and returns the request it
+// replaces, for unsent to restore.
+func (hs *handshake) sending(method string, id jsonrpc.ID) inFlight {
 	hs.mu.Lock()
 	defer hs.mu.Unlock()
+	prev := inFlight{hs.method, hs.seq, hs.id, hs.written, hs.replied, hs.read}
 	hs.seq++
 	hs.method, hs.id, hs.written, hs.replied, hs.read = method, id, time.Time{}, false, false
+	return prev
+}
+
+// unsent restores the request in flight before a write that failed: the
+// server never got the new one.
+func (hs *handshake) unsent(prev inFlight) {
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	hs.method, hs.seq, hs.id, hs.written, hs.replied, hs.read = prev.method, prev.seq, prev.id, prev.written, prev.replied, prev.read
 }
 
 // wrote notes that the request being sent is written: its budget may run
@@ -615,12 +624,14 @@ func (c handshakeConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if !ok || (req.Method != methodDiscover && req.Method != methodInitialize) {
 		return c.Connection.Write(ctx, msg)
 	}
-	c.hs.sending(req.Method, req.ID)
+	prev := c.hs.sending(req.Method, req.ID)
 	err := c.Connection.Write(ctx, msg)
-	if err == nil {
-		c.hs.wrote(req.ID)
+	if err != nil {
+		c.hs.unsent(prev)
+		return err
 	}
-	return err
+	c.hs.wrote(req.ID)
+	return nil
 }
 
 func (c handshakeConn) Read(ctx context.Context) (jsonrpc.Message, error) {

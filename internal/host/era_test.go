@@ -239,3 +239,47 @@ func TestConfigErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestConnectBudget: a server still starting when the connect budget runs
+// out is reported as such, not as silent.
+func TestConnectBudget(t *testing.T) {
+	t.Parallel()
+	if runtime.GOOS != "linux" {
+		t.Skip("the host sees a server read its input only on Linux")
+	}
+	h, err := Start(context.Background(), Options{Servers: []ServerSpec{fixture("cmdb", "FIXTURE_START_DELAY=1m")}, ConnectTimeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	checkConnection(t, h, record.Server{}, "server cmdb did not connect within 1s: it had not read server/discover yet (still starting?)")
+}
+
+// TestReaperKillsWholeGroups: a Reaper kills every running server's
+// process group, what the server started included, and forgets each
+// group once its host has reaped it.
+func TestReaperKillsWholeGroups(t *testing.T) {
+	t.Parallel()
+	reaper := NewReaper()
+	// The shell leaves a child behind in the server's group, as npx does.
+	spec := ServerSpec{Name: "cmdb", Command: "/bin/sh", Args: []string{"-c", `sleep 300 & exec "$0"`, fixture("cmdb").Command}}
+	h := startHost(t, Options{Servers: []ServerSpec{spec}, Reaper: reaper})
+	pgid := h.servers["cmdb"].proc.cmd.Process.Pid
+	if n := reaper.Running(); n != 1 {
+		t.Fatalf("the reaper records %d groups, want 1", n)
+	}
+	if n := reaper.KillAll(); n != 1 {
+		t.Errorf("KillAll signalled %d groups, want 1", n)
+	}
+	h.Close()
+	deadline := time.Now().Add(30 * time.Second)
+	for syscall.Kill(-pgid, 0) == nil && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err := syscall.Kill(-pgid, 0); !errors.Is(err, syscall.ESRCH) {
+		t.Errorf("process group %d still has members after KillAll: %v", pgid, err)
+	}
+	if n := reaper.Running(); n != 0 {
+		t.Errorf("the reaper records %d groups after Close, want 0", n)
+	}
+}
