@@ -269,7 +269,7 @@ func (h *Host) dial(ctx context.Context, s *serverConn, revision string, b budge
 		}
 		transport = t
 	default:
-		p, err := startProcess(s.spec, h.opts.TerminateGrace, h.opts.Reaper, h.stderrSink(name, wire))
+		p, err := startProcess(s.spec, h.opts.TerminateGrace, h.opts.Groups, h.stderrSink(name, wire))
 		if err != nil {
 			return hs, fmt.Errorf("start %s: %w", name, err)
 		}

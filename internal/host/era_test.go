@@ -255,21 +255,21 @@ func TestConnectBudget(t *testing.T) {
 	checkConnection(t, h, record.Server{}, "server cmdb did not connect within 1s: it had not read server/discover yet (still starting?)")
 }
 
-// TestReaperKillsWholeGroups: a Reaper kills every running server's
-// process group, what the server started included, and forgets each
-// group once its host has reaped it.
-func TestReaperKillsWholeGroups(t *testing.T) {
+// TestProcessGroupsOfAHost: the host registers each stdio server's group
+// in Options.Groups, so that Kill reaches what the server started too, and
+// forgets each group once it has reaped it.
+func TestProcessGroupsOfAHost(t *testing.T) {
 	t.Parallel()
-	reaper := NewReaper()
+	groups := NewProcessGroups()
 	// The shell leaves a child behind in the server's group, as npx does.
 	spec := ServerSpec{Name: "cmdb", Command: "/bin/sh", Args: []string{"-c", `sleep 300 & exec "$0"`, fixture("cmdb").Command}}
-	h := startHost(t, Options{Servers: []ServerSpec{spec}, Reaper: reaper})
+	h := startHost(t, Options{Servers: []ServerSpec{spec}, Groups: groups})
 	pgid := h.servers["cmdb"].proc.cmd.Process.Pid
-	if n := reaper.Running(); n != 1 {
-		t.Fatalf("the reaper records %d groups, want 1", n)
+	if n := groups.Len(); n != 1 {
+		t.Fatalf("%d groups registered, want 1", n)
 	}
-	if n := reaper.KillAll(); n != 1 {
-		t.Errorf("KillAll signalled %d groups, want 1", n)
+	if n := groups.Kill(); n != 1 {
+		t.Errorf("Kill signalled %d groups, want 1", n)
 	}
 	h.Close()
 	deadline := time.Now().Add(30 * time.Second)
@@ -277,9 +277,9 @@ func TestReaperKillsWholeGroups(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	if err := syscall.Kill(-pgid, 0); !errors.Is(err, syscall.ESRCH) {
-		t.Errorf("process group %d still has members after KillAll: %v", pgid, err)
+		t.Errorf("process group %d still has members after Kill: %v", pgid, err)
 	}
-	if n := reaper.Running(); n != 0 {
-		t.Errorf("the reaper records %d groups after Close, want 0", n)
+	if n := groups.Len(); n != 0 {
+		t.Errorf("%d groups registered after Close, want 0", n)
 	}
 }

@@ -112,9 +112,6 @@ type Options struct {
 	// Eras, if set, remembers across hosts which servers never answer
 	// server/discover, so that only the first connection waits for it.
 	Eras *Eras
-	// Reaper, if set, records the process group of every stdio server while
-	// it runs.
-	Reaper *Reaper
 	// MaxResultBytes is the result budget (default 4,000; negative: none).
 	MaxResultBytes int
 	// MaxArgBytes bounds the arguments of one call (default 16 KiB).
@@ -163,6 +160,10 @@ type Options struct {
 	// Tokens, if set, remembers token counts across hosts (a batch run
 	// renders the same definitions in every case).
 	Tokens *tokens.Cache
+	// Groups, if set, holds the process group of every stdio server the
+	// host starts while it runs, so that its owner can kill them all at
+	// once (a second Ctrl-C) without waiting for the host to stop them.
+	Groups *ProcessGroups
 }
 
 // Step is one line of a turn as a person follows it: who acted, what

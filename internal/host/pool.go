@@ -38,10 +38,10 @@ type poolEntry struct {
 }
 
 // NewPool returns an empty pool. Of opts, it uses the terminate grace, the
-// client name, the Eras and Reaper, and the ServerLog and Wire writers,
+// client name, the Eras and Groups, and the ServerLog and Wire writers,
 // which receive every shared server's stderr and traffic. The protocol mode,
 // the elicitation capability and the connection budgets are those of the
-// first host that asks for a server (and its Eras and Reaper, when opts has
+// first host that asks for a server (and its Eras and Groups, when opts has
 // none).
 func NewPool(opts Options) *Pool {
 	return &Pool{opts: opts, conns: map[string]*poolEntry{}}
@@ -82,8 +82,8 @@ func (p *Pool) get(ctx context.Context, spec ServerSpec, hostOpts Options) (*ser
 		if o.Eras == nil {
 			o.Eras = hostOpts.Eras
 		}
-		if o.Reaper == nil {
-			o.Reaper = hostOpts.Reaper
+		if o.Groups == nil {
+			o.Groups = hostOpts.Groups
 		}
 		o = o.withDefaults()
 		// The owner is a host of its own that only connects. A question

@@ -30,18 +30,20 @@ type process struct {
 	stdin    *os.File     // host's write end
 	stdout   *stdoutWatch // host's read end, watched
 	grace    time.Duration
-	started  time.Time
 	exited   chan struct{} // closed when Wait returned
 	exitErr  error         // valid after exited is closed
 	stderrWG chan struct{} // closed when the stderr reader is done
 	tail     stderrTail
-	reaper   *Reaper
+
+	// groups, when the host has Options.Groups, holds the process's group
+	// until stop has reaped it.
+	groups *ProcessGroups
 }
 
-// startProcess starts spec's command. Each stderr line is given to onStderr
-// from a goroutine the process owns and stop waits for. A non-nil reaper
-// records the process group while it runs.
-func startProcess(spec ServerSpec, grace time.Duration, reaper *Reaper, onStderr func([]byte)) (*process, error) {
+// startProcess starts spec's command and registers its process group in
+// groups (which may be nil). Each stderr line is given to onStderr from a
+// goroutine the process owns and stop waits for.
+func startProcess(spec ServerSpec, grace time.Duration, groups *ProcessGroups, onStderr func([]byte)) (*process, error) {
 	cmd := exec.Command(spec.Command, spec.Args...)
 	cmd.Dir = spec.Dir
 	cmd.Env = append(serverEnv(os.Environ(), spec.InheritEnv), spec.Env...)
@@ -78,11 +80,11 @@ func startProcess(spec ServerSpec, grace time.Duration, reaper *Reaper, onStderr
 		errR.Close()
 		return nil, startErr
 	}
+	groups.add(cmd.Process.Pid)
 	p := &process{
-		cmd: cmd, stdin: inW, stdout: &stdoutWatch{r: outR, atStart: true}, grace: grace, started: time.Now(),
-		exited: make(chan struct{}), stderrWG: make(chan struct{}), reaper: reaper,
+		cmd: cmd, stdin: inW, stdout: &stdoutWatch{r: outR, atStart: true}, grace: grace, groups: groups,
+		exited: make(chan struct{}), stderrWG: make(chan struct{}),
 	}
-	reaper.add(cmd.Process.Pid)
 	go func() {
 		defer close(p.stderrWG)
 		defer errR.Close()
@@ -224,7 +226,7 @@ func (p *process) stop() {
 	}
 	// Children that outlived the leader would keep stderr open.
 	p.signal(syscall.SIGKILL)
-	p.reaper.remove(p.cmd.Process.Pid)
+	p.groups.remove(p.cmd.Process.Pid)
 	p.stdout.Close()
 	<-p.stderrWG
 }
@@ -268,7 +270,14 @@ func (t *stderrTail) add(line []byte) {
 	if len(t.lines) == tailLines {
 		t.lines = t.lines[1:]
 	}
-	t.lines = append(t.lines, shorten(string(line), tailLineBytes))
+	if len(line) > tailLineBytes {
+		cut := tailLineBytes
+		for cut > 0 && !utf8.RuneStart(line[cut]) {
+			cut--
+		}
+		line = append(line[:cut:cut], "..."...)
+	}
+	t.lines = append(t.lines, string(line))
 }
 
 func (t *stderrTail) String() string {
