@@ -87,9 +87,11 @@ type Result struct {
 }
 
 // Run runs the cases concurrently, each with fresh servers (except shared
-// ones), and appends one record per finished case to Dir/records.jsonl the
-// moment it finishes, synced, so that nothing finished is lost to a crash or
-// Ctrl-C. A failing case is a record, never an error: Run returns an error
+// ones), and appends one record per finished case to Dir/records.jsonl as
+// it finishes, synced before the case counts as finished (OnCase), so that
+// nothing reported finished is lost to a crash or Ctrl-C. A finished case
+// frees its concurrency slot before its record is synced: records are
+// group-committed by one writer (see committer). A failing case is a record, never an error: Run returns an error
 // only when the run itself cannot go on (the folder cannot be written), or
 // a *scenario.LoadError when the preflight found tool names no server offers.
 func Run(ctx context.Context, cases []*scenario.Case, opts Options) (*Result, error) {
@@ -151,6 +153,31 @@ func Run(ctx context.Context, cases []*scenario.Case, opts Options) (*Result, er
 		res  = Result{Dir: opts.Dir, Total: len(cases)}
 		werr error
 	)
+	// A case is counted, and reported through OnCase, once its record is
+	// synced; a record that could not be written is counted all the same
+	// (the run ends with the error).
+	commits := newCommitter(records, func(batch []*record.Record, err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if err != nil && werr == nil {
+			werr = err
+		}
+		for _, rec := range batch {
+			res.Ran++
+			switch rec.Status {
+			case record.StatusPass:
+				res.Passed++
+			case record.StatusFail:
+				res.Failed++
+			default:
+				res.Errors++
+			}
+			if opts.OnCase != nil {
+				opts.OnCase(rec, res)
+			}
+		}
+	})
+	defer commits.close() // also on an early return; closing again is a no-op
 	for i, c := range cases {
 		select {
 		case sem <- struct{}{}:
@@ -168,26 +195,13 @@ func Run(ctx context.Context, cases []*scenario.Case, opts Options) (*Result, er
 			break
 		}
 		g.Go(func() error {
-			defer func() { <-sem }()
-			rec := runCase(ctx, i, c, opts, pool, toks)
-			err := records.Write(&rec)
-			mu.Lock()
-			defer mu.Unlock()
-			if err != nil && werr == nil {
-				werr = err
-			}
-			res.Ran++
-			switch rec.Status {
-			case record.StatusPass:
-				res.Passed++
-			case record.StatusFail:
-				res.Failed++
-			default:
-				res.Errors++
-			}
-			if opts.OnCase != nil {
-				opts.OnCase(&rec, res)
-			}
+			rec := func() record.Record {
+				// The slot is the next case's as soon as this one has its
+				// verdict; its record is made durable by the committer.
+				defer func() { <-sem }()
+				return runCase(ctx, i, c, opts, pool, toks)
+			}()
+			commits.add(&rec)
 			return nil
 		})
 	}
@@ -217,6 +231,8 @@ func Run(ctx context.Context, cases []*scenario.Case, opts Options) (*Result, er
 		case <-time.After(opts.AbortWait):
 		}
 	}
+	// Every record handed over is on disk before Run returns.
+	commits.close()
 
 	mu.Lock()
 	defer mu.Unlock()
