@@ -95,9 +95,12 @@ func (s *Suite) Cases(opts CaseOptions) ([]*Case, error) {
 		if len(variants) == 0 {
 			variants = []*variant{nil}
 		}
-		models := sc.models
+		models := slices.Clone(sc.models)
 		if opts.Models != nil {
-			models = opts.Models
+			models = slices.Clone(opts.Models)
+		}
+		for i := range models {
+			models[i].template = model.NewTemplate(models[i].Config)
 		}
 		repeat := sc.repeat
 		if opts.Repeat > 0 {

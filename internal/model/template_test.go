@@ -1,0 +1,62 @@
+package model
+
+import (
+	"context"
+	"sync"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestTemplateGivesEachConversationItsOwnScript(t *testing.T) {
+	tmpl := NewTemplate(Config{Scripted: []ScriptStep{
+		{Call: "cmdb__get_asset {hostname: jump-prod-02}"},
+		{Answer: "Camille Michel."},
+	}})
+	want := []Response{
+		{ToolCalls: []ToolCall{{ID: "call_1", Name: "cmdb__get_asset", Arguments: `{"hostname":"jump-prod-02"}`}}},
+		{Text: "Camille Michel."},
+		{Text: ScriptDone},
+	}
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			m, err := tmpl.New()
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			var got []Response
+			for range want {
+				r, err := m.Next(context.Background(), Request{})
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				got = append(got, r)
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("conversation (-want +got):\n%s", diff)
+			}
+		})
+	}
+	wg.Wait()
+}
+
+func TestTemplateSharesRulesAndReportsErrors(t *testing.T) {
+	rules := NewTemplate(Config{Rules: &RulesConfig{Rules: []Rule{{Match: "owner", Call: "cmdb__get_asset"}}}})
+	a, err := rules.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := rules.New()
+	if a != b {
+		t.Error("a rules model, which keeps no state, was built twice")
+	}
+	bad := NewTemplate(Config{Scripted: []ScriptStep{{Call: "x {"}}})
+	for range 2 {
+		if m, err := bad.New(); err == nil || m != nil {
+			t.Errorf("bad script: model %v, err %v; want an error and no model", m, err)
+		}
+	}
+}
