@@ -149,7 +149,7 @@ func Start(ctx context.Context, opts Options) (*Host, error) {
 	taskOnly := taskOnlyTools(h.order)
 	tableOpts := opts
 	tableOpts.Deny = append(slices.Clone(opts.Deny), taskOnly...)
-	table, err := buildTable(h.order, tableOpts)
+	table, err := h.buildTable(tableOpts)
 	if err != nil {
 		h.Close()
 		return nil, err
@@ -165,6 +165,20 @@ func Start(ctx context.Context, opts Options) (*Host, error) {
 		}
 	}
 	return h, nil
+}
+
+// buildTable builds the host's table, or takes the pool's when every
+// server is a shared one that connected.
+func (h *Host) buildTable(opts Options) (*toolTable, error) {
+	if opts.Pool == nil {
+		return buildTable(h.order, opts)
+	}
+	for _, s := range h.order {
+		if !s.shared || s.session == nil {
+			return buildTable(h.order, opts)
+		}
+	}
+	return opts.Pool.table(h.order, opts)
 }
 
 func toolNames(s *serverConn) string {

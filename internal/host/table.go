@@ -64,6 +64,8 @@ type toolTable struct {
 	// counts it on first use.
 	json   []byte
 	tokens func() int
+	// model is the offered tools in the model's shape, made on first use.
+	model func() []model.Tool
 	// unknown lists names in the allow/deny lists and description overrides
 	// that are not in the table.
 	unknown []string
@@ -119,7 +121,27 @@ func buildTable(servers []*serverConn, opts Options) (*toolTable, error) {
 	}
 	t.json = append(append([]byte("["), bytes.Join(defs, []byte(","))...), ']')
 	t.tokens = sync.OnceValue(func() int { return opts.Tokens.Count(string(t.json)) })
+	t.model = sync.OnceValue(t.renderModelTools)
 	return t, nil
+}
+
+// tableKey identifies a table built from shared servers: the same
+// connections, each with the same tool list, under the same lists and
+// descriptions, give the same table. The tool list's identity is in the
+// key, so that a server that lists its tools again gets a new table.
+func tableKey(servers []*serverConn, opts Options) string {
+	var b strings.Builder
+	for _, s := range servers {
+		fmt.Fprintf(&b, "%p/%p/%d\x00", s, s.tools, len(s.tools))
+	}
+	b.WriteString(strings.Join(opts.Allow, "\x00"))
+	b.WriteString("\x01")
+	b.WriteString(strings.Join(opts.Deny, "\x00"))
+	for _, name := range slices.Sorted(maps.Keys(opts.Descriptions)) {
+		fmt.Fprintf(&b, "\x01%s\x00%s", name, opts.Descriptions[name])
+	}
+	fmt.Fprintf(&b, "\x01%p", opts.Tokens)
+	return b.String()
 }
 
 // def returns tool's rendered definition. A shared server's tools are the
@@ -191,8 +213,11 @@ func autoRunSet(s *serverConn) func(*mcp.Tool) bool {
 	}
 }
 
-// modelTools returns the offered tools in the model's shape.
-func (t *toolTable) modelTools() []model.Tool {
+// modelTools returns the offered tools in the model's shape. Every request
+// of every conversation on the table gets the same slice: models read it.
+func (t *toolTable) modelTools() []model.Tool { return t.model() }
+
+func (t *toolTable) renderModelTools() []model.Tool {
 	out := make([]model.Tool, len(t.offered))
 	for i, tool := range t.offered {
 		var def struct {
