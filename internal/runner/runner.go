@@ -133,6 +133,7 @@ func Run(ctx context.Context, cases []*scenario.Case, opts Options) (*Result, er
 
 	// One token cache for the run: every case renders the same catalogs.
 	toks := tokens.NewCache()
+	cfgs := &configs{}
 	if opts.Preflight {
 		if problems := preflight(ctx, cases, pool, toks, opts); len(problems) > 0 {
 			return nil, &scenario.LoadError{Problems: problems}
@@ -199,7 +200,7 @@ func Run(ctx context.Context, cases []*scenario.Case, opts Options) (*Result, er
 				// The slot is the next case's as soon as this one has its
 				// verdict; its record is made durable by the committer.
 				defer func() { <-sem }()
-				return runCase(ctx, i, c, opts, pool, toks)
+				return runCase(ctx, i, c, opts, pool, toks, cfgs)
 			}()
 			commits.add(&rec)
 			return nil
@@ -297,7 +298,7 @@ func isClosed(ch <-chan struct{}) bool {
 // runCase runs one case from start to verdict. Whatever happens, it returns
 // a record: a server that will not start, a model endpoint that fails, or a
 // deadline make a record with status error.
-func runCase(ctx context.Context, idx int, c *scenario.Case, opts Options, pool *host.Pool, toks *tokens.Cache) (rec record.Record) {
+func runCase(ctx context.Context, idx int, c *scenario.Case, opts Options, pool *host.Pool, toks *tokens.Cache, cfgs *configs) (rec record.Record) {
 	start := time.Now()
 	rec = record.Record{
 		Schema: record.SchemaVersion, RunID: opts.RunID, CaseID: c.ID, Scenario: c.Scenario.Name,
@@ -345,8 +346,8 @@ func runCase(ctx context.Context, idx int, c *scenario.Case, opts Options, pool 
 	parent := ctx
 	ctx, cancel := context.WithTimeout(ctx, c.Timeout())
 	defer cancel()
-	hopts, err := caseHostOptions(c, filepath.Join(opts.Dir, logs.base), opts)
-	rec.Settings = settings(hopts, c.Timeout())
+	hopts, err := caseHostOptions(c, func() string { return filepath.Join(opts.Dir, logs.base()) }, opts)
+	rec.Settings = cfgs.settings(c, hopts)
 	if err != nil {
 		infra = err
 		return rec
@@ -356,7 +357,10 @@ func runCase(ctx context.Context, idx int, c *scenario.Case, opts Options, pool 
 		infra = fmt.Errorf("model: %w", err)
 		return rec
 	}
-	hopts.SessionID, hopts.Log, hopts.ServerLog, hopts.Pool, hopts.Tokens = rec.SessionID, &logs.log, &logs.log, pool, toks
+	hopts.SessionID, hopts.Pool, hopts.Tokens = rec.SessionID, pool, toks
+	if opts.Logs != LogsNone {
+		hopts.Log, hopts.ServerLog = &logs.log, &logs.log
+	}
 	if logs.wire != nil {
 		hopts.Wire = logs.wire
 	}
@@ -413,9 +417,9 @@ func runCase(ctx context.Context, idx int, c *scenario.Case, opts Options, pool 
 	return rec
 }
 
-// caseHostOptions are a case's host options: its folder made under dir
+// caseHostOptions are a case's host options: its folder made under dir()
 // (when it uses one), the run's override and process groups.
-func caseHostOptions(c *scenario.Case, dir string, opts Options) (host.Options, error) {
+func caseHostOptions(c *scenario.Case, dir func() string, opts Options) (host.Options, error) {
 	caseDir, err := prepareCaseDir(c, dir)
 	hopts := c.HostOptionsIn(caseDir)
 	if opts.Override != nil {
@@ -466,7 +470,7 @@ func preflight(ctx context.Context, cases []*scenario.Case, pool *host.Pool, tok
 				return nil
 			}
 			defer os.RemoveAll(tmp)
-			hopts, err := caseHostOptions(c, tmp, opts)
+			hopts, err := caseHostOptions(c, func() string { return tmp }, opts)
 			if err != nil {
 				return nil
 			}
