@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"sync"
@@ -66,49 +65,37 @@ func (r *Run) ID() string {
 // ReadRun reads a run folder: records.jsonl (required) and run.json
 // (optional). It works on a run that was interrupted: a last line cut short
 // by a crash is skipped with a warning. Within the run a case ID recorded
-// twice keeps its last record, with a warning.
+// twice keeps its last record, with a warning. A large run is better read
+// with [Scan], which keeps no record.
 func ReadRun(dir string) (*Run, error) {
-	run := &Run{Dir: dir}
+	var (
+		records []Record
+		dups    []string
+		index   = make(map[string]int)
+	)
 	path := filepath.Join(dir, RecordsFile)
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("read run %s: %w", dir, err)
-	}
-	defer f.Close()
-
-	rd := NewReader(f, path)
-	index := make(map[string]int)
-	for {
-		rec, err := rd.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return nil, fmt.Errorf("read run %s: %w", dir, err)
-		}
+	run, err := Scan(dir, func(rec *Record, line int) error {
 		if i, dup := index[rec.CaseID]; dup && rec.CaseID != "" {
-			run.Warnings = append(run.Warnings, fmt.Sprintf("%s:%d: case %q recorded again; the later record is used", path, rd.Line(), rec.CaseID))
-			run.Records[i] = rec
-			continue
+			dups = append(dups, DuplicateWarning(path, line, rec.CaseID))
+			records[i] = *rec
+			return nil
 		}
-		index[rec.CaseID] = len(run.Records)
-		run.Records = append(run.Records, rec)
+		index[rec.CaseID] = len(records)
+		records = append(records, *rec)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
-	run.Warnings = append(rd.Warnings(), run.Warnings...)
-	if len(run.Records) == 0 && len(rd.Warnings()) > 0 {
-		return nil, fmt.Errorf("read run %s: no valid record in %s (%d lines skipped)", dir, RecordsFile, len(rd.Warnings()))
-	}
-
-	info, err := readRunInfo(filepath.Join(dir, RunInfoFile))
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-	case err != nil:
-		// A report from the records alone beats no report.
-		run.Warnings = append(run.Warnings, err.Error())
-	default:
-		run.Info = info
-	}
+	run.Records = records
+	run.Warnings = append(run.Warnings, dups...)
 	return run, nil
+}
+
+// DuplicateWarning says that the record at path:line is of a case recorded
+// before it, and is the one used.
+func DuplicateWarning(path string, line int, caseID string) string {
+	return fmt.Sprintf("%s:%d: case %q recorded again; the later record is used", path, line, caseID)
 }
 
 func readRunInfo(path string) (*RunInfo, error) {
@@ -159,38 +146,60 @@ func NewReader(r io.Reader, name string) *Reader {
 // Next returns the next record, or io.EOF after the last one.
 func (r *Reader) Next() (Record, error) {
 	for {
-		// ReadBytes, not a Scanner: a record with large arguments can exceed
-		// any fixed token size.
-		line, err := r.r.ReadBytes('\n')
-		if len(line) == 0 && err != nil {
-			if errors.Is(err, io.EOF) {
-				return Record{}, io.EOF
-			}
-			return Record{}, fmt.Errorf("%s: %w", r.name, err)
+		line, complete, err := r.readLine()
+		if err != nil {
+			return Record{}, err
 		}
-		if err != nil && !errors.Is(err, io.EOF) {
-			return Record{}, fmt.Errorf("%s:%d: %w", r.name, r.line+1, err)
+		rec, ok, warning, err := decodeLine(r.name, r.line, line, complete)
+		switch {
+		case err != nil:
+			return Record{}, err
+		case warning != "":
+			r.warnings = append(r.warnings, warning)
+		case ok:
+			return rec, nil
 		}
-		r.line++
-		complete := line[len(line)-1] == '\n'
-		line = bytes.TrimSpace(line)
-		if len(line) == 0 {
-			continue
-		}
-		var rec Record
-		if derr := json.Unmarshal(line, &rec); derr != nil {
-			if !complete {
-				r.warnings = append(r.warnings, fmt.Sprintf("%s:%d: skipped a truncated last line (%d bytes): %v", r.name, r.line, len(line), derr))
-			} else {
-				r.warnings = append(r.warnings, fmt.Sprintf("%s:%d: skipped a malformed line: %v", r.name, r.line, derr))
-			}
-			continue
-		}
-		if rec.Schema > SchemaVersion {
-			return Record{}, fmt.Errorf("%s:%d: record schema %d is newer than this program reads (%d)", r.name, r.line, rec.Schema, SchemaVersion)
-		}
-		return rec, nil
 	}
+}
+
+// readLine returns the next line and whether it ended in a newline (a
+// line cut short by a crash does not), or io.EOF.
+func (r *Reader) readLine() (line []byte, complete bool, err error) {
+	// ReadBytes, not a Scanner: a record with large arguments can exceed
+	// any fixed token size.
+	line, err = r.r.ReadBytes('\n')
+	if len(line) == 0 && err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, false, io.EOF
+		}
+		return nil, false, fmt.Errorf("%s: %w", r.name, err)
+	}
+	if err != nil && !errors.Is(err, io.EOF) {
+		return nil, false, fmt.Errorf("%s:%d: %w", r.name, r.line+1, err)
+	}
+	r.line++
+	return line, line[len(line)-1] == '\n', nil
+}
+
+// decodeLine decodes line number num of the file name. A blank line gives
+// nothing; one that does not decode, a warning; a record of a newer schema
+// than this program knows, an error, since its fields may mean something
+// else.
+func decodeLine(name string, num int, line []byte, complete bool) (rec Record, ok bool, warning string, err error) {
+	line = bytes.TrimSpace(line)
+	if len(line) == 0 {
+		return Record{}, false, "", nil
+	}
+	if derr := json.Unmarshal(line, &rec); derr != nil {
+		if !complete {
+			return Record{}, false, fmt.Sprintf("%s:%d: skipped a truncated last line (%d bytes): %v", name, num, len(line), derr), nil
+		}
+		return Record{}, false, fmt.Sprintf("%s:%d: skipped a malformed line: %v", name, num, derr), nil
+	}
+	if rec.Schema > SchemaVersion {
+		return Record{}, false, "", fmt.Errorf("%s:%d: record schema %d is newer than this program reads (%d)", name, num, rec.Schema, SchemaVersion)
+	}
+	return rec, true, "", nil
 }
 
 // Line is the 1-based line number of the record Next last returned.
