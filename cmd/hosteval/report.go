@@ -96,14 +96,13 @@ func runReport(ctx context.Context, e *env, args []string) error {
 // baseline, and appends the Markdown summary to $GITHUB_STEP_SUMMARY when
 // it is set. It returns the checks' verdict.
 func writeReports(e *env, dir string, gates []report.Gate, base *report.Summary, jsonOut bool, view report.Options) (report.Verdict, error) {
-	run, err := record.ReadRun(dir)
+	s, err := report.Read(dir)
 	if err != nil {
 		return report.Verdict{}, err
 	}
-	for _, w := range run.Warnings {
+	for _, w := range s.Warnings {
 		fmt.Fprintf(e.stderr, "hosteval: %s\n", w)
 	}
-	s := report.Aggregate(run)
 	opts := report.Judge(s, gates, base, view)
 	if _, err := report.WriteReports(dir, s, opts); err != nil {
 		return report.Verdict{}, err
@@ -153,11 +152,7 @@ func loadGates(suite *scenario.Suite, file string) ([]report.Gate, error) {
 
 // readSummary aggregates a run folder (a baseline).
 func readSummary(dir string) (*report.Summary, error) {
-	run, err := record.ReadRun(dir)
-	if err != nil {
-		return nil, err
-	}
-	return report.Aggregate(run), nil
+	return report.Read(dir)
 }
 
 var compareCommand = command{

@@ -374,12 +374,27 @@ func (w *Writer) Close() error {
 // WriteFileAtomic writes a file of a run folder whole: to a temporary name
 // beside it, synced, then renamed, so that a reader never sees half of it.
 func WriteFileAtomic(path string, data []byte) error {
+	return WriteAtomic(path, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
+}
+
+// WriteAtomic is [WriteFileAtomic] for a file written as a stream: write
+// writes it through a buffer, and the file appears under path only once
+// write has returned nil and the file is synced.
+func WriteAtomic(path string, write func(io.Writer) error) error {
 	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*")
 	if err != nil {
 		return err
 	}
 	defer os.Remove(tmp.Name()) // a no-op once renamed
-	if _, err := tmp.Write(data); err != nil {
+	bw := bufio.NewWriterSize(tmp, 64<<10)
+	if err := write(bw); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := bw.Flush(); err != nil {
 		tmp.Close()
 		return err
 	}

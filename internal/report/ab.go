@@ -72,7 +72,7 @@ func abTable(groups []*GroupStats, alpha float64) *Table {
 		if i == 0 {
 			row[3], row[6], row[11] = textCell("base"), textCell("base"), textCell("base")
 		} else {
-			gc := compareGroups(base, g, alpha)
+			gc := compareGroups(base, g, Thresholds{Alpha: alpha, MinEffectPct: DefaultMinEffectPct})
 			row[3] = withP(passDelta(gc.PassRate), gc.PassRate)
 			row[6] = relDelta(gc.ToolDefTokens)
 			row[11] = withP(relDelta(gc.P95), gc.P95)

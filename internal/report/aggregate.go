@@ -12,10 +12,16 @@ import (
 
 // SummarySchema is the version of the summary.json schema ([Summary]).
 // Adding a field is compatible; renaming or removing one needs a new version.
-const SummarySchema = 1
+//
+// Version 2 dropped "cases", a copy of every case's figures (200 MB for a
+// run of 100,000 cases, all of it in records.jsonl), for "failures", the
+// cases that did not pass and why. [ReadSummaryJSON] reads both.
+const SummarySchema = 2
 
-// Summary is a run aggregated per case and per group; it is also the
-// content of summary.json, whose schema is versioned by SummarySchema.
+// Summary is a run aggregated per group, with the cases that did not
+// pass; it is also the content of summary.json, whose schema is versioned
+// by SummarySchema. Every case's figures stay in memory as compact rows
+// (for the cases table and JUnit), not in summary.json.
 //
 // summary.json fields (all names are stable within a schema version):
 //
@@ -24,7 +30,8 @@ const SummarySchema = 1
 //	run_id      string    the run's ID (see record.Run.ID)
 //	totals      object    cases, passed, failed, errored, pass_rate over the whole run
 //	groups      []object  one per scenario+variant+model, sorted by those names: see GroupStats
-//	cases       []object  one per case, sorted by scenario, variant, model, repeat: see CaseStats
+//	failures    []object  one per case that did not pass, in case order (scenario, variant, model,
+//	                      repeat): status, case, case_id, where, error, expectations (those that failed)
 //	warnings    []string  lines skipped while reading the run
 //
 // Times are RFC 3339 in UTC; durations are milliseconds; counts are ints;
@@ -37,8 +44,12 @@ type Summary struct {
 	RunID    string          `json:"run_id"`
 	Totals   Totals          `json:"totals"`
 	Groups   []GroupStats    `json:"groups"`
-	Cases    []CaseStats     `json:"cases"`
+	Failures []Failure       `json:"failures"`
 	Warnings []string        `json:"warnings"`
+
+	// cases are every case, in case order; nil for a summary read from a
+	// summary.json of schema 2.
+	cases *caseRows
 }
 
 // Totals counts the cases of a whole run.
@@ -301,104 +312,6 @@ func CaseOf(rec *record.Record) CaseStats {
 	}
 	c.Latency = latencyOf(c.callMS)
 	return c
-}
-
-// Aggregate computes the figures of a run. Cases and groups are sorted by
-// scenario, variant, model (and repeat), so that output does not depend on
-// the order in which cases finished.
-func Aggregate(run *record.Run) *Summary {
-	s := &Summary{
-		Schema:   SummarySchema,
-		Run:      run.Info,
-		RunID:    run.ID(),
-		Cases:    make([]CaseStats, 0, len(run.Records)),
-		Groups:   []GroupStats{},
-		Warnings: slices.Clone(run.Warnings),
-	}
-	if s.Warnings == nil {
-		s.Warnings = []string{}
-	}
-	for i := range run.Records {
-		s.Cases = append(s.Cases, CaseOf(&run.Records[i]))
-	}
-	slices.SortFunc(s.Cases, func(a, b CaseStats) int {
-		return cmp.Or(a.GroupKey.compare(b.GroupKey), cmp.Compare(a.Repeat, b.Repeat), cmp.Compare(a.CaseID, b.CaseID))
-	})
-	for i := 0; i < len(s.Cases); {
-		j := i
-		for j < len(s.Cases) && s.Cases[j].GroupKey == s.Cases[i].GroupKey {
-			j++
-		}
-		g := groupOf(s.Cases[i:j])
-		s.Groups = append(s.Groups, g)
-		s.Totals.Cases += g.Cases
-		s.Totals.Passed += g.Passed
-		s.Totals.Failed += g.Failed
-		s.Totals.Errored += g.Errored
-		i = j
-	}
-	if s.Totals.Cases > 0 {
-		s.Totals.PassRate = float64(s.Totals.Passed) / float64(s.Totals.Cases)
-	}
-	return s
-}
-
-// groupOf aggregates the cases of one group; cases is not empty.
-func groupOf(cases []CaseStats) GroupStats {
-	g := GroupStats{GroupKey: cases[0].GroupKey, Cases: len(cases)}
-	codes := make(map[int]int)
-	var steps, calls, requests, resultBytes, caseMS, defTotal float64
-	for i := range cases {
-		c := &cases[i]
-		switch c.Status {
-		case record.StatusPass:
-			g.Passed++
-		case record.StatusError:
-			g.Errored++
-		default:
-			// Any status but pass and error counts as a failure, so that
-			// an unexpected status is never reported as a pass.
-			g.Failed++
-		}
-		steps += float64(c.Steps)
-		calls += float64(c.ToolCalls)
-		requests += float64(c.ModelRequests)
-		resultBytes += float64(c.ResultBytes)
-		caseMS += c.MS
-		defTotal += float64(c.ToolDefTokensTotal)
-
-		g.ToolDefBytes = max(g.ToolDefBytes, c.ToolDefBytes)
-		g.ToolDefTokens = max(g.ToolDefTokens, c.ToolDefTokens)
-		g.ToolCalls += c.ToolCalls
-		g.ModelRequests += c.ModelRequests
-		g.UnknownTools += c.UnknownTools
-		g.BadArguments += c.BadArguments
-		g.Denied += c.Denied
-		g.Timeouts += c.Timeouts
-		g.ProtocolErrors += c.ProtocolErrors
-		for _, cc := range c.ErrorCodes {
-			codes[cc.Code] += cc.Count
-		}
-		g.VersionFailures += c.VersionFailures
-		g.AskedUser += c.AskedUser
-		g.Clipped += c.Clipped
-		g.ResultBytes += c.ResultBytes
-		g.MaxResultBytes = max(g.MaxResultBytes, c.MaxResultBytes)
-		g.ToolDefTokensTotal += c.ToolDefTokensTotal
-		g.Usage = g.Usage.Add(c.Usage)
-		g.callMS = append(g.callMS, c.callMS...)
-	}
-	g.ErrorCodes = codeCounts(codes)
-	n := float64(g.Cases)
-	g.PassRate = float64(g.Passed) / n
-	g.MeanSteps = steps / n
-	g.MeanToolCalls = calls / n
-	g.MeanModelRequests = requests / n
-	g.MeanResultBytes = resultBytes / n
-	g.MeanCaseMS = caseMS / n
-	g.MeanToolDefTokensTotal = defTotal / n
-	g.Latency = latencyOf(g.callMS)
-	return g
 }
 
 // codeCounts lists codes by code; never nil, so that summary.json has [].

@@ -263,8 +263,8 @@ func TestCompareFromSummaryJSON(t *testing.T) {
 	if g := c.Groups[0]; g.P95.Tested || !g.PassRate.Tested {
 		t.Errorf("p95 tested = %v, pass rate tested = %v; want false, true", g.P95.Tested, g.PassRate.Tested)
 	}
-	if _, err := ReadSummaryJSON(strings.NewReader(`{"schema": 2}`)); err == nil {
-		t.Error("schema 2 read without error")
+	if _, err := ReadSummaryJSON(strings.NewReader(`{"schema": 3}`)); err == nil {
+		t.Error("schema 3 read without error")
 	}
 }
 
@@ -282,8 +282,8 @@ func TestCompareTablesShowNoise(t *testing.T) {
 		"tool-definition tokens per request": {"100", "120", "+20%", "(exact n=3+3)"},
 		"result bytes per case":              {"0", "0", "0%", "(exact n=3+3)"},
 		"unknown tools per case":             {"0", "0", "0", "(exact n=3+3)"},
-		"call latency p50 (ms)":              {"20.0", "19.0", "~", "(p=1.000 n=3+3)"},
-		"call latency p95 (ms)":              {"29.0", "29.8", "~", "(p=1.000 n=3+3)"},
+		"call latency p50 (ms)":              {"20.0", "19.0", "~", "(p=1.000 n=3+3, x1.03 [0.37, 3.10])"},
+		"call latency p95 (ms)":              {"29.0", "29.8", "~", "(p=1.000 n=3+3, x1.03 [0.37, 3.10])"},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("table cells (-want +got):\n%s", diff)

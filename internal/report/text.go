@@ -39,10 +39,28 @@ func (o Options) fit(t *table.Table) *table.Table {
 }
 
 // CaseTable has one row per case.
-func CaseTable(s *Summary) *Table { return caseTable(s, false) }
+func CaseTable(s *Summary) *Table { return caseTable(s, false, -1) }
 
-// caseTable has one row per case, or per case that did not pass.
-func caseTable(s *Summary, failedOnly bool) *Table {
+// ListedCases is the most cases the report files (Markdown, HTML) list:
+// past it, they list the cases that did not pass, that many at most, and
+// junit.xml and records.jsonl have every case.
+const ListedCases = 1000
+
+// filesCaseTable is the cases table of the report files, and the title of
+// the part that holds it.
+func filesCaseTable(s *Summary) (*Table, string) {
+	if s.caseCount() <= ListedCases {
+		return CaseTable(s), "All cases"
+	}
+	t := caseTable(s, true, ListedCases)
+	shown, failing := len(t.Rows), len(s.Failures)
+	t.Notes = append(t.Notes, fmt.Sprintf("%d of %d cases did not pass; %d listed here; junit.xml and records.jsonl have every case", failing, s.caseCount(), shown))
+	return t, "Cases that did not pass"
+}
+
+// caseTable has one row per case, or per case that did not pass; limit
+// bounds the rows (< 0: no bound).
+func caseTable(s *Summary, failedOnly bool, limit int) *Table {
 	t := &Table{
 		Title: "Cases",
 		Columns: []Column{
@@ -56,10 +74,12 @@ func caseTable(s *Summary, failedOnly bool) *Table {
 			{Name: "tokens", Right: true, Priority: 13},
 		},
 	}
-	for i := range s.Cases {
-		c := &s.Cases[i]
+	for c := range s.allCases() {
 		if failedOnly && c.Passed() {
 			continue
+		}
+		if limit >= 0 && len(t.Rows) >= limit {
+			break
 		}
 		t.Rows = append(t.Rows, []Cell{
 			textCell(c.Name), statusCell(c.Status),
@@ -182,11 +202,11 @@ func WriteText(w io.Writer, s *Summary, opts Options) error {
 // or opts asks for them, else only those that did not pass, with a note
 // that says how to list the rest.
 func writeCasesText(w io.Writer, s *Summary, opts Options) error {
-	if opts.AllCases || len(s.Cases) <= SmallRun {
+	if opts.AllCases || s.caseCount() <= SmallRun {
 		return opts.fit(CaseTable(s)).WriteText(w)
 	}
-	t := caseTable(s, true)
-	passed := len(s.Cases) - len(t.Rows)
+	t := caseTable(s, true, -1)
+	passed := s.caseCount() - len(t.Rows)
 	if len(t.Rows) == 0 {
 		_, err := fmt.Fprintf(w, "Cases\nall %d cases passed (-cases lists them)\n", passed)
 		return err
