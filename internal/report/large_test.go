@@ -214,3 +214,32 @@ func BenchmarkReport5000(b *testing.B) {
 	}
 	b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "cases/s")
 }
+
+// BenchmarkCompareIdentical is the last row of issue 15's table: `hosteval
+// compare` of two runs of 5,000 cases whose call latencies come from one
+// distribution (each run read from its records.jsonl, as compare does).
+// It reports the regressions found, which must be 0, and the estimated
+// ratio new/old of call latency.
+func BenchmarkCompareIdentical(b *testing.B) {
+	oldDir, newDir := filepath.Join(b.TempDir(), "old"), filepath.Join(b.TempDir(), "new")
+	synthRun(b, oldDir, "old", 5000, 20, 1, 0)
+	synthRun(b, newDir, "new", 5000, 20, 2, 0)
+	var c *Comparison
+	for b.Loop() {
+		old, err := Read(oldDir)
+		if err != nil {
+			b.Fatal(err)
+		}
+		cur, err := Read(newDir)
+		if err != nil {
+			b.Fatal(err)
+		}
+		c = Compare(old, cur, DefaultThresholds())
+	}
+	regressed := 0.0
+	if c.Verdict.Regressed {
+		regressed = 1
+	}
+	b.ReportMetric(regressed, "regressions")
+	b.ReportMetric(c.Groups[0].P50.Effect.Est, "new/old")
+}
