@@ -12,7 +12,7 @@ NODE_STAMP := $(NODE_DIR)/node_modules/.npm-ci-done
 # make test must finish well within CI's limit on 2 cores.
 TEST_TIMEOUT ?= 15m
 
-.PHONY: all build run test vet conformance node-deps bench fuzz clean
+.PHONY: all build run test vet conformance node-deps bench bench-peers fuzz clean
 
 all: build
 
@@ -49,6 +49,18 @@ conformance: build node-deps
 ## bench: the Go benchmarks (speed and memory targets)
 bench: build
 	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+## bench-peers: 100 echo calls on server-everything, whole processes in
+## turns: hosteval against the bare go-sdk client (tools/bench/sdkcall) and
+## the eval harnesses of tools/bench that can make them without a model;
+## prints each one's median time and its ratio to the bare client. Not part
+## of make test.
+BENCH_STAMP := tools/bench/node_modules/.npm-ci-done
+bench-peers: node-deps $(BENCH_STAMP)
+	$(GO) run ./tools/bench/peers -rounds $(or $(ROUNDS),9)
+$(BENCH_STAMP): tools/bench/package.json tools/bench/package-lock.json
+	npm ci --prefix tools/bench --ignore-scripts --no-audit --no-fund --loglevel=error
+	touch $@
 
 ## fuzz: every Go fuzz target (the scenario loader, scripted calls, ...)
 ## for FUZZTIME each; not part of make test, which runs their seed corpora

@@ -46,15 +46,14 @@ func Aggregate(run *record.Run) *Summary {
 // exact percentiles and the tests of Compare), and of each case that did
 // not pass its Failure.
 type aggregator struct {
-	rows     []caseRow
-	failures []Failure
-	groups   []*groupCalls
-	byKey    map[GroupKey]int32
+	rows   []caseRow
+	groups []*groupCalls
+	byKey  map[GroupKey]int32
 	// tables holds what rows point to; it becomes the summary's.
 	tables caseTables
 	strIdx map[string]int32
-	// serverIdx finds a server list in tables.servers by serversKey: with
-	// shared servers every case of a run has the same one.
+	// serverIdx finds a server list in tables.servers (see serverList):
+	// with shared servers every case of a run has the same one.
 	serverIdx map[string]int32
 	// fromFile is set when records come from a file, where a case
 	// recorded again replaces its earlier record.
