@@ -52,14 +52,15 @@ bench: build
 
 ## bench-peers: 100 echo calls on server-everything, whole processes in
 ## turns: hosteval against the bare go-sdk client (tools/bench/sdkcall) and
-## the eval harnesses of tools/bench that can make them without a model;
-## prints each one's median time and its ratio to the bare client. Not part
-## of make test.
-BENCH_STAMP := tools/bench/node_modules/.npm-ci-done
+## the eval harnesses of tools/bench/_npm (mcpvals, promptfoo: installed
+## without their scripts, as mcpvals's runs pnpm); prints each one's
+## median time and its ratio to the bare client. Not part of make test.
+BENCH_NPM := tools/bench/_npm
+BENCH_STAMP := $(BENCH_NPM)/node_modules/.npm-ci-done
 bench-peers: node-deps $(BENCH_STAMP)
 	$(GO) run ./tools/bench/peers -rounds $(or $(ROUNDS),9)
-$(BENCH_STAMP): tools/bench/package.json tools/bench/package-lock.json
-	npm ci --prefix tools/bench --ignore-scripts --no-audit --no-fund --loglevel=error
+$(BENCH_STAMP): $(BENCH_NPM)/package.json $(BENCH_NPM)/package-lock.json
+	npm ci --prefix $(BENCH_NPM) --ignore-scripts --no-audit --no-fund --loglevel=error
 	touch $@
 
 ## fuzz: every Go fuzz target (the scenario loader, scripted calls, ...)
@@ -74,4 +75,4 @@ fuzz:
 	done
 
 clean:
-	rm -rf $(BIN) $(NODE_DIR)/node_modules
+	rm -rf $(BIN) $(NODE_DIR)/node_modules $(BENCH_NPM)/node_modules

@@ -19,6 +19,15 @@ type Template struct {
 // NewTemplate returns a Template of cfg; cfg is checked on first use.
 func NewTemplate(cfg Config) *Template { return &Template{cfg: cfg} }
 
+// TemplateOf returns the Template of cfg when m is what [New] built of it
+// and has not been used yet: a loader that built a model to check its
+// configuration need not parse it again.
+func TemplateOf(cfg Config, m Model) *Template {
+	t := &Template{cfg: cfg, built: m}
+	t.once.Do(func() {})
+	return t
+}
+
 // New returns a model for a new conversation, or the error [New] gives
 // for the configuration.
 func (t *Template) New() (Model, error) {

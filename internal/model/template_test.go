@@ -60,3 +60,25 @@ func TestTemplateSharesRulesAndReportsErrors(t *testing.T) {
 		}
 	}
 }
+
+func TestTemplateOfReusesWhatWasBuilt(t *testing.T) {
+	cfg := Config{Scripted: []ScriptStep{{Answer: "one"}}}
+	m, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := TemplateOf(cfg, m)
+	a, _ := tmpl.New()
+	b, _ := tmpl.New()
+	if a == m || a == b {
+		t.Fatal("a scripted conversation's model was handed out twice")
+	}
+	for _, c := range []Model{a, b} {
+		if r, _ := c.Next(context.Background(), Request{}); r.Text != "one" {
+			t.Errorf("first answer %q, want one", r.Text)
+		}
+	}
+	if &a.(*Scripted).steps[0] != &m.(*Scripted).steps[0] {
+		t.Error("the script was parsed again")
+	}
+}

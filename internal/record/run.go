@@ -374,16 +374,22 @@ func (w *Writer) Close() error {
 // WriteFileAtomic writes a file of a run folder whole: to a temporary name
 // beside it, synced, then renamed, so that a reader never sees half of it.
 func WriteFileAtomic(path string, data []byte) error {
-	return WriteAtomic(path, func(w io.Writer) error {
+	return writeAtomic(path, true, func(w io.Writer) error {
 		_, err := w.Write(data)
 		return err
 	})
 }
 
-// WriteAtomic is [WriteFileAtomic] for a file written as a stream: write
-// writes it through a buffer, and the file appears under path only once
-// write has returned nil and the file is synced.
-func WriteAtomic(path string, write func(io.Writer) error) error {
+// WriteRebuildable writes a file rebuilt from the records (a report) as a
+// stream: write writes it through a buffer, and the file appears under
+// path, renamed, once write has returned nil. It is not synced, which
+// spares a run an fsync per report. A reader never sees half of it; after a crash of the machine
+// it may be empty, and `hosteval report` writes it again.
+func WriteRebuildable(path string, write func(io.Writer) error) error {
+	return writeAtomic(path, false, write)
+}
+
+func writeAtomic(path string, sync bool, write func(io.Writer) error) error {
 	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*")
 	if err != nil {
 		return err
@@ -400,9 +406,11 @@ func WriteAtomic(path string, write func(io.Writer) error) error {
 	}
 	// Sync before the rename, or a crash could leave an empty file under
 	// the final name.
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
+	if sync {
+		if err := tmp.Sync(); err != nil {
+			tmp.Close()
+			return err
+		}
 	}
 	if err := tmp.Close(); err != nil {
 		return err

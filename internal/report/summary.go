@@ -66,7 +66,7 @@ const (
 // WriteReports writes summary.json, junit.xml, report.md and report.html
 // into dir (usually the run folder) and returns their paths. Each file is
 // written whole to a temporary name and renamed, so that a reader never
-// sees half a report.
+// sees half a report; none is synced, since the records rebuild them.
 func WriteReports(dir string, s *Summary, opts Options) ([]string, error) {
 	files := []struct {
 		name  string
@@ -81,7 +81,7 @@ func WriteReports(dir string, s *Summary, opts Options) ([]string, error) {
 	for _, f := range files {
 		path := filepath.Join(dir, f.name)
 		var werr error
-		err := record.WriteAtomic(path, func(w io.Writer) error {
+		err := record.WriteRebuildable(path, func(w io.Writer) error {
 			// A renderer's error names what it wrote; the file's, the file.
 			werr = f.write(w)
 			return werr

@@ -68,6 +68,9 @@ func (s *Suite) Cases(opts CaseOptions) ([]*Case, error) {
 			if m.Name == "" {
 				opts.Models[i].Name = built.Name()
 			}
+			if m.template == nil {
+				opts.Models[i].template = model.TemplateOf(m.Config, built)
+			}
 			if seen[opts.Models[i].Name] {
 				return nil, fmt.Errorf("model %s is given twice", opts.Models[i].Name)
 			}
@@ -100,7 +103,9 @@ func (s *Suite) Cases(opts CaseOptions) ([]*Case, error) {
 			models = slices.Clone(opts.Models)
 		}
 		for i := range models {
-			models[i].template = model.NewTemplate(models[i].Config)
+			if models[i].template == nil {
+				models[i].template = model.NewTemplate(models[i].Config)
+			}
 		}
 		repeat := sc.repeat
 		if opts.Repeat > 0 {

@@ -2,8 +2,9 @@
 // harnesses on one job: 100 calls of server-everything's echo tool, each
 // tool a whole process started from scratch, as a person would run it. The
 // floor is sdkcall (the bare go-sdk client, a program of its own); the
-// peers are those of tools/bench/node_modules that can do the job without
-// a model or a network. The processes run in turns (A, B, C, then C, B,
+// peers are those of tools/bench/_npm (npm ci --prefix tools/bench/_npm;
+// the go tool skips a folder whose name starts with "_", and promptfoo
+// ships Go files) that can do the job without a model or a network. The processes run in turns (A, B, C, then C, B,
 // A, ...), and each one's time is given as the median over its runs and
 // as the median of its ratios to the floor's run of the same round, so
 // that a busy machine's load weighs on all alike. `make bench-peers` runs
@@ -26,6 +27,7 @@ import (
 type peer struct {
 	name string
 	args []string
+	env  []string
 	// why says why a peer is left out (not installed, needs a model).
 	why string
 }
@@ -67,14 +69,14 @@ func job(root, dir string, n int) ([]peer, error) {
 	return append(peers, npmPeers(root, dir, node, everything, n)...), nil
 }
 
-// npmPeers are the harnesses of tools/bench/node_modules (npm ci --prefix
-// tools/bench), each with why it can or cannot make the calls here.
+// npmPeers are the harnesses of tools/bench/_npm, each with why it can or
+// cannot make the calls here.
 func npmPeers(root, dir, node, everything string, n int) []peer {
-	modules := filepath.Join(root, "tools/bench/node_modules")
+	modules := filepath.Join(root, "tools/bench/_npm/node_modules")
 	var peers []peer
 	for _, name := range []string{"mcpvals", "promptfoo"} {
 		if _, err := os.Stat(filepath.Join(modules, name, "package.json")); err != nil {
-			peers = append(peers, peer{name: name, why: "not installed (npm ci --prefix tools/bench)"})
+			peers = append(peers, peer{name: name, why: "not installed (npm ci --prefix tools/bench/_npm --ignore-scripts)"})
 			continue
 		}
 		peers = append(peers, npmPeer(name, modules, dir, node, everything, n))
@@ -126,7 +128,7 @@ func run(w io.Writer, root string, rounds, calls int) error {
 		}
 		took := make([]time.Duration, len(ready))
 		for _, i := range order {
-			d, err := timeRun(dir, ready[i].args)
+			d, err := timeRun(dir, ready[i])
 			if err != nil {
 				return fmt.Errorf("%s: %w", ready[i].name, err)
 			}
@@ -145,10 +147,10 @@ func run(w io.Writer, root string, rounds, calls int) error {
 	return nil
 }
 
-func timeRun(dir string, args []string) (time.Duration, error) {
-	cmd := exec.Command(args[0], args[1:]...)
+func timeRun(dir string, p peer) (time.Duration, error) {
+	cmd := exec.Command(p.args[0], p.args[1:]...)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "CI=true", "NO_COLOR=1")
+	cmd.Env = append(append(os.Environ(), "CI=true", "NO_COLOR=1"), p.env...)
 	start := time.Now()
 	out, err := cmd.CombinedOutput()
 	if err != nil {

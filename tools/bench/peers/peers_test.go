@@ -24,7 +24,7 @@ func BenchmarkEcho100VsSDK(b *testing.B) {
 	}
 	side := func(p peer) interleave.Side {
 		return interleave.Side{Name: p.name, Run: func() int {
-			if _, err := timeRun(dir, p.args); err != nil {
+			if _, err := timeRun(dir, p); err != nil {
 				b.Fatal(err)
 			}
 			return 1
