@@ -26,8 +26,6 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
-
-	"github.com/hosteval/hosteval/internal/host"
 )
 
 // Exit codes.
@@ -73,10 +71,7 @@ func commands() []command {
 		toolsCommand,
 		chatCommand,
 		conformanceCommand,
-		{name: "version", summary: "print the version", usage: "hosteval version", run: func(_ context.Context, e *env, _ []string) int {
-			fmt.Fprintln(e.stdout, "hosteval", host.Version)
-			return exitOK
-		}},
+		versionCommand,
 	}
 }
 
