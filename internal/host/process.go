@@ -158,8 +158,8 @@ func (p *process) stop() {
 }
 
 func (p *process) signal(sig syscall.Signal) {
-	// The negative pid signals the process group the child leads.
-	if err := syscall.Kill(-p.cmd.Process.Pid, sig); err != nil {
+	// The whole process group the child leads (see signalGroup).
+	if err := signalGroup(p.cmd.Process.Pid, sig); err != nil {
 		p.cmd.Process.Signal(sig)
 	}
 }
