@@ -119,6 +119,11 @@ func (r release) checkBinary(path, goos, goarch string) (string, []error) {
 		return "", []error{err}
 	}
 	errs := b.check(goos, goarch)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return "", append(errs, err)
+	}
+	errs = append(errs, r.checkStamped(data)...)
 	bi, err := buildinfo.ReadFile(path)
 	if err != nil {
 		errs = append(errs, fmt.Errorf("no Go build info: %w", err))
@@ -128,11 +133,7 @@ func (r release) checkBinary(path, goos, goarch string) (string, []error) {
 	if len(errs) == 0 && goos == runtime.GOOS && goarch == runtime.GOARCH {
 		errs = append(errs, r.checkRuns(path, goos, goarch)...)
 	}
-	st, err := os.Stat(path)
-	if err != nil {
-		return "", append(errs, err)
-	}
-	desc := fmt.Sprintf("%s %s, %s, %.1f MB", b.format, b.arch, b.linking(), float64(st.Size())/1e6)
+	desc := fmt.Sprintf("%s %s, %s, %.1f MB", b.format, b.arch, b.linking(), float64(len(data))/1e6)
 	return desc, errs
 }
 
@@ -204,8 +205,16 @@ func inspect(path string) (executable, error) {
 		case pe.IMAGE_FILE_MACHINE_ARM64:
 			b.arch = "arm64"
 		}
-		if b.libs, err = f.ImportedLibraries(); err != nil {
+		// debug/pe lists no libraries, but names each imported symbol's
+		// DLL ("CreateFileW:kernel32.dll").
+		syms, err := f.ImportedSymbols()
+		if err != nil {
 			return executable{}, fmt.Errorf("bad PE import table: %w", err)
+		}
+		for _, sym := range syms {
+			if _, dll, ok := strings.Cut(sym, ":"); ok && !slices.Contains(b.libs, strings.ToLower(dll)) {
+				b.libs = append(b.libs, strings.ToLower(dll))
+			}
 		}
 		return b, nil
 	}
@@ -236,7 +245,7 @@ func (b executable) linking() string {
 	if b.interp == "" && len(b.libs) == 0 {
 		return "static"
 	}
-	return "system libraries only"
+	return fmt.Sprintf("%d system libraries only", len(b.libs))
 }
 
 func formatOf(goos string) string {
@@ -253,16 +262,13 @@ func formatOf(goos string) string {
 
 // systemLibrary says whether every machine of goos has lib. A Go binary
 // without cgo needs no library on Linux; on macOS it calls libSystem (and
-// the Security framework for certificates), on Windows kernel32.dll.
+// the Security framework for certificates), on Windows kernel32.dll (and
+// loads the rest itself at run time).
 func systemLibrary(goos, lib string) bool {
 	switch goos {
 	case "darwin":
 		return strings.HasPrefix(lib, "/usr/lib/") || strings.HasPrefix(lib, "/System/Library/")
 	case "windows":
-		lib = strings.ToLower(lib)
-		if i := strings.IndexByte(lib, ':'); i >= 0 {
-			lib = lib[:i] // debug/pe appends ":symbol" to each import
-		}
 		return slices.Contains([]string{"kernel32.dll", "ntdll.dll", "advapi32.dll", "ws2_32.dll", "winmm.dll"}, lib)
 	}
 	return false
@@ -284,10 +290,17 @@ func (r release) checkBuildInfo(bi *buildinfo.BuildInfo, goos, goarch string) []
 			errs = append(errs, fmt.Errorf("built with %s=%q, want %q", k, settings[k], want[k]))
 		}
 	}
-	ldflags := settings["-ldflags"]
-	for _, x := range []string{buildinfoPkg + ".version=" + r.version, buildinfoPkg + ".revision=" + r.revision} {
-		if !strings.Contains(ldflags, x) {
-			errs = append(errs, fmt.Errorf("-ldflags %q do not set %s", ldflags, x))
+	return errs
+}
+
+// checkStamped looks for the version and the revision that -ldflags -X
+// wrote into the binary's data: the build info does not record -ldflags
+// under -trimpath, and a binary for another platform cannot be run.
+func (r release) checkStamped(data []byte) []error {
+	var errs []error
+	for _, v := range []string{r.version, r.revision} {
+		if !bytes.Contains(data, []byte(v)) {
+			errs = append(errs, fmt.Errorf("%q is not in the binary: not built with -X %s=...", v, buildinfoPkg))
 		}
 	}
 	return errs

@@ -133,3 +133,14 @@ func containsErr(errs []error, s string) bool {
 	}
 	return false
 }
+
+func TestCheckStamped(t *testing.T) {
+	r := release{version: "v1.2.3", revision: "75b8e07f9f16b6cf8e8a423d1c4316ba403c0aa9"}
+	if errs := r.checkStamped([]byte("..v1.2.3..75b8e07f9f16b6cf8e8a423d1c4316ba403c0aa9..")); len(errs) != 0 {
+		t.Errorf("checkStamped of a stamped binary = %v, want none", errs)
+	}
+	errs := r.checkStamped([]byte("..v1.2.4..75b8e07f9f16b6cf8e8a423d1c4316ba403c0aa9.."))
+	if len(errs) != 1 || !strings.Contains(errs[0].Error(), `"v1.2.3" is not in the binary`) {
+		t.Errorf("checkStamped of a binary without the version = %v, want one error naming it", errs)
+	}
+}
