@@ -245,7 +245,7 @@ func (b executable) linking() string {
 	if b.interp == "" && len(b.libs) == 0 {
 		return "static"
 	}
-	return fmt.Sprintf("%d system libraries only", len(b.libs))
+	return fmt.Sprintf("system libraries only (%d)", len(b.libs))
 }
 
 func formatOf(goos string) string {
