@@ -23,10 +23,11 @@ MODULES_STAMP := $(BIN)/.go-mod-download-done
 TEST_TIMEOUT ?= 15m
 
 # What the binaries say of themselves (`hosteval version`): the release tag at
-# HEAD if there is one, the commit, and whether the tree had changes. The go
-# command stamps these itself in a plain clone, but not in a git worktree nor
-# in a tree without .git (the container build), so they are passed at link
-# time too. A release names its version: make release VERSION=v1.2.3
+# HEAD if there is one, else a Go pseudo-version of HEAD (+dirty when the tree
+# had changes), the commit, and whether the tree had changes. The go command
+# stamps the same itself in a plain clone, but not in a git worktree, in a
+# tree without .git (the container build) or with -buildvcs=false, so they are
+# passed at link time. A release names its version: make release VERSION=v1.2.3
 BUILDINFO := github.com/hosteval/hosteval/internal/buildinfo
 VERSION  ?= $(shell git describe --tags --exact-match --match 'v[0-9]*' 2>/dev/null)
 REVISION ?= $(shell git rev-parse HEAD 2>/dev/null)
@@ -34,11 +35,10 @@ MODIFIED ?= $(shell s=$$(git status --porcelain 2>/dev/null) && { [[ -z $$s ]] &
 VERSION  := $(VERSION)
 REVISION := $(REVISION)
 MODIFIED := $(MODIFIED)
-LDFLAGS  := -X $(BUILDINFO).version=$(VERSION) -X $(BUILDINFO).revision=$(REVISION) -X $(BUILDINFO).modified=$(MODIFIED)
+BUILD_VERSION := $(or $(VERSION),$(if $(REVISION),v0.0.0-$(shell TZ=UTC git log -1 --format=%cd --date=format-local:%Y%m%d%H%M%S 2>/dev/null)-$(shell git rev-parse --short=12 HEAD 2>/dev/null)$(if $(filter true,$(MODIFIED)),+dirty)))
+LDFLAGS  := -X $(BUILDINFO).version=$(BUILD_VERSION) -X $(BUILDINFO).revision=$(REVISION) -X $(BUILDINFO).modified=$(MODIFIED)
 
-# A release without a tag gets a Go pseudo-version of HEAD (as `go build`
-# stamps it), +dirty when the tree had changes.
-RELEASE_VERSION := $(or $(VERSION),v0.0.0-$(shell TZ=UTC git log -1 --format=%cd --date=format-local:%Y%m%d%H%M%S 2>/dev/null)-$(shell git rev-parse --short=12 HEAD 2>/dev/null)$(if $(filter true,$(MODIFIED)),+dirty))
+RELEASE_VERSION := $(BUILD_VERSION)
 # File names drop the leading v, as GoReleaser's do (.goreleaser.yaml).
 RELEASE_NAME := hosteval_$(RELEASE_VERSION:v%=%)
 RELEASE_PLATFORMS := linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 windows/arm64
