@@ -132,7 +132,7 @@ release-check: release
 ## image: the container image (Dockerfile); needs a Docker engine
 image:
 	@echo "==> building the container image $(IMAGE)"
-	docker build --build-arg VERSION=$(VERSION) --build-arg REVISION=$(REVISION) --build-arg MODIFIED=$(MODIFIED) -t $(IMAGE) .
+	docker build --build-arg VERSION=$(BUILD_VERSION) --build-arg REVISION=$(REVISION) --build-arg MODIFIED=$(MODIFIED) -t $(IMAGE) .
 
 lint: lint-docker lint-ci lint-k8s
 
