@@ -9,6 +9,7 @@
 //	catalog   measure what a tool catalog costs in model context
 //	tools     list the host's namespaced tool table
 //	chat      talk to a model through the host, or call tools by hand
+//	merge     merge the run folders of a suite's shards into one run
 //	version   print the version
 //
 // Exit codes: 0 every case passed and every gate held; 1 a case or a gate
@@ -89,6 +90,7 @@ func commands() []command {
 		chatCommand,
 		conformanceCommand,
 		schemaCommand,
+		mergeCommand,
 		{name: "version", summary: "print the version", usage: "hosteval version", run: func(_ context.Context, e *env, _ []string) error {
 			_, err := fmt.Fprintln(e.stdout, "hosteval", host.Version)
 			return err

@@ -72,7 +72,13 @@ func runRun(ctx context.Context, e *env, args []string) error {
 	baseline := fs.String("baseline", "", "a run folder to compare with and to resolve 'baseline' in gates")
 	var budgets budgetFlags
 	budgets.register(fs)
+	var shards shardFlags
+	shards.register(fs)
 	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	shard, err := shards.selected(e.getenv)
+	if err != nil {
 		return err
 	}
 	if *concurrency < 1 {
@@ -118,6 +124,12 @@ func runRun(ctx context.Context, e *env, args []string) error {
 	if len(cases) == 0 {
 		return usagef("no scenario matches -run %q", *runFilter)
 	}
+	suiteID := runner.SuiteID(suite, cases)
+	if !shard.IsZero() {
+		all := len(cases)
+		cases = runner.SelectShard(cases, shard)
+		fmt.Fprintf(e.stderr, "shard %s: %d of the suite's %d cases\n", shard, len(cases), all)
+	}
 	// Only the scenarios that run are judged by their own gates: a -run
 	// filter must not fail the gates of a scenario it left out.
 	ran := &scenario.Suite{}
@@ -144,7 +156,7 @@ func runRun(ctx context.Context, e *env, args []string) error {
 	start := time.Now()
 	prog := newProgress(e.stderr, isTerminal(e), len(cases), start)
 	opts := runner.Options{
-		Dir: dir, RunID: *runID, Args: append([]string{"hosteval", "run"}, args...),
+		Dir: dir, RunID: *runID, Args: append([]string{"hosteval", "run"}, args...), Suite: suiteID, Shard: shard,
 		Concurrency: *concurrency, Share: *share, Wire: *wire, Logs: *logs, Preflight: *preflight,
 		OnCase: prog.done,
 		Drain:  e.interrupt.first, DrainGrace: drainGrace, Abort: e.interrupt.second, Groups: e.groups,
