@@ -176,7 +176,11 @@ func runMerge(ctx context.Context, e *env, args []string) error {
 		for i, m := range res.Info.MissingShards {
 			missing[i] = m.String()
 		}
-		fmt.Fprintf(e.stderr, "hosteval: merge: -partial: without shards %s; their cases are not in the run\n", strings.Join(missing, ", "))
+		what := "shard %s: its cases are"
+		if len(missing) > 1 {
+			what = "shards %s: their cases are"
+		}
+		fmt.Fprintf(e.stderr, "hosteval: merge: -partial: without "+what+" not in the run\n", strings.Join(missing, ", "))
 	}
 	var unfinished []string
 	for _, sh := range res.Unfinished {
