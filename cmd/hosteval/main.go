@@ -2,6 +2,7 @@
 //
 // Subcommands:
 //
+//	init      start a suite for a server: servers.yaml, a scenario per tool, gates
 //	run       run scenario files and write results/<run-id>/
 //	report    rebuild reports from a results folder
 //	compare   compare two runs, benchstat style
@@ -81,6 +82,7 @@ type command struct {
 
 func commands() []command {
 	return []command{
+		initCommand,
 		runCommand,
 		reportCommand,
 		compareCommand,
