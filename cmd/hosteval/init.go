@@ -294,4 +294,3 @@ func expandSpec(spec host.ServerSpec, dir string, getenv func(string) string) (h
 	}
 	return out, cleanup, nil
 }
-

@@ -235,7 +235,7 @@ func scenarioFile(s Server, dir string) []byte {
 		"One scenario per tool: a scripted model calls the tool once with the",
 		"arguments below, then answers; the expectation is that the call succeeds.",
 		"Run it with",
-		"  hosteval run -gates "+dir+GatesFile+" "+dir,
+		"  hosteval run -gates " + dir + GatesFile + " " + dir,
 		"",
 		"Next: replace every value marked TODO (made up from the argument's type) with one",
 		"that works against your server; then expect more of each call (result_matches,",
