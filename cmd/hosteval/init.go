@@ -232,7 +232,11 @@ func commandFrom(command, dir string) string {
 	if err != nil {
 		return command
 	}
-	return filepath.ToSlash(rel)
+	rel = filepath.ToSlash(rel)
+	if !strings.Contains(rel, "/") {
+		rel = "./" + rel // without a slash it would be looked up on PATH
+	}
+	return rel
 }
 
 var varRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)

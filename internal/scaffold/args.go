@@ -101,7 +101,7 @@ func (f filler) value(s map[string]any, depth int) (*yaml.Node, string) {
 		} else if m, ok := number(s["maximum"]); ok && m < n {
 			n = m
 		}
-		return &yaml.Node{Kind: yaml.ScalarNode, Tag: tagOf(s), Value: strconv.FormatFloat(n, 'f', -1, 64)}, made
+		return node(n), made
 	case "boolean":
 		return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!bool", Value: "false"}, made
 	case "null":
@@ -133,7 +133,24 @@ func (f filler) value(s map[string]any, depth int) (*yaml.Node, string) {
 		}
 		return m, made
 	}
+	if v, ok := formatPlaceholders[str2(s["format"])]; ok {
+		return str(v), made
+	}
 	return str(Placeholder), made
+}
+
+// formatPlaceholders are made-up strings of the formats servers check.
+var formatPlaceholders = map[string]string{
+	"date":      "2026-01-31",
+	"date-time": "2026-01-31T12:00:00Z",
+	"time":      "12:00:00",
+	"email":     "todo@example.com",
+	"uri":       "https://example.com/TODO",
+	"url":       "https://example.com/TODO",
+	"uuid":      "00000000-0000-0000-0000-000000000000",
+	"ipv4":      "192.0.2.1",
+	"ipv6":      "2001:db8::1",
+	"hostname":  "todo.example.com",
 }
 
 // resolve follows a local $ref (#/$defs/x or #/definitions/x) once.
@@ -224,12 +241,6 @@ func typeName(s map[string]any) string {
 	return t
 }
 
-func tagOf(s map[string]any) string {
-	if typeOf(s) == "integer" {
-		return "!!int"
-	}
-	return "!!float"
-}
 
 // node is a JSON value as a YAML node.
 func node(v any) *yaml.Node {
