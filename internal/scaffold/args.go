@@ -241,7 +241,6 @@ func typeName(s map[string]any) string {
 	return t
 }
 
-
 // node is a JSON value as a YAML node.
 func node(v any) *yaml.Node {
 	switch v := v.(type) {
