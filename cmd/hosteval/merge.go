@@ -184,19 +184,17 @@ func runMerge(ctx context.Context, e *env, args []string) error {
 	}
 	var unfinished []string
 	for _, sh := range res.Unfinished {
-		unfinished = append(unfinished, fmt.Sprintf("shard %s (%s) recorded %d of its %d cases", sh.Shard, sh.Dir, sh.Records, sh.Cases))
+		why := "lost records"
+		switch {
+		case sh.Interrupted:
+			why = "was interrupted"
+		case sh.Finished.IsZero():
+			why = "never finished (killed, or still running)"
+		}
+		unfinished = append(unfinished, fmt.Sprintf("shard %s (%s) %s: %d of its %d cases recorded", sh.Shard, sh.Dir, why, sh.Records, sh.Cases))
 	}
-	switch {
-	case len(unfinished) > 0:
+	if len(unfinished) > 0 {
 		return fmt.Errorf("not every shard finished: %s", strings.Join(unfinished, "; "))
-	case res.Errors > 0:
-		return fmt.Errorf("%d of %d cases could not run", res.Errors, res.Records)
-	case res.Failed > 0 && verdict.Regressed:
-		return failedf("%d of %d cases failed, and the checks failed", res.Failed, res.Records)
-	case res.Failed > 0:
-		return failedf("%d of %d cases failed", res.Failed, res.Records)
-	case verdict.Regressed:
-		return failedf("the checks failed")
 	}
-	return nil
+	return runVerdict(res.Records, res.Failed, res.Errors, verdict.Regressed)
 }

@@ -185,16 +185,24 @@ func runRun(ctx context.Context, e *env, args []string) error {
 	}
 	fmt.Fprintf(e.stderr, "%d cases: %d passed, %d failed, %d errors in %s; results in %s\n",
 		res.Ran, res.Passed, res.Failed, res.Errors, res.Elapsed.Round(time.Millisecond), dir)
-	switch {
-	case res.Interrupted:
+	if res.Interrupted {
 		return interruptedf("%d of %d cases did not run", res.Total-res.Ran, res.Total)
-	case res.Errors > 0:
-		return fmt.Errorf("%d of %d cases could not run", res.Errors, res.Ran)
-	case res.Failed > 0 && verdict.Regressed:
-		return failedf("%d of %d cases failed, and the checks failed", res.Failed, res.Ran)
-	case res.Failed > 0:
-		return failedf("%d of %d cases failed", res.Failed, res.Ran)
-	case verdict.Regressed:
+	}
+	return runVerdict(res.Ran, res.Failed, res.Errors, verdict.Regressed)
+}
+
+// runVerdict is how a run of cases ends (run, and merge for the run it
+// makes): an error when a case could not run (3), a case failed or the
+// checks failed (1).
+func runVerdict(cases, failed, errored int, regressed bool) error {
+	switch {
+	case errored > 0:
+		return fmt.Errorf("%d of %d cases could not run", errored, cases)
+	case failed > 0 && regressed:
+		return failedf("%d of %d cases failed, and the checks failed", failed, cases)
+	case failed > 0:
+		return failedf("%d of %d cases failed", failed, cases)
+	case regressed:
 		return failedf("the checks failed")
 	}
 	return nil
