@@ -40,6 +40,12 @@ instead. First Ctrl-C (or SIGTERM): no new cases start and running ones get
 records the run as interrupted, and hosteval exits (what finished is
 already on disk).
 
+-shard K/N runs shard K of N: a deterministic, balanced slice of the
+cases (by a hash of their IDs, the same on every machine); hosteval merge
+joins the shards' run folders into one run. The shard may also come from
+$HOSTEVAL_SHARD=K/N, or in a Kubernetes Indexed Job from -shard-count N
+with $JOB_COMPLETION_INDEX (0-based: index i runs shard i+1 of N).
+
 The budgets (-connect-timeout, -discover-timeout, -initialize-timeout,
 -tool-timeout, -person-timeout) override the scenarios' host settings.
 
@@ -51,7 +57,8 @@ examples:
   hosteval run
   hosteval run -run 'ticket-.*' -repeat 5 scenarios/
   hosteval run -model openai:gpt-oss-120b -concurrency 4 scenarios/tickets.yaml
-  hosteval run -gates scenarios/gates.yaml -baseline results/baseline`
+  hosteval run -gates scenarios/gates.yaml -baseline results/baseline
+  hosteval run -shard 2/4 -out results/shard-2 scenarios/`
 
 func runRun(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "run", runUsage)
@@ -126,6 +133,11 @@ func runRun(ctx context.Context, e *env, args []string) error {
 	}
 	suiteID := runner.SuiteID(suite, cases)
 	if !shard.IsZero() {
+		if *baseline != "" {
+			// A shard lacks the other shards' scenarios, which a comparison
+			// would count as vanished.
+			return usagef("-baseline compares whole runs: give it to hosteval merge, which joins the shards")
+		}
 		all := len(cases)
 		cases = runner.SelectShard(cases, shard)
 		fmt.Fprintf(e.stderr, "shard %s: %d of the suite's %d cases\n", shard, len(cases), all)
