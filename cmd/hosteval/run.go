@@ -40,6 +40,12 @@ instead. First Ctrl-C (or SIGTERM): no new cases start and running ones get
 records the run as interrupted, and hosteval exits (what finished is
 already on disk).
 
+-shard K/N runs shard K of N: a deterministic, balanced slice of the
+cases (by a hash of their IDs, the same on every machine); hosteval merge
+joins the shards' run folders into one run. The shard may also come from
+$HOSTEVAL_SHARD=K/N, or in a Kubernetes Indexed Job from -shard-count N
+with $JOB_COMPLETION_INDEX (0-based: index i runs shard i+1 of N).
+
 The budgets (-connect-timeout, -discover-timeout, -initialize-timeout,
 -tool-timeout, -person-timeout) override the scenarios' host settings.
 
@@ -51,7 +57,8 @@ examples:
   hosteval run
   hosteval run -run 'ticket-.*' -repeat 5 scenarios/
   hosteval run -model openai:gpt-oss-120b -concurrency 4 scenarios/tickets.yaml
-  hosteval run -gates scenarios/gates.yaml -baseline results/baseline`
+  hosteval run -gates scenarios/gates.yaml -baseline results/baseline
+  hosteval run -shard 2/4 -out results/shard-2 scenarios/`
 
 func runRun(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "run", runUsage)
@@ -72,7 +79,13 @@ func runRun(ctx context.Context, e *env, args []string) error {
 	baseline := fs.String("baseline", "", "a run folder to compare with and to resolve 'baseline' in gates")
 	var budgets budgetFlags
 	budgets.register(fs)
+	var shards shardFlags
+	shards.register(fs)
 	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	shard, err := shards.selected(e.getenv)
+	if err != nil {
 		return err
 	}
 	if *concurrency < 1 {
@@ -118,6 +131,17 @@ func runRun(ctx context.Context, e *env, args []string) error {
 	if len(cases) == 0 {
 		return usagef("no scenario matches -run %q", *runFilter)
 	}
+	suiteID := runner.SuiteID(suite, cases)
+	if !shard.IsZero() {
+		if *baseline != "" {
+			// A shard lacks the other shards' scenarios, which a comparison
+			// would count as vanished.
+			return usagef("-baseline compares whole runs: give it to hosteval merge, which joins the shards")
+		}
+		all := len(cases)
+		cases = runner.SelectShard(cases, shard)
+		fmt.Fprintf(e.stderr, "shard %s: %d of the suite's %d cases\n", shard, len(cases), all)
+	}
 	// Only the scenarios that run are judged by their own gates: a -run
 	// filter must not fail the gates of a scenario it left out.
 	ran := &scenario.Suite{}
@@ -144,7 +168,7 @@ func runRun(ctx context.Context, e *env, args []string) error {
 	start := time.Now()
 	prog := newProgress(e.stderr, isTerminal(e), len(cases), start)
 	opts := runner.Options{
-		Dir: dir, RunID: *runID, Args: append([]string{"hosteval", "run"}, args...),
+		Dir: dir, RunID: *runID, Args: append([]string{"hosteval", "run"}, args...), Suite: suiteID, Shard: shard,
 		Concurrency: *concurrency, Share: *share, Wire: *wire, Logs: *logs, Preflight: *preflight,
 		OnCase: prog.done,
 		Drain:  e.interrupt.first, DrainGrace: drainGrace, Abort: e.interrupt.second, Groups: e.groups,
@@ -173,16 +197,24 @@ func runRun(ctx context.Context, e *env, args []string) error {
 	}
 	fmt.Fprintf(e.stderr, "%d cases: %d passed, %d failed, %d errors in %s; results in %s\n",
 		res.Ran, res.Passed, res.Failed, res.Errors, res.Elapsed.Round(time.Millisecond), dir)
-	switch {
-	case res.Interrupted:
+	if res.Interrupted {
 		return interruptedf("%d of %d cases did not run", res.Total-res.Ran, res.Total)
-	case res.Errors > 0:
-		return fmt.Errorf("%d of %d cases could not run", res.Errors, res.Ran)
-	case res.Failed > 0 && verdict.Regressed:
-		return failedf("%d of %d cases failed, and the checks failed", res.Failed, res.Ran)
-	case res.Failed > 0:
-		return failedf("%d of %d cases failed", res.Failed, res.Ran)
-	case verdict.Regressed:
+	}
+	return runVerdict(res.Ran, res.Failed, res.Errors, verdict.Regressed)
+}
+
+// runVerdict is how a run of cases ends (run, and merge for the run it
+// makes): an error when a case could not run (3), a case failed or the
+// checks failed (1).
+func runVerdict(cases, failed, errored int, regressed bool) error {
+	switch {
+	case errored > 0:
+		return fmt.Errorf("%d of %d cases could not run", errored, cases)
+	case failed > 0 && regressed:
+		return failedf("%d of %d cases failed, and the checks failed", failed, cases)
+	case failed > 0:
+		return failedf("%d of %d cases failed", failed, cases)
+	case regressed:
 		return failedf("the checks failed")
 	}
 	return nil
