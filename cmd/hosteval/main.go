@@ -4,6 +4,7 @@
 //
 //	run       run scenario files and write results/<run-id>/
 //	report    rebuild reports from a results folder
+//	show      print the transcript of one case of a run
 //	compare   compare two runs, benchstat style
 //	gate      check a run against gates and a baseline
 //	catalog   measure what a tool catalog costs in model context
@@ -82,6 +83,7 @@ func commands() []command {
 	return []command{
 		runCommand,
 		reportCommand,
+		showCommand,
 		compareCommand,
 		gateCommand,
 		catalogCommand,
