@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bytes"
 	"errors"
 	"os"
 	"path/filepath"
@@ -300,5 +301,34 @@ func TestMetricsDocumented(t *testing.T) {
 	}
 	if diff := cmp.Diff(MetricNames(), documented); diff != "" {
 		t.Errorf("doc.go metric table (-code +doc):\n%s", diff)
+	}
+}
+
+func TestGatesJSONRoundTrip(t *testing.T) {
+	_, _, opts := fixtureVerdicts(t)
+	var buf bytes.Buffer
+	if err := WriteGatesJSON(&buf, opts.Gates); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReadGatesJSON(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(opts.Gates) || len(got) == 0 {
+		t.Fatalf("read back %d results, want %d", len(got), len(opts.Gates))
+	}
+	// The table of what was read back is the table of what was written.
+	var want, back bytes.Buffer
+	if err := GateTable(opts.Gates).WriteText(&want); err != nil {
+		t.Fatal(err)
+	}
+	if err := GateTable(got).WriteText(&back); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want.String(), back.String()); diff != "" {
+		t.Errorf("gate table after a round trip (-want +got):\n%s", diff)
+	}
+	if GateVerdict(got).Regressed != GateVerdict(opts.Gates).Regressed {
+		t.Errorf("verdict changed in the round trip")
 	}
 }

@@ -1,15 +1,9 @@
 package report
 
 import (
-	"bufio"
 	"bytes"
 	"cmp"
 	"encoding/json"
-	"fmt"
-	"io"
-	"io/fs"
-	"os"
-	"path"
 	"regexp"
 	"slices"
 	"strings"
@@ -536,109 +530,4 @@ func brief(raw json.RawMessage, cut string) string {
 		return table.Shorten(string(body), maxWireMessage)
 	}
 	return cut
-}
-
-// LoadTranscript builds the transcript of rec from the run folder dir:
-// its case log, the shared servers' log, and its wire trace when the run
-// kept one. Only files under dir are read, whatever the record says; a log
-// that cannot be read is a note in the transcript, not an error.
-func LoadTranscript(dir, runID string, rec *record.Record) (*Transcript, error) {
-	root, err := os.OpenRoot(dir)
-	if err != nil {
-		return nil, fmt.Errorf("transcript of %s: %w", rec.CaseID, err)
-	}
-	defer root.Close()
-	return NewTranscript(runID, rec, ReadCaseLogs(root.FS(), rec)), nil
-}
-
-// SharedServersLog is the log of the servers a run shared across cases.
-const SharedServersLog = "shared-servers.jsonl"
-
-// maxLogRead bounds what is read of one log file for a transcript.
-const maxLogRead = 64 << 20
-
-// ReadCaseLogs reads the logs of rec from fsys, a run folder (an
-// os.Root's FS, so that a path in a record cannot lead out of it).
-func ReadCaseLogs(fsys fs.FS, rec *record.Record) CaseLogs {
-	var logs CaseLogs
-	read := func(name string) []byte {
-		if name == "" {
-			return nil
-		}
-		name = path.Clean(name)
-		data, err := readLimited(fsys, name)
-		if err != nil {
-			logs.Notes = append(logs.Notes, fmt.Sprintf("%s: %v", name, err))
-		}
-		return data
-	}
-	logs.Log = read(rec.Logs["log"])
-	logs.Wire = read(rec.Logs["wire"])
-	if rec.Logs["log"] == "" {
-		logs.Notes = append(logs.Notes, "the run kept no log of this case (-logs)")
-	}
-	if sharedIn(rec) {
-		logs.Shared = sharedLines(fsys, traceIDs(rec))
-	}
-	return logs
-}
-
-func readLimited(fsys fs.FS, name string) ([]byte, error) {
-	f, err := fsys.Open(name)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxLogRead))
-	if err == nil && len(data) == maxLogRead {
-		err = fmt.Errorf("read the first %d MB only", maxLogRead>>20)
-	}
-	return data, err
-}
-
-func sharedIn(rec *record.Record) bool {
-	return slices.ContainsFunc(rec.Servers, func(s record.Server) bool { return s.Shared })
-}
-
-func traceIDs(rec *record.Record) map[string]bool {
-	ids := map[string]bool{}
-	for _, c := range rec.Calls {
-		ids[c.TraceID] = true
-	}
-	for _, c := range rec.Checks {
-		ids[c.TraceID] = true
-	}
-	delete(ids, "")
-	return ids
-}
-
-// sharedLines returns the lines of the shared servers' log that carry one
-// of the trace IDs.
-func sharedLines(fsys fs.FS, ids map[string]bool) []byte {
-	if len(ids) == 0 {
-		return nil
-	}
-	f, err := fsys.Open(SharedServersLog)
-	if err != nil {
-		return nil
-	}
-	defer f.Close()
-	var out []byte
-	r := bufio.NewReaderSize(f, 64<<10)
-	for {
-		line, err := r.ReadBytes('\n')
-		if i := bytes.Index(line, []byte(`"trace_id":"`)); i >= 0 {
-			rest := line[i+len(`"trace_id":"`):]
-			if j := bytes.IndexByte(rest, '"'); j > 0 && ids[string(rest[:j])] {
-				out = append(out, line...)
-				if line[len(line)-1] != '\n' {
-					out = append(out, '\n')
-				}
-			}
-		}
-		if err != nil {
-			// io.EOF, or a read error: what was read is what there is.
-			return out
-		}
-	}
 }
