@@ -5,6 +5,7 @@
 //	run       run scenario files and write results/<run-id>/
 //	report    rebuild reports from a results folder
 //	show      print the transcript of one case of a run
+//	view      browse a results folder in a local web page
 //	compare   compare two runs, benchstat style
 //	gate      check a run against gates and a baseline
 //	catalog   measure what a tool catalog costs in model context
@@ -84,6 +85,7 @@ func commands() []command {
 		runCommand,
 		reportCommand,
 		showCommand,
+		viewCommand,
 		compareCommand,
 		gateCommand,
 		catalogCommand,

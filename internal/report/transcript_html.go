@@ -91,6 +91,9 @@ const TranscriptCSS = `
 .transcript .msg.model { border-color: var(--muted, #6a6f76); }
 .transcript .msg.answer { border-color: var(--accent, #2f5fd0); }
 .transcript .who { font-size: .78rem; color: var(--muted, #6a6f76); font-weight: 650; text-transform: uppercase; letter-spacing: .04em; }
+.transcript .req-head { font-size: .85rem; color: var(--muted, #6a6f76); font-weight: 600; }
+.transcript .verdict-box { border-left: 4px solid var(--fail, #b3261e); background: var(--fail-bg, #fbe9e7); padding: .4rem .8rem; border-radius: 6px; margin: .6rem 0; }
+.transcript .verdict-box ul { margin: .2rem 0; padding-left: 1.2rem; }
 .transcript .call { border: 1px solid var(--line, #e3e4e6); border-radius: 8px; padding: .5rem .8rem; margin: .6rem 0 .6rem 1rem; background: var(--panel, #fff); }
 .transcript .call.bad { border-left: 4px solid var(--fail, #b3261e); }
 .transcript .call-head { display: flex; gap: .5rem; align-items: baseline; flex-wrap: wrap; }
@@ -149,6 +152,7 @@ const transcriptSource = `{{define "page"}}<!doctype html>
 <h1><span class="badge {{$t.Status}}" id="case-status">{{$t.Status}}</span> <span id="case-name">{{$t.Name}}</span></h1>
 <p class="meta">{{meta $t}}</p>
 {{with $t.Error}}<p class="fail" id="case-error">error: {{.}}</p>{{end}}
+{{with $t.Failed}}<div class="verdict-box" id="case-failed"><strong>Did not hold:</strong><ul>{{range .}}<li>{{expectation .}}</li>{{end}}</ul></div>{{end}}
 <ul class="servers">{{range $t.Servers}}<li>server {{serverLine .}}</li>{{end}}
 <li>{{$t.ToolDefs.Tools}} tools offered: {{$t.ToolDefs.Bytes}} B, {{$t.ToolDefs.Tokens}} tokens per request</li>
 {{range $t.Notes}}<li class="warn">note: {{.}}</li>{{end}}</ul>
@@ -156,7 +160,7 @@ const transcriptSource = `{{define "page"}}<!doctype html>
 {{range $t.Turns}}<section class="turn-block" id="turn-{{.N}}">
 <h2>Turn {{.N}}</h2>
 <div class="msg user"><div class="who">user</div><pre class="question">{{.Question}}</pre></div>
-{{range .Requests}}<div class="msg model"><div class="who">{{requestLine .}}</div>
+{{range .Requests}}<div class="msg model"><div class="req-head">{{requestLine .}}</div>
 {{with .Error}}<p class="fail">error: {{.}}</p>{{end}}
 {{range .Calls}}{{template "call" .}}{{end}}</div>
 {{end}}{{with .Error}}<p class="fail">error: {{.}}</p>{{end}}

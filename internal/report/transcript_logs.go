@@ -39,8 +39,11 @@ func OpenRunLogs(dir string) (*RunLogs, error) {
 	if err != nil {
 		return nil, fmt.Errorf("run logs: %w", err)
 	}
-	return &RunLogs{root: root}, nil
+	return RunLogsOf(root), nil
 }
+
+// RunLogsOf reads the run folder root; Close closes it.
+func RunLogsOf(root *os.Root) *RunLogs { return &RunLogs{root: root} }
 
 // Close releases the folder.
 func (l *RunLogs) Close() error { return l.root.Close() }

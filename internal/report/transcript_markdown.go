@@ -48,6 +48,10 @@ func WriteTranscriptMarkdown(w io.Writer, t *Transcript, links TranscriptLinks) 
 		p("> error: %s", esc(t.Error))
 		p("")
 	}
+	for _, e := range t.Failed() {
+		p("> ❌ %s", esc(expectationText(e)))
+		p(">")
+	}
 	for _, s := range t.Servers {
 		p("- server %s", esc(serverLine(s)))
 	}
@@ -66,7 +70,7 @@ func WriteTranscriptMarkdown(w io.Writer, t *Transcript, links TranscriptLinks) 
 			p("  - host: %s", esc(c.Decision))
 		}
 		if s := c.sent(); s != "" {
-			p("  - %s", esc(s))
+			p("  - sent: %s", esc(s))
 		}
 		for _, r := range c.RoundTrips {
 			p("  - %s", esc(r.roundLine()))

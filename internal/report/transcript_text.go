@@ -32,7 +32,7 @@ func (c *TranscriptCall) sent() string {
 		return ""
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "sent %s to %s", c.Tool, c.Server)
+	fmt.Fprintf(&b, "%s to %s", c.Tool, c.Server)
 	if c.Protocol != "" {
 		fmt.Fprintf(&b, " over %s", c.Protocol)
 	}
@@ -230,6 +230,17 @@ func (w WireLine) brief() string {
 	return w.body()
 }
 
+// Failed are the expectations that did not hold.
+func (t *Transcript) Failed() []record.Expectation {
+	var out []record.Expectation
+	for _, e := range t.Expectations {
+		if !e.Passed {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
 // expectationsLine counts the expectations that held.
 func (t *Transcript) expectationsLine() string {
 	held := 0
@@ -313,6 +324,9 @@ func WriteTranscriptText(w io.Writer, t *Transcript) error {
 	if t.Error != "" {
 		p(0, "error: %s", one(t.Error))
 	}
+	for _, e := range t.Failed() {
+		p(0, "failed: %s", one(expectationText(e)))
+	}
 	for _, s := range t.Servers {
 		p(0, "server %s", one(serverLine(s)))
 	}
@@ -328,7 +342,7 @@ func WriteTranscriptText(w io.Writer, t *Transcript) error {
 			p(in, "host: %s", one(c.Decision))
 		}
 		if s := c.sent(); s != "" {
-			p(in, "%s", one(s))
+			p(in, "sent: %s", one(s))
 		}
 		for _, r := range c.RoundTrips {
 			p(in, "%s", r.roundLine())
