@@ -296,12 +296,16 @@ func fmtDur(ms float64) string {
 
 func fmtSize(n int) string { return strconv.Itoa(n) + " B" }
 
+// compactJSON is v as one line of JSON, with <, > and & as they are: a
+// layout escapes them for its own format.
 func compactJSON(v any) string {
-	data, err := json.Marshal(v)
-	if err != nil {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
 		return fmt.Sprint(v)
 	}
-	return string(data)
+	return strings.TrimSuffix(b.String(), "\n")
 }
 
 // WriteTranscriptText writes t for a terminal. Every text from a model, a

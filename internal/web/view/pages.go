@@ -581,7 +581,11 @@ func (v *Server) casePage(w http.ResponseWriter, r *http.Request) {
 		v.fail(w, r, http.StatusInternalServerError, err.Error())
 		return
 	}
-	raw, _ := json.MarshalIndent(rec, "", "  ")
+	var raw strings.Builder
+	enc := json.NewEncoder(&raw)
+	enc.SetEscapeHTML(false) // the page escapes it
+	enc.SetIndent("", "  ")
+	enc.Encode(rec)
 	n := report.CaseNumber(rec, p)
 	data := struct {
 		Key, RunID, RunURL string
@@ -595,7 +599,7 @@ func (v *Server) casePage(w http.ResponseWriter, r *http.Request) {
 		NextFailed         string
 	}{
 		Key: snap.key, RunID: snap.id(), RunURL: runURL(snap.key), N: n, Name: t.Name, Status: rec.Status,
-		Transcript: body, Record: string(raw), RecordURL: caseURL(snap.key, n) + "/record.json",
+		Transcript: body, Record: raw.String(), RecordURL: caseURL(snap.key, n) + "/record.json",
 	}
 	// Neighbours in the run's case order, and the nearest ones that did not pass.
 	order := make([]int, len(snap.summary.Cases))

@@ -7,6 +7,16 @@
   "use strict";
 
   function bindFilters() {
+    for (const form of document.querySelectorAll("form.filters")) {
+      if (form.dataset.bound) continue;
+      form.dataset.bound = "1";
+      // Leave the filters that are not set out of the address.
+      form.addEventListener("formdata", (e) => {
+        for (const [name, value] of [...e.formData]) {
+          if (value === "") e.formData.delete(name);
+        }
+      });
+    }
     for (const form of document.querySelectorAll("form.autosubmit")) {
       for (const select of form.querySelectorAll("select")) {
         if (select.dataset.bound) continue;
