@@ -12,7 +12,7 @@ NODE_STAMP := $(NODE_DIR)/node_modules/.npm-ci-done
 # make test must finish well within CI's limit on 2 cores.
 TEST_TIMEOUT ?= 15m
 
-.PHONY: all build run test vet conformance node-deps bench clean
+.PHONY: all build run test vet conformance node-deps bench clean browser-deps view
 
 all: build
 
@@ -31,13 +31,23 @@ run: build node-deps
 	./$(BIN)/hosteval run scenarios/
 
 ## test: vet, the race-enabled tests (fixture servers, third-party servers
-## over stdio, end-to-end CLI scripts) and the conformance suite
-test: build node-deps vet
-	$(GO) test -race -timeout $(TEST_TIMEOUT) ./...
+## over stdio, end-to-end CLI scripts, the pages in headless Chromium; their
+## screenshots go to artifacts/) and the conformance suite
+test: build node-deps browser-deps vet
+	HOSTEVAL_ARTIFACTS=$(CURDIR)/artifacts $(GO) test -race -timeout $(TEST_TIMEOUT) ./...
 	$(MAKE) conformance
 
 vet:
 	$(GO) vet ./...
+
+## browser-deps: Debian's chromium, for the browser tests, when it is missing
+browser-deps:
+	@echo "==> browser-deps: chromium for the browser tests"
+	@command -v chromium >/dev/null || (apt-get update && apt-get install -y chromium)
+
+## view: the pages over results/ on 127.0.0.1 (hosteval view)
+view: build
+	./$(BIN)/hosteval view results/
 
 ## conformance: the official MCP conformance suite against hosteval's host
 ## (hosteval conformance-client): every client scenario required for
