@@ -159,8 +159,8 @@ func TestOnlyFilesUnderDir(t *testing.T) {
 	}
 	for link, target := range map[string]string{
 		filepath.Join(dir, "new", "cases", "link.jsonl"): outside,
-		filepath.Join(dir, "new", "up"):                 filepath.Dir(dir),
-		filepath.Join(dir, "linked-run"):                outDir,
+		filepath.Join(dir, "new", "up"):                  filepath.Dir(dir),
+		filepath.Join(dir, "linked-run"):                 outDir,
 	} {
 		if err := os.Symlink(target, link); err != nil {
 			t.Fatal(err)
