@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -231,4 +232,85 @@ func insideFence(md string, i int) bool {
 		pos += len(line)
 	}
 	return false
+}
+
+// triage is a failed case as the host records it: an unknown tool, a
+// ticket whose form the person declined after approving the call, and a
+// result the budget cut; with its case log and wire trace.
+func triage() (*record.Record, CaseLogs) {
+	note := "\n[result cut to 120 bytes by the host: ask for less, e.g. with a filter or a smaller limit]"
+	rec := &record.Record{
+		RunID: "r1", CaseID: "triage#0", Index: 1, Scenario: "triage", File: "suite.yaml", Line: 1, Model: "scripted",
+		Status: record.StatusFail, MS: 48.6, Started: mustTime("2026-11-30T11:10:52Z"),
+		Servers: []record.Server{
+			{Name: "cmdb", Mode: "auto", Protocol: "2026-07-28", Tools: 2, Shared: true},
+			{Name: "tickets", Mode: "auto", Protocol: "2026-07-28", Tools: 2},
+		},
+		ToolDefs: record.ToolDefs{Tools: 4, Bytes: 3264, Tokens: 776},
+		Turns:    []record.Turn{{Question: "Open a ticket for jump-prod-02,\nthen find the refund policy", Answer: "Opened INC-4100.", TraceID: "t1", Steps: 3, Requests: 4, MS: 40}},
+		ModelRequests: []record.ModelRequest{
+			{TraceID: "t1", Turn: 1, Index: 1, Model: "scripted", Messages: 1, ToolDefBytes: 3264, ToolDefTokens: 776, ToolCalls: 1},
+			{TraceID: "t1", Turn: 1, Index: 2, Model: "scripted", Messages: 3, ToolDefBytes: 3264, ToolDefTokens: 776, ToolCalls: 1,
+				Usage: &record.Usage{PromptTokens: 900, CompletionTokens: 20, TotalTokens: 920}, MS: 812.5},
+			{TraceID: "t1", Turn: 1, Index: 3, Model: "scripted", Messages: 5, ToolDefBytes: 3264, ToolDefTokens: 776, ToolCalls: 1},
+			{TraceID: "t1", Turn: 1, Index: 4, Model: "scripted", Messages: 7, ToolDefBytes: 3264, ToolDefTokens: 776},
+		},
+		Calls: []record.Call{
+			{TraceID: "t1", Step: 1, Name: "cmdb__delete_asset", Server: "-", Tool: "cmdb__delete_asset", Outcome: record.OutcomeUnknownTool,
+				Proposed: `{"hostname":"jump-prod-02"}`, Result: `error: there is no tool named "cmdb__delete_asset". Use only the tools you were given.`, ResultBytes: 86, RawBytes: 86},
+			{TraceID: "t1", Step: 2, Name: "tickets__open_ticket", Server: "tickets", Tool: "open_ticket", Outcome: record.OutcomeToolError,
+				Arguments: map[string]any{"host": "jump-prod-02", "summary": "brute force"}, Approval: record.ApprovalApproved, AskedUser: true,
+				Rounds: 2, RoundMS: []float64{1.5, 1.1}, MS: 2.6, ServerMS: 2.6, Protocol: "2026-07-28", Elicitations: 1, Declined: 1, InputKeys: []string{"confirm"},
+				Asks: []record.Ask{
+					{Kind: record.AskApproval, Server: "tickets", Action: record.ApprovalApproved, Rule: "suite.yaml:12"},
+					{Kind: record.AskElicitation, Round: 1, Server: "tickets", Key: "confirm", Mode: "form", Message: "Open an incident ticket for jump-prod-02?\n\nbrute force",
+						Fields: []string{"priority"}, Action: "decline", Rule: "suite.yaml:10"},
+				},
+				Result: "error: the user declined: no ticket was opened. Don't retry unless they ask again.", ResultBytes: 82, RawBytes: 82},
+			{TraceID: "t1", Step: 3, Name: "support__search_knowledge", Server: "support", Tool: "search_knowledge", Outcome: record.OutcomeOK,
+				Arguments: map[string]any{"query": "refund policy"}, Approval: record.ApprovalAuto, Rounds: 1, MS: 21.1, ServerMS: 20.8, Protocol: "2026-07-28",
+				Clipped: true, ResultBytes: 120, RawBytes: 44536, Result: `{"query":"refund policy","results":[{"doc_id":"refunds"}` + note},
+		},
+		Expectations: []record.Expectation{
+			{Name: "tool tickets__open_ticket outcome=tool_error", Line: 15, Passed: true},
+			{Name: "unknown_tools=0", Line: 17, Detail: "unknown_tools=1 (cmdb__delete_asset)"},
+		},
+		Logs: map[string]string{"log": "cases/0001-triage_0.jsonl", "wire": "cases/0001-triage_0.wire.jsonl"},
+	}
+	logs := CaseLogs{
+		Log: []byte(`{"ts":"2026-11-30T11:10:52.700Z","operation":"mcp.request","server":"tickets","method":"server/discover","outcome":"ok","ms":0.5,"trace_id":"","step":0}
+{"ts":"2026-11-30T11:10:52.802Z","operation":"mcp.request","server":"tickets","method":"tools/call","tool":"open_ticket","outcome":"input_required","ms":0.4,"trace_id":"t1","step":2}
+{"ts":"2026-11-30T11:10:52.804Z","operation":"mcp.request","server":"tickets","method":"tools/call","tool":"open_ticket","outcome":"tool_error","ms":0.3,"trace_id":"t1","step":2}
+`),
+		Wire: []byte(`{"ms":18.3,"server":"tickets","dir":"->","kind":"request","id":3,"method":"tools/call","bytes":587,"message":{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"_meta":{"dev.hosteval/trace_id":"t1","dev.hosteval/step":2},"name":"open_ticket","arguments":{"host":"jump-prod-02"}}}}
+{"ms":18.9,"server":"tickets","dir":"<-","kind":"result","id":3,"method":"tools/call","bytes":813,"message":{"jsonrpc":"2.0","id":3,"result":{"resultType":"input_required","inputRequests":{"confirm":{"method":"elicitation/create"}}}}}
+`),
+	}
+	return rec, logs
+}
+
+func mustTime(s string) time.Time {
+	t, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		panic(err)
+	}
+	return t
+}
+
+func TestTranscriptGolden(t *testing.T) {
+	rec, logs := triage()
+	tr := NewTranscript("r1", rec, logs)
+	var text, md, html bytes.Buffer
+	if err := WriteTranscriptText(&text, tr); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteTranscriptMarkdown(&md, tr, RelativeLogs); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteTranscriptHTML(&html, tr, RelativeLogs); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "transcript.txt", text.Bytes())
+	golden(t, "transcript.md", md.Bytes())
+	golden(t, "transcript.html", html.Bytes())
 }

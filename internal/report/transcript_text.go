@@ -315,7 +315,8 @@ func compactJSON(v any) string {
 func WriteTranscriptText(w io.Writer, t *Transcript) error {
 	ew := &errWriter{w: w}
 	p := func(indent int, format string, args ...any) {
-		fmt.Fprintf(ew, "%s%s\n", strings.Repeat("  ", indent), fmt.Sprintf(format, args...))
+		line := strings.Repeat("  ", indent) + fmt.Sprintf(format, args...)
+		fmt.Fprintf(ew, "%s\n", strings.TrimRight(line, " "))
 	}
 	one := table.OneLine
 	block := func(indent int, s string) {
