@@ -12,7 +12,7 @@ NODE_STAMP := $(NODE_DIR)/node_modules/.npm-ci-done
 # make test must finish well within CI's limit on 2 cores.
 TEST_TIMEOUT ?= 15m
 
-.PHONY: all build run test vet conformance node-deps bench clean browser-deps view
+.PHONY: all build run test vet conformance node-deps bench fuzz clean browser-deps view
 
 all: build
 
@@ -59,6 +59,17 @@ conformance: build node-deps
 ## bench: the Go benchmarks (speed and memory targets)
 bench: build
 	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+## fuzz: every Go fuzz target (the scenario loader, scripted calls, ...)
+## for FUZZTIME each; not part of make test, which runs their seed corpora
+FUZZTIME ?= 30s
+fuzz:
+	@set -e; for pkg in $$($(GO) list ./...); do \
+	  for target in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
+	    echo "fuzz: $$target in $$pkg for $(FUZZTIME)"; \
+	    $(GO) test -run '^$$' -fuzz "^$$target\$$" -fuzztime $(FUZZTIME) $$pkg; \
+	  done; \
+	done
 
 clean:
 	rm -rf $(BIN) $(NODE_DIR)/node_modules

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,10 +9,9 @@ import (
 	"os"
 	"strings"
 
-	"gopkg.in/yaml.v3"
-
 	"github.com/hosteval/hosteval/internal/host"
 	"github.com/hosteval/hosteval/internal/model"
+	"github.com/hosteval/hosteval/internal/yamlx"
 )
 
 var chatCommand = command{
@@ -71,9 +69,10 @@ func runChat(ctx context.Context, e *env, args []string) error {
 		return usageError{err}
 	}
 
-	// The person's lines end when the session is interrupted, also while
-	// a prompt waits for one.
-	in := bufio.NewReader(newContextReader(ctx, e.stdin))
+	// One reader owns stdin: the prompt and the Terminal person take lines
+	// from it in turn, and a withdrawn form takes none. The person's lines
+	// end when the session is interrupted, also while a prompt waits.
+	in := host.NewLines(newContextReader(ctx, e.stdin))
 	term := host.NewTerminal(in, e.stdout)
 	opts.Elicitor, opts.Approver = host.Elicitor(term), host.Approver(term)
 	if *answer != "" {
@@ -125,7 +124,7 @@ func runChat(ctx context.Context, e *env, args []string) error {
 }
 
 // converse asks ask, or else the person's questions until they stop.
-func converse(ctx context.Context, e *env, conv *host.Conversation, in *bufio.Reader, ask string) error {
+func converse(ctx context.Context, e *env, conv *host.Conversation, in *host.Lines, ask string) error {
 	turn := func(q string) error {
 		res, err := conv.Ask(ctx, q)
 		if err != nil {
@@ -139,7 +138,7 @@ func converse(ctx context.Context, e *env, conv *host.Conversation, in *bufio.Re
 	}
 	for {
 		fmt.Fprint(e.stdout, "\nyou> ")
-		line, readErr := in.ReadString('\n')
+		line, readErr := in.Next(ctx)
 		if ctx.Err() != nil {
 			return context.Cause(ctx)
 		}
@@ -164,7 +163,7 @@ const defaultSystem = "You are an assistant for a security operations team. Use 
 	"and never claim a ticket was opened unless the tool returned its id."
 
 // manualPanel lets the person call tools directly, with the host's checks.
-func manualPanel(ctx context.Context, e *env, h *host.Host, in *bufio.Reader, ask string) error {
+func manualPanel(ctx context.Context, e *env, h *host.Host, in *host.Lines, ask string) error {
 	fmt.Fprintln(e.stdout, "[host] no model configured: type a tool call as `tool_name {json}`; /quit ends")
 	step := 0
 	trace := host.NewID()
@@ -186,7 +185,7 @@ func manualPanel(ctx context.Context, e *env, h *host.Host, in *bufio.Reader, as
 	}
 	for {
 		fmt.Fprint(e.stdout, "\ncall> ")
-		line, err := in.ReadString('\n')
+		line, err := in.Next(ctx)
 		if ctx.Err() != nil {
 			return context.Cause(ctx)
 		}
@@ -241,14 +240,14 @@ func chatModel(e *env, modelFlag, script, rules string) (model.Model, error) {
 	set := 0
 	if script != "" {
 		set++
-		if err := decodeYAMLFile(script, &cfg.Scripted); err != nil {
+		if err := decodeModelFile(script, &cfg.Scripted, "scripted"); err != nil {
 			return nil, fmt.Errorf("-script: %w", err)
 		}
 	}
 	if rules != "" {
 		set++
 		cfg.Rules = new(model.RulesConfig)
-		if err := decodeYAMLFile(rules, cfg.Rules); err != nil {
+		if err := decodeModelFile(rules, cfg.Rules, "rules"); err != nil {
 			return nil, fmt.Errorf("-rules: %w", err)
 		}
 	}
@@ -272,17 +271,28 @@ func chatModel(e *env, modelFlag, script, rules string) (model.Model, error) {
 	return nil, errors.New("give only one of -model, -script and -rules")
 }
 
-// decodeYAMLFile decodes a YAML file strictly into v.
-func decodeYAMLFile(path string, v any) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	dec := yaml.NewDecoder(f)
-	dec.KnownFields(true)
-	if err := dec.Decode(v); err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	return nil
+// decodeModelFile reads a script or rules file with the strict reader and
+// checks it as a model of that kind would, so that every problem comes
+// with its file, line and path. kind is the key model.New names the file's
+// value by in its errors (scripted, rules), which is the file's top here.
+func decodeModelFile(path string, v any, kind string) error {
+	return yamlx.DecodeFile(path, v, func(root *yamlx.Node) {
+		var cfg model.Config
+		switch v := v.(type) {
+		case *[]model.ScriptStep:
+			cfg.Scripted = *v
+			if cfg.Scripted == nil {
+				cfg.Scripted = []model.ScriptStep{}
+			}
+		case *model.RulesConfig:
+			cfg.Rules = v
+		}
+		if _, err := model.New(cfg); err != nil {
+			if p, ok := err.(yamlx.Problem); ok {
+				p.Path = strings.TrimPrefix(strings.TrimPrefix(p.Path, kind), ".")
+				err = p
+			}
+			root.Locate(err)
+		}
+	})
 }

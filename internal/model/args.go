@@ -7,12 +7,8 @@ import (
 	"strings"
 	"text/template"
 
-	"gopkg.in/yaml.v3"
+	"github.com/hosteval/hosteval/internal/yamlx"
 )
-
-// maxNodeDepth bounds the nesting of argument values, so that an alias cycle
-// in a YAML file is an error instead of a stack overflow.
-const maxNodeDepth = 64
 
 // marshalJSON encodes v without HTML escaping: arguments reach the host as the
 // scenario's author wrote them ("a < b" stays "a < b", not "a \u003c b").
@@ -26,131 +22,87 @@ func marshalJSON(v any) ([]byte, error) {
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
 
-// nodeJSON returns the JSON form of a YAML value. Mapping keys keep the order
-// they were written in, so a call's arguments are the same bytes on every run
-// and read the way the scenario does.
-func nodeJSON(n *yaml.Node) ([]byte, error) {
+// valueJSON returns the JSON form of a YAML value. Mapping keys keep the
+// order they were written in, so a call's arguments are the same bytes on
+// every run and read the way the scenario does. The value was read within
+// its document's alias budget, so writing it out is bounded too.
+func valueJSON(v yamlx.Value) ([]byte, error) {
 	var buf bytes.Buffer
-	if err := appendNodeJSON(&buf, n, 0); err != nil {
+	if err := appendValueJSON(&buf, v); err != nil {
 		return nil, err
 	}
 	return buf.Bytes(), nil
 }
 
-func appendNodeJSON(buf *bytes.Buffer, n *yaml.Node, depth int) error {
-	if depth > maxNodeDepth {
-		return fmt.Errorf("line %d: value nested deeper than %d levels", n.Line, maxNodeDepth)
-	}
-	switch n.Kind {
-	case yaml.DocumentNode:
-		if len(n.Content) == 0 {
-			buf.WriteString("null")
-			return nil
-		}
-		return appendNodeJSON(buf, n.Content[0], depth+1)
-	case yaml.AliasNode:
-		return appendNodeJSON(buf, n.Alias, depth+1)
-	case yaml.MappingNode:
+func appendValueJSON(buf *bytes.Buffer, v yamlx.Value) error {
+	switch v.Kind {
+	case yamlx.Mapping:
 		buf.WriteByte('{')
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			k := n.Content[i]
-			if k.Kind != yaml.ScalarNode {
-				return fmt.Errorf("line %d: a mapping key must be a plain value", k.Line)
-			}
+		for i, k := range v.Keys {
 			if i > 0 {
 				buf.WriteByte(',')
 			}
-			key, err := marshalJSON(k.Value)
+			key, err := marshalJSON(k)
 			if err != nil {
 				return err
 			}
 			buf.Write(key)
 			buf.WriteByte(':')
-			if err := appendNodeJSON(buf, n.Content[i+1], depth+1); err != nil {
+			if err := appendValueJSON(buf, v.Items[i]); err != nil {
 				return err
 			}
 		}
 		buf.WriteByte('}')
-		return nil
-	case yaml.SequenceNode:
+	case yamlx.Sequence:
 		buf.WriteByte('[')
-		for i, c := range n.Content {
+		for i, it := range v.Items {
 			if i > 0 {
 				buf.WriteByte(',')
 			}
-			if err := appendNodeJSON(buf, c, depth+1); err != nil {
+			if err := appendValueJSON(buf, it); err != nil {
 				return err
 			}
 		}
 		buf.WriteByte(']')
-		return nil
-	case yaml.ScalarNode:
-		b, err := scalarJSON(n)
+	default:
+		b, err := scalarJSON(v)
 		if err != nil {
-			return fmt.Errorf("line %d: %w", n.Line, err)
+			return err
 		}
 		buf.Write(b)
-		return nil
-	default:
-		return fmt.Errorf("line %d: unsupported YAML value", n.Line)
 	}
+	return nil
 }
 
 // scalarJSON encodes a scalar by its YAML type. Only numbers, booleans and
 // null become JSON values of their own; everything else (timestamps,
 // binary, custom tags) stays the text written, so 2026-07-28 is not turned
 // into a time.
-func scalarJSON(n *yaml.Node) ([]byte, error) {
-	var v any = n.Value
-	switch n.ShortTag() {
-	case "!!int", "!!float", "!!bool", "!!null":
-		if err := n.Decode(&v); err != nil {
-			return nil, err
+func scalarJSON(v yamlx.Value) ([]byte, error) {
+	x, err := v.Scalar()
+	if err == nil {
+		var b []byte
+		if b, err = marshalJSON(x); err == nil {
+			return b, nil
 		}
 	}
-	return marshalJSON(v)
+	return nil, yamlx.Problem{Line: v.Line, Column: v.Column, Msg: err.Error(), Err: err}
 }
 
-// mappingJSON is nodeJSON for a value that must be a mapping (call arguments).
-func mappingJSON(n *yaml.Node) ([]byte, error) {
-	n, err := mappingNode(n)
-	if err != nil {
+// mappingJSON is valueJSON for a value that must be a mapping (call arguments).
+func mappingJSON(v yamlx.Value) ([]byte, error) {
+	if err := wantMapping(v); err != nil {
 		return nil, err
 	}
-	return nodeJSON(n)
+	return valueJSON(v)
 }
 
-// mappingNode returns the mapping n holds, looking through a document and an
-// alias, or an error saying what n is instead.
-func mappingNode(n *yaml.Node) (*yaml.Node, error) {
-	for n.Kind == yaml.DocumentNode && len(n.Content) == 1 {
-		n = n.Content[0]
+// wantMapping says what v is instead of a mapping.
+func wantMapping(v yamlx.Value) error {
+	if v.Kind != yamlx.Mapping {
+		return yamlx.Problem{Line: v.Line, Column: v.Column, Msg: "want a mapping like {key: value}, got " + v.Describe()}
 	}
-	if n.Kind == yaml.AliasNode && n.Alias != nil {
-		n = n.Alias
-	}
-	if n.Kind != yaml.MappingNode {
-		return nil, fmt.Errorf("line %d: want a mapping like {key: value}, got %s", n.Line, kindName(n))
-	}
-	return n, nil
-}
-
-func kindName(n *yaml.Node) string {
-	switch n.Kind {
-	case yaml.ScalarNode:
-		if n.Tag == "!!null" {
-			return "null"
-		}
-		return fmt.Sprintf("%q", n.Value)
-	case yaml.SequenceNode:
-		return "a list"
-	case yaml.MappingNode:
-		return "a mapping"
-	case yaml.DocumentNode:
-		return "an empty document"
-	default:
-		return "an alias"
-	}
+	return nil
 }
 
 // argTemplate is a call's arguments as a tree whose string leaves are
@@ -166,66 +118,52 @@ type argTemplate struct {
 
 // compileArgs turns a YAML mapping of arguments into an argTemplate. path
 // names the mapping in errors (e.g. "rules[1].args").
-func compileArgs(n *yaml.Node, path string) (*argTemplate, error) {
-	if n.Kind == 0 {
+func compileArgs(v yamlx.Value, path string) (*argTemplate, error) {
+	if v.IsZero() {
 		return &argTemplate{}, nil // no arguments: {}
 	}
-	n, err := mappingNode(n)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+	if err := wantMapping(v); err != nil {
+		return nil, yamlx.At(path, 0, err)
 	}
-	return compileArgNode(n, path, 0)
+	return compileArgValue(v, path)
 }
 
-func compileArgNode(n *yaml.Node, path string, depth int) (*argTemplate, error) {
-	if depth > maxNodeDepth {
-		return nil, fmt.Errorf("%s: line %d: value nested deeper than %d levels", path, n.Line, maxNodeDepth)
-	}
-	switch n.Kind {
-	case yaml.AliasNode:
-		return compileArgNode(n.Alias, path, depth+1)
-	case yaml.MappingNode:
-		a := &argTemplate{}
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			k := n.Content[i]
-			if k.Kind != yaml.ScalarNode {
-				return nil, fmt.Errorf("%s: line %d: a mapping key must be a plain value", path, k.Line)
-			}
-			e, err := compileArgNode(n.Content[i+1], path+"."+k.Value, depth+1)
+func compileArgValue(v yamlx.Value, path string) (*argTemplate, error) {
+	switch v.Kind {
+	case yamlx.Mapping:
+		a := &argTemplate{keys: v.Keys}
+		for i, k := range v.Keys {
+			e, err := compileArgValue(v.Items[i], path+"."+k)
 			if err != nil {
 				return nil, err
 			}
-			a.keys = append(a.keys, k.Value)
 			a.elems = append(a.elems, e)
 		}
 		return a, nil
-	case yaml.SequenceNode:
+	case yamlx.Sequence:
 		a := &argTemplate{array: true}
-		for i, c := range n.Content {
-			e, err := compileArgNode(c, fmt.Sprintf("%s[%d]", path, i), depth+1)
+		for i, it := range v.Items {
+			e, err := compileArgValue(it, fmt.Sprintf("%s[%d]", path, i))
 			if err != nil {
 				return nil, err
 			}
 			a.elems = append(a.elems, e)
 		}
 		return a, nil
-	case yaml.ScalarNode:
-		switch n.ShortTag() {
-		case "!!int", "!!float", "!!bool", "!!null":
-			lit, err := scalarJSON(n)
-			if err != nil {
-				return nil, fmt.Errorf("%s: line %d: %w", path, n.Line, err)
-			}
-			return &argTemplate{lit: lit}, nil
-		}
-		t, err := newTemplate(path, n.Value)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
-		}
-		return &argTemplate{tmpl: t}, nil
-	default:
-		return nil, fmt.Errorf("%s: line %d: unsupported YAML value", path, n.Line)
 	}
+	switch v.Tag {
+	case "!!int", "!!float", "!!bool", "!!null":
+		lit, err := scalarJSON(v)
+		if err != nil {
+			return nil, yamlx.At(path, 0, err)
+		}
+		return &argTemplate{lit: lit}, nil
+	}
+	t, err := newTemplate(path, v.Text)
+	if err != nil {
+		return nil, yamlx.At(path, 0, err)
+	}
+	return &argTemplate{tmpl: t}, nil
 }
 
 // render executes the templates over data and returns the arguments as a

@@ -1,6 +1,6 @@
 package model
 
-import "errors"
+import "github.com/hosteval/hosteval/internal/yamlx"
 
 // Config chooses one model and configures it: exactly one field is set. It
 // is the "model:" value of a scenario:
@@ -16,13 +16,15 @@ import "errors"
 //	model:
 //	  openai: {base_url: http://localhost:8000/v1, model: gpt-oss-120b, timeout: 60s}
 type Config struct {
-	Scripted []ScriptStep  `yaml:"scripted,omitempty"`
-	Rules    *RulesConfig  `yaml:"rules,omitempty"`
-	OpenAI   *OpenAIConfig `yaml:"openai,omitempty"`
+	Scripted []ScriptStep  `yaml:"scripted" doc:"A scripted model: the exact messages a test wants, one step per model request, consumed across the turns; then it answers done."`
+	Rules    *RulesConfig  `yaml:"rules" doc:"A rules model: regular expressions on the question choose a call, templates over the result write the answer."`
+	OpenAI   *OpenAIConfig `yaml:"openai" doc:"A model behind any OpenAI-compatible Chat Completions endpoint (vLLM, Ollama, a hosted API); empty base_url, api_key and model come from OPENAI_BASE_URL, OPENAI_API_KEY and HOSTEVAL_MODEL."`
 }
 
-// New builds the model cfg chooses. Errors name the field from the model
-// key down, e.g. "scripted[2].call: ..." or "rules.rules[1].match: ...".
+// New builds the model cfg chooses. Errors are [yamlx.Problem]s naming the
+// field from the model key down, e.g. "scripted[2].call: ..." or
+// "rules.rules[1].match: ...", so that a file's reader puts them on their
+// line.
 // New does not read the environment: fill an OpenAI configuration with
 // [OpenAIConfig.WithEnv] first. A scripted model keeps its place in the
 // script, so call New once per conversation.
@@ -35,9 +37,9 @@ func New(cfg Config) (Model, error) {
 	}
 	switch {
 	case set == 0:
-		return nil, errors.New("no model: want one of scripted, rules or openai")
+		return nil, yamlx.Errorf("", "no model: want one of scripted, rules or openai")
 	case set > 1:
-		return nil, errors.New("want only one of scripted, rules or openai")
+		return nil, yamlx.Errorf("", "want only one of scripted, rules or openai")
 	case cfg.Scripted != nil:
 		m, err := newScripted(cfg.Scripted, "scripted")
 		if err != nil {

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"golang.org/x/time/rate"
+
+	"github.com/hosteval/hosteval/internal/yamlx"
 )
 
 // Limits bound how hard a run may press one endpoint (a base URL and a
@@ -18,24 +20,24 @@ import (
 //	limits: {concurrency: 4, requests_per_minute: 60, tokens_per_minute: 200000}
 type Limits struct {
 	// Concurrency is how many requests may be in flight at once.
-	Concurrency int `yaml:"concurrency,omitempty"`
+	Concurrency int `yaml:"concurrency" doc:"Requests in flight at once." example:"4"`
 	// RequestsPerMinute is spread evenly: one request every 60/N seconds.
-	RequestsPerMinute int `yaml:"requests_per_minute,omitempty"`
+	RequestsPerMinute int `yaml:"requests_per_minute" doc:"Requests per minute, spread evenly." example:"60"`
 	// TokensPerMinute counts prompt and completion tokens. A request is
 	// charged its estimate before it is sent (its body's bytes / 4 plus
 	// max_tokens) and the difference to the usage reported after, so
 	// that a minute's tokens stay near the bound.
-	TokensPerMinute int `yaml:"tokens_per_minute,omitempty"`
+	TokensPerMinute int `yaml:"tokens_per_minute" doc:"Prompt and completion tokens per minute (a request is charged its estimate, then its usage)." example:"100000"`
 }
 
 func (l Limits) check(prefix string) error {
 	switch {
 	case l.Concurrency < 0:
-		return fmt.Errorf("%slimits.concurrency: %d is negative", prefix, l.Concurrency)
+		return yamlx.Errorf(prefix+"limits.concurrency", "%d is negative", l.Concurrency)
 	case l.RequestsPerMinute < 0:
-		return fmt.Errorf("%slimits.requests_per_minute: %d is negative", prefix, l.RequestsPerMinute)
+		return yamlx.Errorf(prefix+"limits.requests_per_minute", "%d is negative", l.RequestsPerMinute)
 	case l.TokensPerMinute < 0:
-		return fmt.Errorf("%slimits.tokens_per_minute: %d is negative", prefix, l.TokensPerMinute)
+		return yamlx.Errorf(prefix+"limits.tokens_per_minute", "%d is negative", l.TokensPerMinute)
 	}
 	return nil
 }

@@ -22,6 +22,7 @@ import (
 
 	"github.com/hosteval/hosteval/internal/model/replay"
 	"github.com/hosteval/hosteval/internal/record"
+	"github.com/hosteval/hosteval/internal/yamlx"
 )
 
 // Environment variables that [OpenAIConfig.WithEnv] reads.
@@ -45,48 +46,48 @@ type OpenAIConfig struct {
 	// BaseURL is the endpoint's base, e.g. http://localhost:8000/v1 for
 	// vLLM or http://localhost:11434/v1 for Ollama. Default:
 	// DefaultOpenAIBaseURL.
-	BaseURL string `yaml:"base_url,omitempty"`
+	BaseURL string `yaml:"base_url" doc:"The endpoint's base URL (default https://api.openai.com/v1, or OPENAI_BASE_URL)." example:"http://localhost:8000/v1"`
 	// APIKey is sent as a bearer token; empty sends no Authorization header
 	// (local endpoints need none). It never enters a cassette or a record.
-	APIKey string `yaml:"api_key,omitempty"`
+	APIKey string `yaml:"api_key" doc:"Sent as a bearer token (default OPENAI_API_KEY; none for local endpoints); it never enters a cassette or a record. Prefer the environment to a key in a file." example:"${OPENAI_API_KEY}"`
 	// Model is the model name the endpoint serves, e.g. gpt-oss-120b. Required.
-	Model string `yaml:"model,omitempty"`
+	Model string `yaml:"model" doc:"The model the endpoint serves (default HOSTEVAL_MODEL)." example:"gpt-oss-120b"`
 	// Timeout bounds each attempt (one HTTP request). A timed-out attempt
 	// is retried like a dropped connection. Default: DefaultOpenAITimeout.
-	Timeout time.Duration `yaml:"timeout,omitempty"`
+	Timeout time.Duration `yaml:"timeout" doc:"Bounds each attempt (one HTTP request); a timed-out attempt is retried like a dropped connection (default 2m)." example:"60s"`
 	// MaxRetries is how many times a request is retried after a transport
 	// failure (connection error, timeout, 408, 409, 429, 5xx); nil means
 	// DefaultOpenAIMaxRetries, 0 means no retries. A model's malformed
 	// output, a configuration error and a refused request are never
 	// retried.
-	MaxRetries *int `yaml:"max_retries,omitempty"`
+	MaxRetries *int `yaml:"max_retries" doc:"Retries after a transport failure (connection error, timeout, 408, 409, 429, 5xx) (default 2; 0: none); a malformed answer, a configuration error and a refused request are never retried." example:"2"`
 	// MaxRetryDelay bounds the wait between attempts: the exponential
 	// backoff (0.5 s, 1 s, 2 s, ... with jitter) is capped at it, and a
 	// Retry-After longer than it ends the retries with the endpoint's
 	// error. Default: 8 s of backoff and 2 min of Retry-After.
-	MaxRetryDelay time.Duration `yaml:"max_retry_delay,omitempty"`
+	MaxRetryDelay time.Duration `yaml:"max_retry_delay" doc:"Caps the backoff between attempts; a longer Retry-After ends the retries." example:"10s"`
 	// Temperature is sent when set.
-	Temperature *float64 `yaml:"temperature,omitempty"`
+	Temperature *float64 `yaml:"temperature" doc:"Sent when set." example:"0.2"`
 	// MaxTokens bounds the completion when positive: sent as max_tokens,
 	// or as max_completion_tokens to a reasoning model (see Reasoning).
-	MaxTokens int `yaml:"max_tokens,omitempty"`
+	MaxTokens int `yaml:"max_tokens" doc:"Bounds the completion when positive: max_tokens, or max_completion_tokens to a reasoning model." example:"2048"`
 	// ReasoningEffort (e.g. low, medium, high for gpt-oss) is sent when set.
-	ReasoningEffort string `yaml:"reasoning_effort,omitempty"`
+	ReasoningEffort string `yaml:"reasoning_effort" doc:"Sent when set (e.g. low, medium, high for gpt-oss)." example:"low"`
 	// Headers are sent with every request (e.g. a gateway's routing key).
 	// An Authorization header here is replaced when APIKey is set. They
 	// never enter a cassette.
-	Headers map[string]string `yaml:"headers,omitempty"`
+	Headers map[string]string `yaml:"headers" doc:"Sent with every request, e.g. a gateway's routing key; they never enter a cassette." example:"{X-Route: eval}"`
 	// Reasoning marks a reasoning model, to which MaxTokens is sent as
 	// max_completion_tokens (OpenAI's API refuses max_tokens for them).
 	// Unset, the model name decides: OpenAI's o1, o3, o4 and gpt-5
 	// families are reasoning models, every other name gets max_tokens,
 	// which vLLM, llama.cpp's server and Ollama all read (Ollama ignores
 	// max_completion_tokens). Reasoning text is kept whatever this says.
-	Reasoning *bool `yaml:"reasoning,omitempty"`
+	Reasoning *bool `yaml:"reasoning" doc:"Marks a reasoning model (max_tokens goes as max_completion_tokens); unset, the name decides (o1, o3, o4, gpt-5)." example:"true"`
 	// Price, when set, gives every answer its cost (Response.Cost).
-	Price *Price `yaml:"price,omitempty"`
+	Price *Price `yaml:"price" doc:"Prices per million tokens, so that every answer has its cost."`
 	// Limits bound the requests of a whole run to this endpoint.
-	Limits Limits `yaml:"limits,omitempty"`
+	Limits Limits `yaml:"limits" doc:"Bounds on the requests of a whole run to this endpoint."`
 }
 
 // WithEnv returns c with its empty BaseURL, APIKey and Model taken from
@@ -144,14 +145,15 @@ type OpenAI struct {
 }
 
 // NewOpenAI checks cfg and builds the client. It does not contact the
-// endpoint. Errors name the field, e.g. "model: required".
+// endpoint. Errors are [yamlx.Problem]s naming the field, e.g. "model:
+// required".
 func NewOpenAI(cfg OpenAIConfig) (*OpenAI, error) {
 	return newOpenAI(cfg, "")
 }
 
 func newOpenAI(cfg OpenAIConfig, prefix string) (*OpenAI, error) {
 	if strings.TrimSpace(cfg.Model) == "" {
-		return nil, fmt.Errorf("%smodel: required (or set %s)", prefix, EnvModel)
+		return nil, yamlx.Errorf(prefix+"model", "required (or set %s)", EnvModel)
 	}
 	base := cfg.BaseURL
 	if base == "" {
@@ -159,10 +161,10 @@ func newOpenAI(cfg OpenAIConfig, prefix string) (*OpenAI, error) {
 	}
 	u, err := url.Parse(base)
 	if err != nil {
-		return nil, fmt.Errorf("%sbase_url: %w", prefix, err)
+		return nil, yamlx.Errorf(prefix+"base_url", "%w", err)
 	}
 	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("%sbase_url: %q is not an http or https URL", prefix, base)
+		return nil, yamlx.Errorf(prefix+"base_url", "%q is not an http or https URL", base)
 	}
 	retries := DefaultOpenAIMaxRetries
 	if cfg.MaxRetries != nil {
@@ -170,13 +172,13 @@ func newOpenAI(cfg OpenAIConfig, prefix string) (*OpenAI, error) {
 	}
 	switch {
 	case retries < 0:
-		return nil, fmt.Errorf("%smax_retries: %d is negative", prefix, retries)
+		return nil, yamlx.Errorf(prefix+"max_retries", "%d is negative", retries)
 	case cfg.Timeout < 0:
-		return nil, fmt.Errorf("%stimeout: %s is negative", prefix, cfg.Timeout)
+		return nil, yamlx.Errorf(prefix+"timeout", "%s is negative", cfg.Timeout)
 	case cfg.MaxRetryDelay < 0:
-		return nil, fmt.Errorf("%smax_retry_delay: %s is negative", prefix, cfg.MaxRetryDelay)
+		return nil, yamlx.Errorf(prefix+"max_retry_delay", "%s is negative", cfg.MaxRetryDelay)
 	case cfg.MaxTokens < 0:
-		return nil, fmt.Errorf("%smax_tokens: %d is negative", prefix, cfg.MaxTokens)
+		return nil, yamlx.Errorf(prefix+"max_tokens", "%d is negative", cfg.MaxTokens)
 	}
 	if err := cfg.Limits.check(prefix); err != nil {
 		return nil, err

@@ -760,7 +760,7 @@ limits: {concurrency: 4, requests_per_minute: 60, tokens_per_minute: 100000}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("decoded config mismatch (-want +got):\n%s", diff)
 	}
-	if err := decodeStrict(t, "modle: x", &got); err == nil || !strings.Contains(err.Error(), "field modle not found") {
-		t.Errorf("decoding a misspelt field: error = %v, want field modle not found", err)
+	if err := decodeStrict(t, "modle: x", &got); err == nil || !strings.Contains(err.Error(), `unknown field "modle" (did you mean "model"?)`) {
+		t.Errorf("decoding a misspelt field: error = %v, want the unknown field modle", err)
 	}
 }

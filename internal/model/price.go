@@ -1,9 +1,8 @@
 package model
 
 import (
-	"fmt"
-
 	"github.com/hosteval/hosteval/internal/record"
+	"github.com/hosteval/hosteval/internal/yamlx"
 )
 
 // Price is what an endpoint charges, in dollars (or any one currency) per
@@ -11,21 +10,21 @@ import (
 //
 //	price: {input_per_mtok: 0.15, output_per_mtok: 0.60, cached_input_per_mtok: 0.075}
 type Price struct {
-	InputPerMTok  float64 `yaml:"input_per_mtok"`
-	OutputPerMTok float64 `yaml:"output_per_mtok"`
+	InputPerMTok  float64 `yaml:"input_per_mtok" doc:"Dollars per million prompt tokens." example:"0.15"`
+	OutputPerMTok float64 `yaml:"output_per_mtok" doc:"Dollars per million completion tokens (reasoning included)." example:"0.6"`
 	// CachedInputPerMTok prices the prompt tokens the endpoint served from
 	// its prompt cache; nil prices them as input.
-	CachedInputPerMTok *float64 `yaml:"cached_input_per_mtok,omitempty"`
+	CachedInputPerMTok *float64 `yaml:"cached_input_per_mtok" doc:"Dollars per million prompt tokens served from the endpoint's cache (default: the input price)." example:"0.075"`
 }
 
 func (p Price) check(prefix string) error {
 	switch {
 	case p.InputPerMTok < 0:
-		return fmt.Errorf("%sprice.input_per_mtok: %g is negative", prefix, p.InputPerMTok)
+		return yamlx.Errorf(prefix+"price.input_per_mtok", "%g is negative", p.InputPerMTok)
 	case p.OutputPerMTok < 0:
-		return fmt.Errorf("%sprice.output_per_mtok: %g is negative", prefix, p.OutputPerMTok)
+		return yamlx.Errorf(prefix+"price.output_per_mtok", "%g is negative", p.OutputPerMTok)
 	case p.CachedInputPerMTok != nil && *p.CachedInputPerMTok < 0:
-		return fmt.Errorf("%sprice.cached_input_per_mtok: %g is negative", prefix, *p.CachedInputPerMTok)
+		return yamlx.Errorf(prefix+"price.cached_input_per_mtok", "%g is negative", *p.CachedInputPerMTok)
 	}
 	return nil
 }

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"text/template"
 
-	"gopkg.in/yaml.v3"
+	"github.com/hosteval/hosteval/internal/yamlx"
 )
 
 // Defaults of a [RulesConfig] whose fields are empty.
@@ -39,46 +39,46 @@ const (
 // Every template is a text/template over [TemplateData].
 type RulesConfig struct {
 	// Name, when set, makes the model's name "rules:<name>".
-	Name string `yaml:"name,omitempty"`
+	Name string `yaml:"name" doc:"Names the model rules:<name> in case IDs and records." example:"bikes"`
 	// Rules are tried in order on the latest user message; the first whose
 	// Match matches makes the call.
-	Rules []Rule `yaml:"rules"`
+	Rules []Rule `yaml:"rules" doc:"Tried in order on the latest question; the first whose match matches makes its call."`
 	// Fallback is the answer (a template) when no rule matches.
-	Fallback string `yaml:"fallback,omitempty"`
+	Fallback string `yaml:"fallback" doc:"The answer (a template) when no rule matches." example:"Please give a bike ID (for example B-101)."`
 	// Answers are tried in order on the turn's last result; the first that
 	// fits writes the answer.
-	Answers []AnswerRule `yaml:"answers,omitempty"`
+	Answers []AnswerRule `yaml:"answers" doc:"Tried in order on the turn's last result; the first that fits writes the answer."`
 	// Answer is the template for a successful result no answer rule covers.
-	Answer string `yaml:"answer,omitempty"`
+	Answer string `yaml:"answer" doc:"The answer template for a successful result no answer rule covers (default {{.Text}})." example:"'{{.Result.owner}}'"`
 }
 
 // Rule maps a question to a tool call.
 type Rule struct {
 	// Match is a regular expression (RE2 syntax) on the question.
-	Match string `yaml:"match"`
+	Match string `yaml:"match" doc:"A regular expression (RE2) on the question; its groups are .Groups in templates." example:"'\\bB-\\d{3}\\b'"`
 	// Call is the tool name, used as written (it need not exist).
-	Call string `yaml:"call"`
+	Call string `yaml:"call" doc:"The tool to call, as written (it need not exist)." example:"bikes__get_bike"`
 	// Args is a mapping of arguments. String values are templates over
 	// Question and Groups; other values pass through ("limit: 3" stays 3).
-	Args yaml.Node `yaml:"args,omitempty"`
+	Args yamlx.Value `yaml:"args" doc:"The arguments: string values are templates over .Question and .Groups, other values pass through." example:"{bike_id: '{{index .Groups 0}}', limit: 3}"`
 	// Then, when set, is a second call made after the first call succeeded,
 	// with argument templates over its result.
-	Then *ThenCall `yaml:"then,omitempty"`
+	Then *ThenCall `yaml:"then" doc:"A second call made after the first succeeded, with argument templates over its .Result."`
 }
 
 // ThenCall is the second call of a [Rule].
 type ThenCall struct {
-	Call string    `yaml:"call"`
-	Args yaml.Node `yaml:"args,omitempty"`
+	Call string      `yaml:"call" doc:"The tool to call." example:"tickets__open_ticket"`
+	Args yamlx.Value `yaml:"args" doc:"The arguments: string values are templates over the first call's .Result." example:"{host: '{{.Result.hostname}}'}"`
 }
 
 // AnswerRule writes the answer from a result. A rule with Error set covers
 // failed calls (results starting with "error:"); one without covers
 // successful ones. Tool, when set, limits the rule to results of that tool.
 type AnswerRule struct {
-	Tool     string `yaml:"tool,omitempty"`
-	Error    bool   `yaml:"error,omitempty"`
-	Template string `yaml:"template"`
+	Tool     string `yaml:"tool" doc:"Only results of this tool." example:"bikes__get_bike"`
+	Error    bool   `yaml:"error" doc:"The rule covers failed calls (results starting with error:) instead of successful ones." example:"true"`
+	Template string `yaml:"template" doc:"The answer, a template over .Result, .Text, .Error, .Tool, .Clipped." example:"'Bike {{.Result.bike_id}} is at {{.Result.dock}}.'"`
 }
 
 // TemplateData is what the rules model's templates see. Argument templates
@@ -134,8 +134,8 @@ type compiledAnswer struct {
 	tmpl  *template.Template
 }
 
-// NewRules compiles a rules configuration. Errors name the field, e.g.
-// "rules[1].match: error parsing regexp: ...".
+// NewRules compiles a rules configuration. Errors are [yamlx.Problem]s
+// naming the field, e.g. "rules[1].match: error parsing regexp: ...".
 func NewRules(cfg RulesConfig) (*Rules, error) {
 	return newRules(cfg, "")
 }
@@ -148,26 +148,26 @@ func newRules(cfg RulesConfig, prefix string) (*Rules, error) {
 	for i, r := range cfg.Rules {
 		p := fmt.Sprintf("%srules[%d]", prefix, i)
 		if r.Match == "" {
-			return nil, fmt.Errorf("%s.match: required", p)
+			return nil, yamlx.Errorf(p+".match", "required")
 		}
 		re, err := regexp.Compile(r.Match)
 		if err != nil {
-			return nil, fmt.Errorf("%s.match: %w", p, err)
+			return nil, yamlx.At(p+".match", 0, err)
 		}
 		if strings.TrimSpace(r.Call) == "" {
-			return nil, fmt.Errorf("%s.call: required", p)
+			return nil, yamlx.Errorf(p+".call", "required")
 		}
-		args, err := compileArgs(&r.Args, p+".args")
+		args, err := compileArgs(r.Args, p+".args")
 		if err != nil {
 			return nil, err
 		}
 		cr := compiledRule{match: re, call: r.Call, args: args}
 		if r.Then != nil {
 			if strings.TrimSpace(r.Then.Call) == "" {
-				return nil, fmt.Errorf("%s.then.call: required", p)
+				return nil, yamlx.Errorf(p+".then.call", "required")
 			}
 			cr.thenCall = r.Then.Call
-			if cr.thenArgs, err = compileArgs(&r.Then.Args, p+".then.args"); err != nil {
+			if cr.thenArgs, err = compileArgs(r.Then.Args, p+".then.args"); err != nil {
 				return nil, err
 			}
 		}
@@ -184,11 +184,11 @@ func newRules(cfg RulesConfig, prefix string) (*Rules, error) {
 	for i, a := range cfg.Answers {
 		p := fmt.Sprintf("%sanswers[%d].template", prefix, i)
 		if a.Template == "" {
-			return nil, fmt.Errorf("%s: required", p)
+			return nil, yamlx.Errorf(p, "required")
 		}
 		t, err := newTemplate(p, a.Template)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", p, err)
+			return nil, yamlx.At(p, 0, err)
 		}
 		m.answers = append(m.answers, compiledAnswer{tool: a.Tool, error: a.Error, tmpl: t})
 	}
@@ -201,7 +201,7 @@ func parseOr(path, text, def string) (*template.Template, error) {
 	}
 	t, err := newTemplate(path, text)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, yamlx.At(path, 0, err)
 	}
 	return t, nil
 }

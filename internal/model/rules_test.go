@@ -411,7 +411,7 @@ func TestNewRulesErrors(t *testing.T) {
 func TestRulesConfigYAMLStrict(t *testing.T) {
 	var cfg RulesConfig
 	err := decodeStrict(t, "rules: [{match: a, call: t, arguments: {}}]", &cfg)
-	if err == nil || !strings.Contains(err.Error(), "field arguments not found") {
-		t.Errorf("decoding an unknown field: error = %v, want field arguments not found", err)
+	if err == nil || !strings.Contains(err.Error(), `test.yaml:1: rules[0]: unknown field "arguments"`) {
+		t.Errorf("decoding an unknown field: error = %v, want the unknown field arguments", err)
 	}
 }

@@ -4,11 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 	"sync"
 	"unicode"
 
-	"gopkg.in/yaml.v3"
+	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/hosteval/hosteval/internal/yamlx"
 )
 
 // ScriptDone is the answer of a [Scripted] model whose script has run out.
@@ -36,57 +39,50 @@ type ScriptStep struct {
 	// Call is "<name>" or "<name> <args>", where <args> is a YAML flow
 	// mapping or a JSON object (see [ParseCall]). In YAML, quote it when it
 	// has arguments: a plain scalar cannot hold ": ".
-	Call string `yaml:"call,omitempty"`
+	Call string `yaml:"call" doc:"A tool call: the name as the model would write it (it need not exist), then optionally its arguments as a YAML flow mapping or a JSON object. Quote it when it has arguments." example:"'cmdb__get_asset {hostname: jump-prod-02}'"`
 	// Args are the arguments of Call as a mapping, in the order written
-	// (a zero Node means none).
-	Args yaml.Node `yaml:"args,omitempty"`
+	// (a zero Value means none).
+	Args yamlx.Value `yaml:"args" doc:"The arguments of call as a mapping, sent as JSON with the keys in the order written." example:"{hostname: jump-prod-02}"`
 	// RawArgs is the arguments text of Call, sent unchanged (it may be
 	// invalid JSON on purpose).
-	RawArgs *string `yaml:"raw_args,omitempty"`
+	RawArgs *string `yaml:"raw_args" doc:"The arguments of call as text, sent unchanged: invalid JSON on purpose, to test the host." example:"'{\"hostname\": '"`
 	// Calls are several calls proposed in one message.
-	Calls []ScriptCall `yaml:"calls,omitempty"`
+	Calls []ScriptCall `yaml:"calls" doc:"Several calls proposed in one message (parallel calls): each a call string or {call, args, raw_args}." example:"['cmdb__get_asset {hostname: a}', {call: cmdb__get_asset, args: {hostname: b}}]"`
 	// Answer is the final answer of the turn. An empty answer cannot be
 	// scripted: an empty Answer means the field is not set.
-	Answer string `yaml:"answer,omitempty"`
+	Answer string `yaml:"answer" doc:"The model's answer, which ends the turn." example:"Opened the ticket."`
 }
 
 // ScriptCall is one call of a [ScriptStep]'s Calls. In YAML it is either a
 // string ("<name> <args>") or a mapping with the fields below.
 type ScriptCall struct {
-	Call    string    `yaml:"call"`
-	Args    yaml.Node `yaml:"args,omitempty"`
-	RawArgs *string   `yaml:"raw_args,omitempty"`
+	Call    string      `yaml:"call" required:"true" doc:"The tool call: a name, optionally followed by its arguments." example:"cmdb__get_asset"`
+	Args    yamlx.Value `yaml:"args" doc:"The arguments as a mapping." example:"{hostname: b}"`
+	RawArgs *string     `yaml:"raw_args" doc:"The arguments as text, sent unchanged." example:"'not json'"`
 }
 
+// scriptCallFields is ScriptCall without its methods, read as a mapping.
+type scriptCallFields ScriptCall
+
 // UnmarshalYAML accepts the string shorthand as well as the mapping form.
-// The mapping's keys are checked here because a custom unmarshaler does not
-// inherit the caller's KnownFields strictness.
-func (c *ScriptCall) UnmarshalYAML(n *yaml.Node) error {
-	if n.Kind == yaml.ScalarNode {
-		*c = ScriptCall{Call: n.Value}
-		return nil
+func (c *ScriptCall) UnmarshalYAML(n *yamlx.Node) error {
+	switch n.Kind() {
+	case yamlx.Scalar:
+		*c = ScriptCall{Call: n.Text()}
+	case yamlx.Mapping:
+		n.Decode((*scriptCallFields)(c))
+	default:
+		return fmt.Errorf("want a call as a string or a mapping, got %s", n.Describe())
 	}
-	if n.Kind != yaml.MappingNode {
-		return &yaml.TypeError{Errors: []string{fmt.Sprintf("line %d: want a call as a string or a mapping, got %s", n.Line, kindName(n))}}
-	}
-	var unknown []string
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		switch k := n.Content[i]; k.Value {
-		case "call", "args", "raw_args":
-		default:
-			unknown = append(unknown, fmt.Sprintf("line %d: field %s not found in type model.ScriptCall", k.Line, k.Value))
-		}
-	}
-	if len(unknown) > 0 {
-		return &yaml.TypeError{Errors: unknown}
-	}
-	type plain ScriptCall // without this method, so Decode does not recurse
-	var p plain
-	if err := n.Decode(&p); err != nil {
-		return err
-	}
-	*c = ScriptCall(p)
 	return nil
+}
+
+// JSONSchema is a call string or a mapping.
+func (*ScriptCall) JSONSchema(r *yamlx.Reflector) *jsonschema.Schema {
+	return &jsonschema.Schema{AnyOf: []*jsonschema.Schema{
+		{Type: "string", Description: "A call: a name, optionally followed by its arguments."},
+		r.For(reflect.TypeFor[scriptCallFields]()),
+	}}
 }
 
 // ParseCall parses "<name>" or "<name> <args>" into a tool call without an
@@ -110,11 +106,11 @@ func ParseCall(s string) (ToolCall, error) {
 		return ToolCall{Name: s, Arguments: "{}"}, nil
 	}
 	name, rest := s[:end], strings.TrimSpace(s[end:])
-	var n yaml.Node
-	if err := yaml.Unmarshal([]byte(rest), &n); err != nil {
+	v, err := yamlx.ParseValue(rest)
+	if err != nil {
 		return ToolCall{}, fmt.Errorf("arguments of %s: %w", name, err)
 	}
-	args, err := mappingJSON(&n)
+	args, err := mappingJSON(v)
 	if err != nil {
 		return ToolCall{}, fmt.Errorf("arguments of %s: %w", name, err)
 	}
@@ -142,8 +138,9 @@ type Scripted struct {
 	callID int // the last call ID handed out
 }
 
-// NewScripted checks and parses a script. Errors name the step and field,
-// e.g. "steps[2].call: arguments of get_asset: ...".
+// NewScripted checks and parses a script. Errors are [yamlx.Problem]s
+// naming the step and field, e.g. "steps[2].call: arguments of get_asset:
+// ...".
 func NewScripted(steps []ScriptStep) (*Scripted, error) {
 	return newScripted(steps, "steps")
 }
@@ -170,11 +167,11 @@ func parseStep(st ScriptStep, path string) (Response, error) {
 	}
 	switch {
 	case set == 0:
-		return Response{}, fmt.Errorf("%s: empty step: want one of call, calls or answer", path)
+		return Response{}, yamlx.Errorf(path, "empty step: want one of call, calls or answer")
 	case set > 1:
-		return Response{}, fmt.Errorf("%s: want only one of call, calls or answer", path)
-	case st.Call == "" && (st.Args.Kind != 0 || st.RawArgs != nil):
-		return Response{}, fmt.Errorf("%s: args and raw_args belong to a call", path)
+		return Response{}, yamlx.Errorf(path, "want only one of call, calls or answer")
+	case st.Call == "" && (!st.Args.IsZero() || st.RawArgs != nil):
+		return Response{}, yamlx.Errorf(path, "args and raw_args belong to a call")
 	case st.Answer != "":
 		return Response{Text: st.Answer}, nil
 	case st.Call != "":
@@ -185,7 +182,7 @@ func parseStep(st ScriptStep, path string) (Response, error) {
 		return Response{ToolCalls: []ToolCall{c}}, nil
 	}
 	if len(st.Calls) == 0 {
-		return Response{}, fmt.Errorf("%s.calls: empty list: want at least one call", path)
+		return Response{}, yamlx.Errorf(path+".calls", "empty list: want at least one call")
 	}
 	var r Response
 	for j, c := range st.Calls {
@@ -199,26 +196,26 @@ func parseStep(st ScriptStep, path string) (Response, error) {
 }
 
 func parseScriptCall(c ScriptCall, path string) (ToolCall, error) {
-	if c.Args.Kind != 0 && c.RawArgs != nil {
-		return ToolCall{}, fmt.Errorf("%s: want args or raw_args, not both", path)
+	if !c.Args.IsZero() && c.RawArgs != nil {
+		return ToolCall{}, yamlx.Errorf(path, "want args or raw_args, not both")
 	}
 	tc, err := ParseCall(c.Call)
 	if err != nil {
-		return ToolCall{}, fmt.Errorf("%s.call: %w", path, err)
+		return ToolCall{}, yamlx.At(path+".call", 0, err)
 	}
 	// ParseCall succeeded, so a name comes first: inline arguments are
 	// whatever follows it.
 	inline := strings.IndexFunc(strings.TrimSpace(c.Call), argsStart) > 0
-	if inline && (c.Args.Kind != 0 || c.RawArgs != nil) {
-		return ToolCall{}, fmt.Errorf("%s: arguments given both inline in call and in args or raw_args", path)
+	if inline && (!c.Args.IsZero() || c.RawArgs != nil) {
+		return ToolCall{}, yamlx.Errorf(path, "arguments given both inline in call and in args or raw_args")
 	}
 	switch {
 	case c.RawArgs != nil:
 		tc.Arguments = *c.RawArgs
-	case c.Args.Kind != 0:
-		args, err := mappingJSON(&c.Args)
+	case !c.Args.IsZero():
+		args, err := mappingJSON(c.Args)
 		if err != nil {
-			return ToolCall{}, fmt.Errorf("%s.args: %w", path, err)
+			return ToolCall{}, yamlx.At(path+".args", 0, err)
 		}
 		tc.Arguments = string(args)
 	}

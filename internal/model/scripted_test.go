@@ -9,16 +9,15 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"gopkg.in/yaml.v3"
+
+	"github.com/hosteval/hosteval/internal/yamlx"
 )
 
-// decodeStrict decodes YAML the way internal/scenario does: unknown fields
-// are errors.
+// decodeStrict decodes YAML the way internal/scenario does: with the one
+// strict reader, unknown fields and wrong kinds are errors.
 func decodeStrict(t *testing.T, src string, v any) error {
 	t.Helper()
-	dec := yaml.NewDecoder(strings.NewReader(src))
-	dec.KnownFields(true)
-	return dec.Decode(v)
+	return yamlx.Decode("test.yaml", []byte(src), v, nil)
 }
 
 func TestParseCall(t *testing.T) {
@@ -212,10 +211,10 @@ func TestScriptStepYAMLStrict(t *testing.T) {
 		yaml string
 		want string
 	}{
-		{"unknown step field", "- {call: a, arguments: {}}", "field arguments not found"},
-		{"unknown parallel call field", "- calls: [{call: a, argz: {}}]", "line 1: field argz not found in type model.ScriptCall"},
-		{"parallel call of the wrong type", "- calls: [[a]]", "want a call as a string or a mapping, got a list"},
-		{"wrong type inside a parallel call", "- calls: [{call: [a]}]", "cannot unmarshal"},
+		{"unknown step field", "- {call: a, arguments: {}}", `test.yaml:1: [0]: unknown field "arguments"`},
+		{"unknown parallel call field", "- calls: [{call: a, argz: {}}]", `test.yaml:1: [0].calls[0]: unknown field "argz" (did you mean "args"?)`},
+		{"parallel call of the wrong type", "- calls: [[a]]", "test.yaml:1: [0].calls[0]: want a call as a string or a mapping, got a list"},
+		{"wrong type inside a parallel call", "- calls: [{call: [a]}]", "test.yaml:1: [0].calls[0].call: want a string, got a list"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

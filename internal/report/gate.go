@@ -4,57 +4,55 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"os"
 	"regexp"
 	"strconv"
 	"strings"
-
-	"gopkg.in/yaml.v3"
 )
 
-// metric is one figure of a group that a gate can check. The table in the
-// package documentation lists them; a test keeps the two in step.
+// metric is one figure of a group that a gate can check: its name, what it
+// means and how the group's cases make it. The table in the package
+// documentation and docs/scenarios.md list them; tests keep them in step.
 type metric struct {
-	name string
-	get  func(*GroupStats) float64
+	name, meaning, aggregation string
+	get                        func(*GroupStats) float64
 }
 
 // metrics are the gate metrics, in the order of the documentation table.
 var metrics = []metric{
-	{"cases", func(g *GroupStats) float64 { return float64(g.Cases) }},
-	{"passed", func(g *GroupStats) float64 { return float64(g.Passed) }},
-	{"failed", func(g *GroupStats) float64 { return float64(g.Failed) }},
-	{"errored", func(g *GroupStats) float64 { return float64(g.Errored) }},
-	{"pass_rate", func(g *GroupStats) float64 { return g.PassRate }},
-	{"steps", func(g *GroupStats) float64 { return g.MeanSteps }},
-	{"tool_calls", func(g *GroupStats) float64 { return g.MeanToolCalls }},
-	{"model_requests", func(g *GroupStats) float64 { return g.MeanModelRequests }},
-	{"unknown_tools", func(g *GroupStats) float64 { return float64(g.UnknownTools) }},
-	{"bad_arguments", func(g *GroupStats) float64 { return float64(g.BadArguments) }},
-	{"denied", func(g *GroupStats) float64 { return float64(g.Denied) }},
-	{"timeouts", func(g *GroupStats) float64 { return float64(g.Timeouts) }},
-	{"protocol_errors", func(g *GroupStats) float64 { return float64(g.ProtocolErrors) }},
-	{"version_failures", func(g *GroupStats) float64 { return float64(g.VersionFailures) }},
-	{"asked_user", func(g *GroupStats) float64 { return float64(g.AskedUser) }},
-	{"clipped", func(g *GroupStats) float64 { return float64(g.Clipped) }},
-	{"result_bytes", func(g *GroupStats) float64 { return g.MeanResultBytes }},
-	{"max_result_bytes", func(g *GroupStats) float64 { return float64(g.MaxResultBytes) }},
-	{"tool_def_bytes", func(g *GroupStats) float64 { return float64(g.ToolDefBytes) }},
-	{"tool_def_tokens", func(g *GroupStats) float64 { return float64(g.ToolDefTokens) }},
-	{"tool_def_tokens_total", func(g *GroupStats) float64 { return g.MeanToolDefTokensTotal }},
-	{"total_tokens", func(g *GroupStats) float64 {
+	{"cases", "cases run", "count", func(g *GroupStats) float64 { return float64(g.Cases) }},
+	{"passed", "cases whose every expectation held", "count", func(g *GroupStats) float64 { return float64(g.Passed) }},
+	{"failed", "cases with a failed expectation", "count", func(g *GroupStats) float64 { return float64(g.Failed) }},
+	{"errored", "cases that could not run", "count", func(g *GroupStats) float64 { return float64(g.Errored) }},
+	{"pass_rate", "passed / cases (an errored case did not pass)", "ratio 0..1", func(g *GroupStats) float64 { return g.PassRate }},
+	{"steps", "tool calls the model proposed (turns' steps)", "per case, mean", func(g *GroupStats) float64 { return g.MeanSteps }},
+	{"tool_calls", "tool calls recorded", "per case, mean", func(g *GroupStats) float64 { return g.MeanToolCalls }},
+	{"model_requests", "requests to the model", "per case, mean", func(g *GroupStats) float64 { return g.MeanModelRequests }},
+	{"unknown_tools", "calls to a tool not offered (nothing sent)", "sum", func(g *GroupStats) float64 { return float64(g.UnknownTools) }},
+	{"bad_arguments", "calls with arguments not a JSON object or too large", "sum", func(g *GroupStats) float64 { return float64(g.BadArguments) }},
+	{"denied", "calls the person did not approve", "sum", func(g *GroupStats) float64 { return float64(g.Denied) }},
+	{"timeouts", "calls with no answer within the tool timeout", "sum", func(g *GroupStats) float64 { return float64(g.Timeouts) }},
+	{"protocol_errors", "calls answered by a JSON-RPC error (with a code)", "sum", func(g *GroupStats) float64 { return float64(g.ProtocolErrors) }},
+	{"version_failures", "servers with no common protocol revision", "sum", func(g *GroupStats) float64 { return float64(g.VersionFailures) }},
+	{"asked_user", "calls that put a question to the person", "sum", func(g *GroupStats) float64 { return float64(g.AskedUser) }},
+	{"clipped", "results cut to the result budget", "sum", func(g *GroupStats) float64 { return float64(g.Clipped) }},
+	{"result_bytes", "bytes of results given to the model", "per case total, mean", func(g *GroupStats) float64 { return g.MeanResultBytes }},
+	{"max_result_bytes", "largest single result given to the model", "max", func(g *GroupStats) float64 { return float64(g.MaxResultBytes) }},
+	{"tool_def_bytes", "bytes of the tools array of one model request", "max over requests", func(g *GroupStats) float64 { return float64(g.ToolDefBytes) }},
+	{"tool_def_tokens", "o200k tokens of the tools array of one model request", "max over requests", func(g *GroupStats) float64 { return float64(g.ToolDefTokens) }},
+	{"tool_def_tokens_total", "tool-definition tokens summed over a case's requests", "per case total, mean", func(g *GroupStats) float64 { return g.MeanToolDefTokensTotal }},
+	{"total_tokens", "tokens the model endpoint reported (0 if unknown)", "per case total, mean", func(g *GroupStats) float64 {
 		if g.Usage == nil {
 			return 0
 		}
 		return float64(g.Usage.TotalTokens) / float64(g.Cases)
 	}},
-	{"case_ms", func(g *GroupStats) float64 { return g.MeanCaseMS }},
-	{"mean_call_ms", func(g *GroupStats) float64 { return g.Latency.Mean }},
-	{"p50_call_ms", func(g *GroupStats) float64 { return g.Latency.P50 }},
-	{"p90_call_ms", func(g *GroupStats) float64 { return g.Latency.P90 }},
-	{"p95_call_ms", func(g *GroupStats) float64 { return g.Latency.P95 }},
-	{"p99_call_ms", func(g *GroupStats) float64 { return g.Latency.P99 }},
-	{"max_call_ms", func(g *GroupStats) float64 { return g.Latency.Max }},
+	{"case_ms", "wall time of a case", "per case, mean", func(g *GroupStats) float64 { return g.MeanCaseMS }},
+	{"mean_call_ms", "call latency in the host, mean", "pooled calls", func(g *GroupStats) float64 { return g.Latency.Mean }},
+	{"p50_call_ms", "call latency, median", "pooled calls", func(g *GroupStats) float64 { return g.Latency.P50 }},
+	{"p90_call_ms", "call latency, 90th percentile", "pooled calls", func(g *GroupStats) float64 { return g.Latency.P90 }},
+	{"p95_call_ms", "call latency, 95th percentile", "pooled calls", func(g *GroupStats) float64 { return g.Latency.P95 }},
+	{"p99_call_ms", "call latency, 99th percentile", "pooled calls", func(g *GroupStats) float64 { return g.Latency.P99 }},
+	{"max_call_ms", "call latency, slowest call", "pooled calls", func(g *GroupStats) float64 { return g.Latency.Max }},
 }
 
 // MetricNames lists the metrics a gate can check, in documentation order.
@@ -64,6 +62,20 @@ func MetricNames() []string {
 		names[i] = m.name
 	}
 	return names
+}
+
+// Metric is a gate metric as the reference documents it.
+type Metric struct {
+	Name, Meaning, Aggregation string
+}
+
+// Metrics lists the metrics a gate can check, in documentation order.
+func Metrics() []Metric {
+	out := make([]Metric, len(metrics))
+	for i, m := range metrics {
+		out[i] = Metric{Name: m.name, Meaning: m.meaning, Aggregation: m.aggregation}
+	}
+	return out
 }
 
 func lookupMetric(name string) (metric, bool) {
@@ -189,135 +201,6 @@ func (g *Gate) matches(k GroupKey) bool {
 	return (g.Scenario == nil || g.Scenario.MatchString(k.Scenario)) &&
 		(g.Variant == nil || g.Variant.MatchString(k.Variant)) &&
 		(g.Model == nil || g.Model.MatchString(k.Model))
-}
-
-// LoadGates reads a gates file:
-//
-//	gates:
-//	  - pass_rate >= 1
-//	  - unknown_tools == 0
-//	  - {scenario: "ticket-.*", gate: "p95_call_ms <= 50"}
-//	  - gate: tool_def_tokens <= baseline * 1.05
-//	    variant: "b-.*"
-//	    model: scripted
-//
-// An item is a gate's text, or a mapping with "gate" and optional
-// "scenario", "variant" and "model" regular expressions, which must match
-// a name in full. Errors carry the file and line and wrap ErrGate.
-func LoadGates(path string) ([]Gate, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("load gates: %w", err)
-	}
-	return parseGates(path, data)
-}
-
-func parseGates(path string, data []byte) ([]Gate, error) {
-	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return nil, fmt.Errorf("%s: %w: %w", path, ErrGate, err)
-	}
-	if doc.Kind == 0 || len(doc.Content) == 0 {
-		return nil, fmt.Errorf("%s: %w: empty file, want a \"gates:\" list", path, ErrGate)
-	}
-	root := doc.Content[0]
-	if root.Kind != yaml.MappingNode {
-		return nil, gateErr(path, root, "want a mapping with a \"gates:\" list")
-	}
-	var list *yaml.Node
-	for i := 0; i+1 < len(root.Content); i += 2 {
-		k, v := root.Content[i], root.Content[i+1]
-		if k.Value != "gates" {
-			return nil, gateErr(path, k, "unknown field %q (known: gates)", k.Value)
-		}
-		list = v
-	}
-	switch {
-	case list == nil:
-		return nil, gateErr(path, root, "missing \"gates:\" list")
-	case list.Kind != yaml.SequenceNode:
-		return nil, gateErr(path, list, "gates: want a list")
-	case len(list.Content) == 0:
-		return nil, gateErr(path, list, "gates: the list is empty")
-	}
-	var gates []Gate
-	for _, item := range list.Content {
-		g, err := parseGateNode(path, item)
-		if err != nil {
-			return nil, err
-		}
-		g.Pos = fmt.Sprintf("%s:%d", path, item.Line)
-		gates = append(gates, g)
-	}
-	return gates, nil
-}
-
-// gateErr is an error at node n of a gates file.
-func gateErr(path string, n *yaml.Node, format string, args ...any) error {
-	return fmt.Errorf("%s:%d: %w: %s", path, n.Line, ErrGate, fmt.Sprintf(format, args...))
-}
-
-// parseGateText parses the gate text in node n.
-func parseGateText(path string, n *yaml.Node) (Gate, error) {
-	if n.Kind != yaml.ScalarNode || n.Tag == "!!null" {
-		return Gate{}, gateErr(path, n, "gate: want text like \"pass_rate >= 1\"")
-	}
-	g, err := ParseGate(n.Value)
-	if err != nil {
-		return Gate{}, fmt.Errorf("%s:%d: %w", path, n.Line, err)
-	}
-	return g, nil
-}
-
-func parseGateNode(path string, item *yaml.Node) (Gate, error) {
-	switch item.Kind {
-	case yaml.ScalarNode:
-		return parseGateText(path, item)
-	case yaml.MappingNode:
-	default:
-		return Gate{}, gateErr(path, item, "want a gate's text or a mapping with \"gate\"")
-	}
-	var gateNode, scenario, variant, model *yaml.Node
-	for i := 0; i+1 < len(item.Content); i += 2 {
-		k, v := item.Content[i], item.Content[i+1]
-		switch k.Value {
-		case "gate":
-			gateNode = v
-		case "scenario":
-			scenario = v
-		case "variant":
-			variant = v
-		case "model":
-			model = v
-		default:
-			return Gate{}, gateErr(path, k, "unknown field %q (known: gate, scenario, variant, model)", k.Value)
-		}
-	}
-	if gateNode == nil {
-		return Gate{}, gateErr(path, item, "missing \"gate\"")
-	}
-	g, err := parseGateText(path, gateNode)
-	if err != nil {
-		return Gate{}, err
-	}
-	for _, sc := range []struct {
-		name string
-		node *yaml.Node
-		dst  **regexp.Regexp
-	}{{"scenario", scenario, &g.Scenario}, {"variant", variant, &g.Variant}, {"model", model, &g.Model}} {
-		if sc.node == nil {
-			continue
-		}
-		if sc.node.Kind != yaml.ScalarNode {
-			return Gate{}, gateErr(path, sc.node, "%s: want a regular expression", sc.name)
-		}
-		re, err := anchor(sc.node.Value)
-		if err != nil {
-			return Gate{}, gateErr(path, sc.node, "%s: %v", sc.name, err)
-		}
-		*sc.dst = re
-	}
-	return g, nil
 }
 
 // GateResult is one gate checked on one group.

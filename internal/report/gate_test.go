@@ -287,6 +287,7 @@ func TestMetricsDocumented(t *testing.T) {
 		t.Fatal(err)
 	}
 	var documented []string
+	var rows []Metric
 	inTable := false
 	for _, line := range strings.Split(string(doc), "\n") {
 		fields := strings.Fields(strings.TrimPrefix(line, "//"))
@@ -295,12 +296,20 @@ func TestMetricsDocumented(t *testing.T) {
 			inTable = true
 		case inTable && strings.HasPrefix(line, "//\t") && len(fields) > 0:
 			documented = append(documented, fields[0])
+			cols := regexp.MustCompile(`\s{2,}`).Split(strings.TrimSpace(strings.TrimPrefix(line, "//\t")), -1)
+			if len(cols) == 3 {
+				rows = append(rows, Metric{Name: cols[0], Meaning: cols[1], Aggregation: cols[2]})
+			}
 		case inTable:
 			inTable = false
 		}
 	}
 	if diff := cmp.Diff(MetricNames(), documented); diff != "" {
 		t.Errorf("doc.go metric table (-code +doc):\n%s", diff)
+	}
+	// The meanings too: docs/scenarios.md is generated from Metrics().
+	if diff := cmp.Diff(Metrics(), rows); diff != "" {
+		t.Errorf("doc.go metric table's meanings (-code +doc):\n%s", diff)
 	}
 }
 

@@ -11,8 +11,8 @@ import (
 // was checked against without the files that defined them.
 const GatesFile = "gates.json"
 
-// GatesSchema is the version of gates.json.
-const GatesSchema = 1
+// GateResultsSchema is the version of gates.json.
+const GateResultsSchema = 1
 
 // gatesDoc is gates.json: schema, results (gate as written with its
 // scopes, scenario group, value, limit, passed, detail) and the verdict.
@@ -33,7 +33,7 @@ type gateRecord struct {
 
 // WriteGatesJSON writes gate results as gates.json.
 func WriteGatesJSON(w io.Writer, results []GateResult) error {
-	doc := gatesDoc{Schema: GatesSchema, Results: []gateRecord{}, Verdict: GateVerdict(results)}
+	doc := gatesDoc{Schema: GateResultsSchema, Results: []gateRecord{}, Verdict: GateVerdict(results)}
 	for _, r := range results {
 		doc.Results = append(doc.Results, gateRecord{
 			Gate: r.Gate.String(), Group: r.Group, Value: r.Value, Limit: r.Limit, Passed: r.Passed, Detail: r.Detail,
@@ -49,8 +49,8 @@ func ReadGatesJSON(r io.Reader) ([]GateResult, error) {
 	if err := json.NewDecoder(r).Decode(&doc); err != nil {
 		return nil, fmt.Errorf("read gates: %w", err)
 	}
-	if doc.Schema < 1 || doc.Schema > GatesSchema {
-		return nil, fmt.Errorf("read gates: schema %d, want 1 to %d", doc.Schema, GatesSchema)
+	if doc.Schema < 1 || doc.Schema > GateResultsSchema {
+		return nil, fmt.Errorf("read gates: schema %d, want 1 to %d", doc.Schema, GateResultsSchema)
 	}
 	results := make([]GateResult, len(doc.Results))
 	for i, g := range doc.Results {

@@ -7,9 +7,8 @@ import (
 	"slices"
 	"strings"
 
-	"gopkg.in/yaml.v3"
-
 	"github.com/hosteval/hosteval/internal/host"
+	"github.com/hosteval/hosteval/internal/yamlx"
 )
 
 // The case folder: a fresh, empty folder per case that servers can be
@@ -28,11 +27,11 @@ const caseDirVar = "CASE_DIR"
 // writes by accident holds a NUL.
 const caseDirMark = "\x00" + caseDirVar + "\x00"
 
-// checkCaseDir reports where ${CASE_DIR} may not be used in a server
-// definition and whether the definition uses it where it may.
-func (f *fileCtx) checkCaseDir(fs *fields, spec *host.ServerSpec, path string) bool {
+// checkCaseDir reports where ${CASE_DIR} may not be used in the server
+// definition read at n and whether the definition uses it where it may.
+func (f *fileCtx) checkCaseDir(n *yamlx.Node, spec *host.ServerSpec) bool {
 	only := func(key string) {
-		f.errorf(fs.keys[key], join(path, key), "${CASE_DIR} is only for args, env and dir")
+		errorAtKey(n, key, "${CASE_DIR} is only for args, env and dir")
 	}
 	if strings.Contains(spec.Command, caseDirMark) {
 		only("command")
@@ -50,44 +49,39 @@ func (f *fileCtx) checkCaseDir(fs *fields, spec *host.ServerSpec, path string) b
 		slices.ContainsFunc(spec.Args, func(a string) bool { return strings.Contains(a, caseDirMark) }) ||
 		slices.ContainsFunc(spec.Env, func(e string) bool { return strings.Contains(e, caseDirMark) })
 	if uses && spec.Shareable {
-		f.errorf(fs.keys["shareable"], join(path, "shareable"),
-			"a shareable server cannot use ${CASE_DIR}: it outlives the case whose folder it would get")
+		errorAtKey(n, "shareable", "a shareable server cannot use ${CASE_DIR}: it outlives the case whose folder it would get")
 	}
 	return uses
 }
 
-// files reads a scenario's files: relative path -> text, written into the
-// case folder before the servers start.
-func (f *fileCtx) files(n *yaml.Node, path string, sc *Scenario) map[string]string {
-	fs := f.fields(n, path, nil)
-	if fs == nil {
-		return nil
-	}
+// files reads a scenario's files (read at n): relative path -> text,
+// written into the case folder before the servers start.
+func (f *fileCtx) files(files yamlx.Map[fileText], n *yamlx.Node, sc *Scenario) map[string]string {
 	out := map[string]string{}
 	written := map[string]int{} // cleaned path -> line
-	for _, name := range fs.order {
-		key, p := fs.keys[name], join(path, name)
-		clean := filepath.Clean(filepath.FromSlash(name))
-		if !filepath.IsLocal(name) || clean == "." {
-			f.errorf(key, path, "%q: want a relative path inside the case folder, e.g. notes/a.txt", name)
+	problem := func(line int, format string, args ...any) {
+		n.Report(Problem{Line: line, Path: n.Path(), Msg: fmt.Sprintf(format, args...)})
+	}
+	for _, e := range files {
+		clean := filepath.Clean(filepath.FromSlash(e.Key))
+		if !filepath.IsLocal(e.Key) || clean == "." {
+			problem(e.Line, "%q: want a relative path inside the case folder, e.g. notes/a.txt", e.Key)
 			continue
 		}
 		if line, dup := written[clean]; dup {
-			f.errorf(key, path, "%q is the same file as the one at line %d", name, line)
+			problem(e.Line, "%q is the same file as the one at line %d", e.Key, line)
 			continue
 		}
-		v := deref(fs.vals[name])
-		if v.Kind != yaml.ScalarNode || v.Tag == "!!null" {
-			f.errorf(v, p, "want the file's text, got %s", describe(v))
-			continue
+		if !e.OK {
+			continue // reported
 		}
-		written[clean] = key.Line
-		out[clean] = v.Value
+		written[clean] = e.Line
+		out[clean] = string(e.Value)
 	}
 	for name, line := range written {
 		for dir := filepath.Dir(name); dir != "."; dir = filepath.Dir(dir) {
 			if _, ok := written[dir]; ok {
-				f.errorAt(line, path, fmt.Sprintf("%q is inside %q, which is a file", filepath.ToSlash(name), filepath.ToSlash(dir)))
+				problem(line, "%q is inside %q, which is a file", filepath.ToSlash(name), filepath.ToSlash(dir))
 			}
 		}
 	}
@@ -102,7 +96,7 @@ func (f *fileCtx) files(n *yaml.Node, path string, sc *Scenario) map[string]stri
 		uses = uses || def.caseDir
 	}
 	if !uses {
-		f.errorf(n, path, "no server of this scenario uses ${CASE_DIR}, so none would see these files")
+		n.Errorf("no server of this scenario uses ${CASE_DIR}, so none would see these files")
 	}
 	return out
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/hosteval/hosteval/internal/host"
 	"github.com/hosteval/hosteval/internal/model"
+	"github.com/hosteval/hosteval/internal/yamlx"
 )
 
 // CaseOptions select and multiply the cases of a suite.
@@ -45,6 +46,11 @@ type Case struct {
 	settings hostSettings
 }
 
+// MaxCases bounds the cases a suite expands into, so that a typo in a
+// repeat or a runaway list of variants is an error, not a run that eats
+// the machine's memory.
+const MaxCases = 1_000_000
+
 // Cases expands the suite into cases: scenario x variant x model x repeat,
 // in that order of nesting, in the order the scenarios were loaded.
 func (s *Suite) Cases(opts CaseOptions) ([]*Case, error) {
@@ -66,6 +72,21 @@ func (s *Suite) Cases(opts CaseOptions) ([]*Case, error) {
 				return nil, fmt.Errorf("model %s is given twice", opts.Models[i].Name)
 			}
 			seen[opts.Models[i].Name] = true
+		}
+	}
+	total := 0
+	for _, sc := range s.Scenarios {
+		n := max(len(sc.variants), 1) * len(sc.models)
+		if opts.Models != nil {
+			n = max(len(sc.variants), 1) * len(opts.Models)
+		}
+		repeat := sc.repeat
+		if opts.Repeat > 0 {
+			repeat = opts.Repeat
+		}
+		total += n * repeat
+		if total > MaxCases {
+			return nil, fmt.Errorf("the suite expands into more than %d cases (scenario %s: variants x models x repeat)", MaxCases, sc.Name)
 		}
 	}
 	var cases []*Case
@@ -253,7 +274,7 @@ func CheckTools(c *Case, tools []string) []Problem {
 			case prefix && !slices.ContainsFunc(tools, func(t string) bool { return strings.HasPrefix(t, name) }):
 				problem("no tool of server %s matches %q", server, r.name)
 			case !prefix && !have[name]:
-				problem("server %s offers no tool %q%s", server, name, suggest(name, tools))
+				problem("server %s offers no tool %q%s", server, name, yamlx.Suggest(name, tools))
 			}
 		case refAutoRun:
 			if r.name == "*" || !connected[r.server] {
@@ -266,10 +287,10 @@ func CheckTools(c *Case, tools []string) []Problem {
 						own = append(own, rest)
 					}
 				}
-				problem("server %s offers no tool %q%s", r.server, r.name, suggest(r.name, own))
+				problem("server %s offers no tool %q%s", r.server, r.name, yamlx.Suggest(r.name, own))
 			}
 		}
 	}
-	sortProblems(ps)
+	yamlx.Sort(ps)
 	return ps
 }

@@ -12,12 +12,9 @@ import (
 	"strconv"
 	"strings"
 
-	"gopkg.in/yaml.v3"
-
-	"github.com/hosteval/hosteval/internal/host"
-	"github.com/hosteval/hosteval/internal/model"
 	"github.com/hosteval/hosteval/internal/record"
 	"github.com/hosteval/hosteval/internal/table"
+	"github.com/hosteval/hosteval/internal/yamlx"
 )
 
 // expectation is one entry of a scenario's expect list.
@@ -54,114 +51,6 @@ func Evaluate(c *Case, rec *record.Record) []record.Expectation {
 	return out
 }
 
-// Fields of each kind of expectation. The kind is chosen by the presence of
-// tool, order, server or state; a mapping with none of them holds answer,
-// count and bound checks, all of which must hold.
-var (
-	toolExpectFields   = []string{"tool", "nth", "called", "count", "outcome", "approval", "asked_user", "rounds", "error_code", "error_matches", "args", "args_exact", "clipped", "result_matches"}
-	orderExpectFields  = []string{"order"}
-	serverExpectFields = []string{"server", "protocol", "version_failure", "restarted", "connected"}
-	stateExpectFields  = []string{"state", "matches", "result_matches"}
-	countKeys          = []string{"unknown_tools", "timeouts", "protocol_errors", "tool_errors", "denied", "steps", "model_requests", "elicitations", "declined"}
-	boundKeys          = []string{"result_bytes", "tool_def_bytes", "tool_def_tokens"}
-	caseExpectFields   = slices.Concat([]string{"answer_matches", "answer_not_matches", "turn"}, countKeys, boundKeys)
-
-	expectKinds = []struct {
-		key    string
-		fields []string
-	}{{"tool", toolExpectFields}, {"order", orderExpectFields}, {"server", serverExpectFields}, {"state", stateExpectFields}}
-	allExpectFields = slices.Concat(toolExpectFields, orderExpectFields, serverExpectFields, stateExpectFields, caseExpectFields)
-
-	outcomes  = record.Outcomes()
-	approvals = []string{record.ApprovalAuto, record.ApprovalApproved, record.ApprovalDenied}
-	revisions = []string{host.Revision20260728, host.Revision20251125}
-)
-
-func (f *fileCtx) expectation(n *yaml.Node, path string, sc *Scenario) *expectation {
-	fs := f.fields(n, path, nil)
-	if fs == nil {
-		return nil
-	}
-	if len(fs.order) == 0 {
-		f.errorf(n, path, "empty expectation: want e.g. {tool: server__tool, outcome: ok} or {answer_matches: regex}")
-		return nil
-	}
-	var kinds []string
-	known, kindName := caseExpectFields, "an answer/count"
-	for _, k := range expectKinds {
-		if _, ok := fs.keys[k.key]; ok {
-			kinds = append(kinds, k.key)
-			known, kindName = k.fields, "a "+k.key
-		}
-	}
-	if len(kinds) > 1 {
-		f.errorf(fs.keys[kinds[1]], path, "want one of tool, order, server or state in an expectation, got %s (write two expectations)", strings.Join(kinds, " and "))
-		return nil
-	}
-	before := len(f.l.problems)
-	for _, k := range fs.order {
-		if slices.Contains(known, k) {
-			continue
-		}
-		if owner := fieldOwner(k); owner != "" {
-			if len(kinds) == 0 {
-				f.errorf(fs.keys[k], path, "field %q belongs to %s expectation: add %s", k, article(owner), ownerExample[owner])
-			} else {
-				f.errorf(fs.keys[k], path, "field %q does not go in %s expectation (it belongs to %s expectation)", k, kindName, article(owner))
-			}
-			continue
-		}
-		hint := suggest(k, known)
-		if hint == "" {
-			hint = suggest(k, allExpectFields)
-		}
-		f.errorf(fs.keys[k], path, "unknown field %q%s", k, hint)
-	}
-	var c checker
-	switch {
-	case len(kinds) == 0:
-		c = f.caseExpect(fs, path)
-	case kinds[0] == "tool":
-		c = f.toolExpect(fs, path, sc)
-	case kinds[0] == "order":
-		c = f.orderExpect(fs, path, sc)
-	case kinds[0] == "server":
-		c = f.serverExpect(fs, path, sc)
-	default:
-		c = f.stateExpect(fs, path, sc)
-	}
-	if c == nil || len(f.l.problems) > before {
-		return nil
-	}
-	return &expectation{line: n.Line, check: c}
-}
-
-var ownerExample = map[string]string{
-	"tool": "tool: server__tool", "order": "order: [...]", "server": "server: <name>", "state": `state: "server__tool {...}"`,
-	"answer/count": "no tool, order, server or state",
-}
-
-func article(kind string) string {
-	if kind == "answer/count" {
-		return "an " + kind
-	}
-	return "a " + kind
-}
-
-// fieldOwner names the kind of expectation a field belongs to ("" for
-// none).
-func fieldOwner(key string) string {
-	for _, k := range expectKinds {
-		if slices.Contains(k.fields, key) {
-			return k.key
-		}
-	}
-	if slices.Contains(caseExpectFields, key) {
-		return "answer/count"
-	}
-	return ""
-}
-
 // intRange is a count or size: exact, at least, at most, or between.
 type intRange struct {
 	min, max       int
@@ -185,114 +74,6 @@ func (r intRange) render(key string) string {
 	return fmt.Sprintf("%s<=%d", key, r.max)
 }
 
-// intRange reads N or {min: N, max: N}.
-func (f *fileCtx) intRange(n *yaml.Node, path string) (intRange, bool) {
-	var r intRange
-	if n.Kind == yaml.ScalarNode {
-		v, ok := f.integer(n, path)
-		if ok && v < 0 {
-			f.errorf(n, path, "want 0 or more, got %d", v)
-			return r, false
-		}
-		return intRange{min: v, max: v, hasMin: true, hasMax: true}, ok
-	}
-	if n.Kind != yaml.MappingNode {
-		f.errorf(n, path, "want a number or {min: N, max: N}, got %s", describe(n))
-		return r, false
-	}
-	fs := f.fields(n, path, []string{"min", "max"})
-	ok := true
-	for _, b := range []struct {
-		key string
-		dst *int
-		has *bool
-	}{{"min", &r.min, &r.hasMin}, {"max", &r.max, &r.hasMax}} {
-		v := fs.get(b.key)
-		if v == nil {
-			continue
-		}
-		i, good := f.integer(v, join(path, b.key))
-		if good && i < 0 {
-			f.errorf(v, join(path, b.key), "want 0 or more, got %d", i)
-			good = false
-		}
-		ok = ok && good
-		*b.dst, *b.has = i, good
-	}
-	switch {
-	case !ok:
-	case !r.hasMin && !r.hasMax:
-		f.errorf(n, path, "want min, max or both")
-		ok = false
-	case r.hasMin && r.hasMax && r.min > r.max:
-		f.errorf(n, path, "min %d is more than max %d", r.min, r.max)
-		ok = false
-	}
-	return r, ok
-}
-
-func (f *fileCtx) oneOf(n *yaml.Node, path string, choices []string) (*string, bool) {
-	s, ok := f.str(n, path)
-	if !ok {
-		return nil, false
-	}
-	if !slices.Contains(choices, s) {
-		f.errorf(n, path, "unknown value %q (want %s)%s", s, strings.Join(choices, ", "), suggest(s, choices))
-		return nil, false
-	}
-	return &s, true
-}
-
-func (f *fileCtx) optBool(fs *fields, path, key string) *bool {
-	v := fs.get(key)
-	if v == nil {
-		return nil
-	}
-	b, ok := f.boolean(v, join(path, key))
-	if !ok {
-		return nil
-	}
-	return &b
-}
-
-func (f *fileCtx) optInt(fs *fields, path, key string) *int {
-	v := fs.get(key)
-	if v == nil {
-		return nil
-	}
-	i, ok := f.integer(v, join(path, key))
-	if !ok {
-		return nil
-	}
-	return &i
-}
-
-func (f *fileCtx) optRegex(fs *fields, path, key string) *regexp.Regexp {
-	v := fs.get(key)
-	if v == nil {
-		return nil
-	}
-	re, _ := f.regex(v, join(path, key))
-	return re
-}
-
-// object reads a mapping of JSON-like values, normalised for comparison.
-func (f *fileCtx) object(fs *fields, path, key string) map[string]any {
-	n := fs.get(key)
-	if n == nil {
-		return nil
-	}
-	if n.Kind != yaml.MappingNode {
-		f.errorf(n, join(path, key), "want a mapping, got %s", describe(n))
-		return nil
-	}
-	v, ok := f.value(n, join(path, key), 0)
-	if !ok {
-		return nil
-	}
-	return normalize(v).(map[string]any)
-}
-
 // toolExpect is an expectation on the calls of one tool.
 type toolExpect struct {
 	tool          string
@@ -309,65 +90,6 @@ type toolExpect struct {
 	argsExact     map[string]any
 	clipped       *bool
 	resultMatches *regexp.Regexp
-}
-
-func (f *fileCtx) toolExpect(fs *fields, path string, sc *Scenario) checker {
-	t := &toolExpect{}
-	tn := fs.get("tool")
-	if tn == nil {
-		f.errorf(fs.keys["tool"], join(path, "tool"), "empty: want a tool name")
-		return nil
-	}
-	var ok bool
-	if t.tool, ok = f.str(tn, join(path, "tool")); ok && strings.TrimSpace(t.tool) == "" {
-		f.errorf(tn, join(path, "tool"), "empty: want a tool name")
-	}
-	if v := fs.get("nth"); v != nil {
-		if i, ok := f.integer(v, join(path, "nth")); ok && i < 1 {
-			f.errorf(v, join(path, "nth"), "want 1 or more (the first call is 1), got %d", i)
-		} else {
-			t.nth = i
-		}
-	}
-	t.called = f.optBool(fs, path, "called")
-	if v := fs.get("count"); v != nil {
-		if r, ok := f.intRange(v, join(path, "count")); ok {
-			t.count = &r
-		}
-	}
-	if v := fs.get("outcome"); v != nil {
-		t.outcome, _ = f.oneOf(v, join(path, "outcome"), outcomes)
-	}
-	if v := fs.get("approval"); v != nil {
-		t.approval, _ = f.oneOf(v, join(path, "approval"), approvals)
-	}
-	t.askedUser = f.optBool(fs, path, "asked_user")
-	t.rounds = f.optInt(fs, path, "rounds")
-	t.errorCode = f.optInt(fs, path, "error_code")
-	t.errorMatches = f.optRegex(fs, path, "error_matches")
-	t.args = f.object(fs, path, "args")
-	t.argsExact = f.object(fs, path, "args_exact")
-	t.clipped = f.optBool(fs, path, "clipped")
-	t.resultMatches = f.optRegex(fs, path, "result_matches")
-	if t.called != nil && !*t.called {
-		var with []string
-		for _, k := range fs.order {
-			if k != "tool" && k != "called" && k != "count" {
-				with = append(with, k)
-			}
-		}
-		if len(with) > 0 {
-			f.errorf(fs.keys["called"], path, "called: false cannot go with %s, which are about a call that happened", strings.Join(with, ", "))
-		}
-	}
-	// A name the expectation says is unknown, or never called, is allowed
-	// not to exist: that is what it checks.
-	expectsUnknown := t.outcome != nil && *t.outcome == record.OutcomeUnknownTool
-	neverCalled := (t.called != nil && !*t.called) || (t.count != nil && t.count.hasMax && t.count.max == 0)
-	if !expectsUnknown && !neverCalled {
-		sc.refs = append(sc.refs, toolRef{kind: refExpect, file: f.name, line: tn.Line, path: join(path, "tool"), name: t.tool})
-	}
-	return t
 }
 
 // matchFields says whether the expectation asks anything of a single call.
@@ -536,26 +258,6 @@ type orderExpect struct {
 	tools []string
 }
 
-func (f *fileCtx) orderExpect(fs *fields, path string, sc *Scenario) checker {
-	n := fs.get("order")
-	if n == nil {
-		f.errorf(fs.keys["order"], join(path, "order"), "empty: want a list of tool names")
-		return nil
-	}
-	tools, ok := f.strList(n, join(path, "order"))
-	if !ok {
-		return nil
-	}
-	if len(tools) < 2 {
-		f.errorf(n, join(path, "order"), "want two or more tools")
-		return nil
-	}
-	for i, t := range tools {
-		sc.refs = append(sc.refs, toolRef{kind: refExpect, file: f.name, line: deref(n.Content[i]).Line, path: idx(join(path, "order"), i), name: t})
-	}
-	return &orderExpect{tools: tools}
-}
-
 func (o *orderExpect) name() string { return "order " + strings.Join(o.tools, " < ") }
 
 func (o *orderExpect) eval(rec *record.Record) (bool, string) {
@@ -583,38 +285,6 @@ type caseExpect struct {
 type countCheck struct {
 	key string
 	r   intRange
-}
-
-func (f *fileCtx) caseExpect(fs *fields, path string) checker {
-	c := &caseExpect{}
-	c.answerMatches = f.optRegex(fs, path, "answer_matches")
-	c.answerNotMatches = f.optRegex(fs, path, "answer_not_matches")
-	if v := fs.get("turn"); v != nil {
-		if i, ok := f.integer(v, join(path, "turn")); ok && i < 1 {
-			f.errorf(v, join(path, "turn"), "want 1 or more (the first turn is 1), got %d", i)
-		} else {
-			c.turn = i
-		}
-		if fs.get("answer_matches") == nil && fs.get("answer_not_matches") == nil {
-			f.errorf(v, join(path, "turn"), "turn goes with answer_matches or answer_not_matches")
-		}
-	}
-	for _, keys := range []struct {
-		keys []string
-		dst  *[]countCheck
-	}{{countKeys, &c.counts}, {boundKeys, &c.bounds}} {
-		for _, k := range keys.keys {
-			if v := fs.get(k); v != nil {
-				if r, ok := f.intRange(v, join(path, k)); ok {
-					*keys.dst = append(*keys.dst, countCheck{key: k, r: r})
-				}
-			}
-		}
-	}
-	if c.answerMatches == nil && c.answerNotMatches == nil && len(c.counts) == 0 && len(c.bounds) == 0 {
-		return nil // its problems are reported
-	}
-	return c
 }
 
 func (c *caseExpect) name() string {
@@ -753,31 +423,6 @@ type serverExpect struct {
 	connected      *bool
 }
 
-func (f *fileCtx) serverExpect(fs *fields, path string, sc *Scenario) checker {
-	s := &serverExpect{}
-	n := fs.get("server")
-	if n == nil {
-		f.errorf(fs.keys["server"], join(path, "server"), "empty: want a server name")
-		return nil
-	}
-	var ok bool
-	if s.server, ok = f.str(n, join(path, "server")); !ok {
-		return nil
-	}
-	sc.refs = append(sc.refs, toolRef{kind: refServer, file: f.name, line: n.Line, path: join(path, "server"), name: s.server})
-	if v := fs.get("protocol"); v != nil {
-		s.protocol, _ = f.oneOf(v, join(path, "protocol"), revisions)
-	}
-	s.versionFailure = f.optBool(fs, path, "version_failure")
-	s.restarted = f.optBool(fs, path, "restarted")
-	s.connected = f.optBool(fs, path, "connected")
-	if s.protocol == nil && s.versionFailure == nil && s.restarted == nil && s.connected == nil {
-		yes := true
-		s.connected = &yes
-	}
-	return s
-}
-
 func (s *serverExpect) name() string {
 	parts := []string{"server " + s.server}
 	if s.protocol != nil {
@@ -826,30 +471,6 @@ type stateExpect struct {
 	call          string
 	matches       map[string]any
 	resultMatches *regexp.Regexp
-}
-
-func (f *fileCtx) stateExpect(fs *fields, path string, sc *Scenario) checker {
-	s := &stateExpect{}
-	n := fs.get("state")
-	if n == nil {
-		f.errorf(fs.keys["state"], join(path, "state"), `empty: want a call like "tickets__list_tickets {}"`)
-		return nil
-	}
-	var ok bool
-	if s.call, ok = f.str(n, join(path, "state")); !ok {
-		return nil
-	}
-	call, err := model.ParseCall(s.call)
-	if err != nil {
-		f.errorf(n, join(path, "state"), "%v", err)
-		return nil
-	}
-	sc.refs = append(sc.refs, toolRef{kind: refTool, file: f.name, line: n.Line, path: join(path, "state"), name: call.Name})
-	s.matches = f.object(fs, path, "matches")
-	s.resultMatches = f.optRegex(fs, path, "result_matches")
-	s.index = len(sc.states)
-	sc.states = append(sc.states, host.CallRequest{Name: call.Name, Arguments: call.Arguments})
-	return s
 }
 
 func (s *stateExpect) name() string {
@@ -915,9 +536,9 @@ func mismatch(want, got any, path string) string {
 	for _, k := range slices.Sorted(maps.Keys(w)) {
 		gv, ok := g[k]
 		if !ok {
-			return fmt.Sprintf("%s: missing", join(path, k))
+			return fmt.Sprintf("%s: missing", yamlx.Join(path, k))
 		}
-		if d := mismatch(w[k], gv, join(path, k)); d != "" {
+		if d := mismatch(w[k], gv, yamlx.Join(path, k)); d != "" {
 			return d
 		}
 	}

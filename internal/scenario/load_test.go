@@ -10,9 +10,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"gopkg.in/yaml.v3"
 
 	"github.com/hosteval/hosteval/internal/host"
 )
@@ -363,37 +363,18 @@ func TestExpand(t *testing.T) {
 	env := map[string]string{"SET": "v", "EMPTY": ""}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
-			l := &loader{lookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }}
-			f := &fileCtx{l: l, name: "f.yaml", dir: "/here"}
-			got, ok := f.expand(&yaml.Node{Line: 3}, "p", tt.in)
+			e := expander{lookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }, here: "/here"}
+			got, problems := e.expand(tt.in)
 			if tt.problem != "" {
-				if ok || len(l.problems) != 1 || l.problems[0].String() != tt.problem {
-					t.Errorf("expand(%q) = %q, %v, problems %v; want problem %q", tt.in, got, ok, l.problems, tt.problem)
+				if len(problems) != 1 || "f.yaml:3: p: "+problems[0] != tt.problem {
+					t.Errorf("expand(%q) = %q, problems %v; want problem %q", tt.in, got, problems, tt.problem)
 				}
 				return
 			}
-			if !ok || got != tt.want || len(l.problems) > 0 {
-				t.Errorf("expand(%q) = %q, %v, problems %v; want %q", tt.in, got, ok, l.problems, tt.want)
+			if got != tt.want || len(problems) > 0 {
+				t.Errorf("expand(%q) = %q, problems %v; want %q", tt.in, got, problems, tt.want)
 			}
 		})
-	}
-}
-
-func TestSuggest(t *testing.T) {
-	known := []string{"expect", "servers", "servers_file", "name", "turns", "timeout"}
-	tests := []struct{ in, want string }{
-		{"expct", ` (did you mean "expect"?)`},
-		{"sever", ` (did you mean "servers"?)`},
-		{"servers_fil", ` (did you mean "servers_file"?)`},
-		{"nam", ` (did you mean "name"?)`},
-		{"turn", ` (did you mean "turns"?)`},
-		{"xyz", ""},
-		{"questions", ""},
-	}
-	for _, tt := range tests {
-		if got := suggest(tt.in, known); got != tt.want {
-			t.Errorf("suggest(%q) = %q, want %q", tt.in, got, tt.want)
-		}
 	}
 }
 
@@ -423,5 +404,53 @@ variants:
 	o := cases[0].HostOptions()
 	if o.MaxSteps != 5 || o.ToolTimeout.String() != "1s" {
 		t.Errorf("MaxSteps = %d, ToolTimeout = %v; want 5, 1s", o.MaxSteps, o.ToolTimeout)
+	}
+}
+
+// TestTimeouts: the budgets of the timing model are set in a scenario's
+// host: (and a variant's) and per server, in a servers file or inline.
+func TestTimeouts(t *testing.T) {
+	testEnv(t)
+	dir := t.TempDir()
+	writeFile(t, dir, "servers.yaml", "servers:\n  slow: {command: npx, connect_timeout: 40s, discover_timeout: 30s, initialize_timeout: 20s}\n")
+	p := writeFile(t, dir, "s.yaml", `name: timing
+servers: [slow, {name: jvm, command: java, connect_timeout: 1m}]
+question: q
+model: {scripted: []}
+host: {connect_timeout: 15s, discover_timeout: 12s, initialize_timeout: 9s, tool_timeout: 3s, person_timeout: 45s}
+variants:
+  - name: base
+  - name: patient
+    host: {person_timeout: 2m, initialize_timeout: 11s}
+`)
+	suite, err := Load(p)
+	if err != nil {
+		t.Fatalf("Load: %v", err)
+	}
+	cases, _ := suite.Cases(CaseOptions{})
+	type timing struct{ Connect, Discover, Initialize, Tool, Person time.Duration }
+	var got []timing
+	for _, c := range cases {
+		o := c.HostOptions()
+		got = append(got, timing{o.ConnectTimeout, o.DiscoverTimeout, o.InitializeTimeout, o.ToolTimeout, o.PersonTimeout})
+	}
+	want := []timing{{15 * time.Second, 12 * time.Second, 9 * time.Second, 3 * time.Second, 45 * time.Second},
+		{15 * time.Second, 12 * time.Second, 11 * time.Second, 3 * time.Second, 2 * time.Minute}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("host timeouts (-want +got):\n%s", diff)
+	}
+	servers := cases[0].HostOptions().Servers
+	if s := servers[0]; s.ConnectTimeout != 40*time.Second || s.DiscoverTimeout != 30*time.Second || s.InitializeTimeout != 20*time.Second {
+		t.Errorf("servers file timeouts = %v %v %v, want 40s 30s 20s", s.ConnectTimeout, s.DiscoverTimeout, s.InitializeTimeout)
+	}
+	if s := servers[1]; s.ConnectTimeout != time.Minute || s.DiscoverTimeout != 0 {
+		t.Errorf("inline timeouts = %v %v, want 1m and the host's", s.ConnectTimeout, s.DiscoverTimeout)
+	}
+	p = writeFile(t, dir, "bad.yaml", "name: bad\nservers: [{name: x, command: x, initialize_timeout: 0s}]\nquestion: q\nmodel: {scripted: []}\nhost: {person_timeout: soon}\n")
+	_, err = Load(p)
+	wantErr := p + ":2: servers[0].initialize_timeout: want a positive duration, got 0s\n" +
+		p + `:5: host.person_timeout: time: invalid duration "soon" (want e.g. 500ms, 10s, 2m)`
+	if err == nil || err.Error() != wantErr {
+		t.Errorf("Load error:\n%v\nwant:\n%s", err, wantErr)
 	}
 }

@@ -1,305 +1,378 @@
-// Package scenario owns hosteval's scenario files: their YAML schema, strict
-// loading (every problem at once, each with file:line and the field's path),
-// the expansion of a scenario into cases (variants x models x repeat), and
-// the evaluation of a scenario's expectations against a finished record.
-//
-// Loading happens before anything runs, so a typo in a scenario is a usage
-// error with a precise line, never a failed case at the end of a long run.
-//
-// A scenario file holds one or more YAML documents:
-//
-//	name: ticket-accepted              # required, unique, [A-Za-z0-9_.-]+
-//	servers: [cmdb, {name: x, command: ./x}]   # from the nearest servers.yaml, or inline
-//	servers_file: ../servers.yaml      # optional: instead of the nearest one
-//	host: {protocol: auto, tool_timeout: 2s, max_steps: 8, allow: [...], descriptions: {...}, auto_run: {...}}
-//	system: "..."
-//	model: {scripted: [...]}           # or models: [{name: a, rules: {...}}, {openai: {...}}]
-//	turns: ["...", "..."]              # or question: "..."
-//	files: {notes/a.txt: "alpha\n"}    # written into ${CASE_DIR} before the servers start
-//	elicitation: [{server: tickets, message: regex, key: k, action: accept, content: {...}}]
-//	approvals: [tickets__open_ticket, "support__*"]
-//	variants: [{name: short, host: {...}, system: "..."}]
-//	repeat: 3
-//	timeout: 30s
-//	expect: [{tool: ..., outcome: ok}, {order: [...]}, {answer_matches: regex}, {unknown_tools: 0},
-//	         {server: legacy, protocol: 2025-11-25}, {state: "tickets__list_tickets {}", matches: {total: 1}}]
-//	gates: ["pass_rate >= 1"]
-//
-// A servers file maps names to {command, args, env, inherit_env, dir} or
-// {url, headers}, with auto_run and shareable; ${VAR} expands from the
-// environment, ${HERE} is the file's folder, $$ is a literal $.
-//
-// ${CASE_DIR} is the case folder: a fresh, empty folder the runner makes for
-// each case (results/<run>/cases/NNNN-<case>/files, an absolute path), for
-// servers that keep state in files or serve a folder:
-//
-//	memory:
-//	  command: ${HERE}/node
-//	  args: ["${HERE}/server-memory/dist/index.js"]
-//	  env: {MEMORY_FILE_PATH: "${CASE_DIR}/memory.jsonl"}
-//	filesystem:
-//	  command: ${HERE}/node
-//	  args: ["${HERE}/server-filesystem/dist/index.js", "${CASE_DIR}"]
-//
-// (In [...] and {...}, quote a value that holds ${...}: YAML reads its
-// braces as the collection's.) ${CASE_DIR} may stand in args, env and dir
-// (where it must come first), not in
-// command, url or headers, and not in a shareable server, which outlives the
-// case. A scenario's files: {relative/path: text} are written into the case
-// folder before the servers start (folders are made as needed; text only);
-// they need a server of the scenario that uses ${CASE_DIR}. Outside a run
-// (hosteval tools, chat, catalog) ${CASE_DIR} is read from the environment
-// like any variable.
 package scenario
 
 import (
-	"cmp"
 	"fmt"
-	"maps"
-	"slices"
+	"reflect"
+	"regexp"
 	"strings"
 	"time"
 
+	"github.com/google/jsonschema-go/jsonschema"
+
 	"github.com/hosteval/hosteval/internal/host"
 	"github.com/hosteval/hosteval/internal/model"
-	"github.com/hosteval/hosteval/internal/report"
+	"github.com/hosteval/hosteval/internal/yamlx"
 )
 
-// Defaults of a scenario whose fields are not set.
-const (
-	DefaultTimeout = 60 * time.Second
-	DefaultRepeat  = 1
-)
+// The documents of scenario and servers files, as written. internal/yamlx
+// reads a file into them (strictly: every problem at once), and reflects
+// them into the published JSON Schemas and the reference
+// (docs/scenarios.md): a field's `doc` tag is its description there, its
+// `example` tag its example. load.go, servers.go and models.go turn them
+// into Scenarios, checking what needs more than one field.
 
-// Suite is every scenario loaded, in the order of the files and of the
-// documents within them.
-type Suite struct {
-	Scenarios []*Scenario
+// scenarioDoc is one scenario: one YAML document of a scenario file.
+type scenarioDoc struct {
+	Name        scenarioName        `yaml:"name" required:"true" doc:"The scenario's name: unique in the suite, letters, digits, _ . and -. Case IDs and records use it." example:"ticket-accepted"`
+	Description string              `yaml:"description" doc:"What the scenario checks, for people reading reports." example:"The person accepts the ticket."`
+	ServersFile string              `yaml:"servers_file" doc:"The servers file that names resolve in, relative to this file. Default: the nearest servers.yaml in this file's folder or a folder above it." example:"../servers.yaml"`
+	Servers     []serverEntry       `yaml:"servers" want:"a list of server names or definitions" doc:"The servers to start: names from the servers file, or inline definitions ({name, command, ...} or {name, url, ...}). Each case gets its own processes unless a server is shareable." example:"[cmdb, tickets]"`
+	Host        *hostDoc            `yaml:"host" doc:"Limits and settings of the host."`
+	System      *string             `yaml:"system" doc:"The system prompt." example:"You are the on-call assistant."`
+	Model       *modelDoc           `yaml:"model" doc:"The model (one of scripted, rules, openai). Required, unless models is given." example:"{scripted: [{answer: done}]}"`
+	Models      []modelDoc          `yaml:"models" want:"a list of models" doc:"Several models, each a case of its own (give each a name when two are of one kind)." example:"[{name: a, scripted: [{answer: a}]}, {openai: {model: gpt-oss-120b}}]"`
+	Turns       []string            `yaml:"turns" doc:"The user's questions, one per turn, in one conversation. Required, unless question is given." example:"[\"who owns jump-prod-02?\", \"open a ticket for it\"]"`
+	Question    *string             `yaml:"question" doc:"A one-turn conversation: the same as turns: [question]." example:"who owns jump-prod-02?"`
+	Files       yamlx.Map[fileText] `yaml:"files" doc:"Files written into the case folder (${CASE_DIR}) before the servers start: relative path -> text. A server of the scenario must use ${CASE_DIR}." example:"{notes/a.txt: \"alpha\\n\"}"`
+	Elicitation []answerDoc         `yaml:"elicitation" want:"a list of answers" doc:"The person's canned answers to the servers' questions (elicitation), tried in order; a question no answer matches is declined and counted."`
+	Approvals   []string            `yaml:"approvals" doc:"The tools the person approves when asked (a tool not on its server's auto-run list needs approval): namespaced names, or a prefix ending in *. The rest are denied." example:"[tickets__open_ticket, \"support__*\"]"`
+	Variants    []variantDoc        `yaml:"variants" want:"a list of variants" doc:"Named sets of overrides (host settings, system prompt), each a case of its own: the A/B of tool descriptions."`
+	Repeat      *int                `yaml:"repeat" min:"1" max:"10000" doc:"How many times each case runs (default 1)." example:"3"`
+	Timeout     *duration           `yaml:"timeout" doc:"The deadline of one case, servers' start included (default 60s)." example:"30s"`
+	Expect      []expectDoc         `yaml:"expect" doc:"What must hold after the conversation; each expectation is one of the kinds below, chosen by its keys."`
+	Gates       []string            `yaml:"gates" want:"a list of gates" doc:"Gates on this scenario's groups (one per variant and model): \"<metric> <op> <number>\" or \"... baseline\"; see the gate metrics." example:"[\"pass_rate >= 1\"]"`
 }
 
-// Scenario is one scenario document. Its settings are reached through the
-// cases it expands into ([Suite.Cases]).
-type Scenario struct {
-	Name        string
-	Description string
-	// File is the scenario's file as given to Load (or found in a folder);
-	// Line is where its document starts.
-	File string
-	Line int
-	// Gates are the scenario's own gates, restricted to its groups, with
-	// Pos set to where each was written.
-	Gates []report.Gate
-
-	servers     []*serverDef
-	settings    hostSettings
-	system      string
-	models      []ModelSpec
-	turns       []string
-	files       map[string]string // cleaned relative path -> text
-	elicitation []host.CannedAnswer
-	approvals   []string
-	variants    []*variant
-	repeat      int
-	timeout     time.Duration
-	expects     []*expectation
-	states      []host.CallRequest
-	refs        []toolRef
+// hostDoc are the host settings of a scenario or a variant.
+type hostDoc struct {
+	Protocol          *protocolMode       `yaml:"protocol" doc:"auto (server/discover, falling back to 2025-11-25 initialize), legacy (2025-11-25 only) or 2026-07-28 (pinned: an older server is a version failure). Default auto." example:"auto"`
+	ConnectTimeout    *duration           `yaml:"connect_timeout" doc:"Starting and connecting one server (default 10s). A server known to start slowly sets its own in the servers file." example:"20s"`
+	DiscoverTimeout   *duration           `yaml:"discover_timeout" doc:"The server/discover attempt in auto mode before the host falls back to 2025-11-25 (default: half of connect_timeout)." example:"5s"`
+	InitializeTimeout *duration           `yaml:"initialize_timeout" doc:"The 2025-11-25 initialize handshake, on its own (default: the host's)." example:"10s"`
+	ToolTimeout       *duration           `yaml:"tool_timeout" doc:"One round of a tool call; the person's time is never part of it (default 10s)." example:"2s"`
+	PersonTimeout     *duration           `yaml:"person_timeout" doc:"How long the person may take to approve a call or answer a question; then the answer is no (default: as long as the case allows)." example:"30s"`
+	MaxResultBytes    *resultBudget       `yaml:"max_result_bytes" doc:"The result budget: a longer result is cut and labelled (default 4000; -1: none)." example:"4000"`
+	MaxArgBytes       *positive           `yaml:"max_arg_bytes" doc:"The largest arguments of one call, in bytes (default 16384)." example:"16384"`
+	MaxSteps          *positive           `yaml:"max_steps" doc:"Model requests per turn at most (default 8)." example:"8"`
+	MaxRounds         *positive           `yaml:"max_rounds" doc:"Rounds of one multi-round-trip call at most (default 4)." example:"4"`
+	Allow             []string            `yaml:"allow" doc:"Only these namespaced tools are offered to the model (an empty list clears a scenario's list in a variant)." example:"[cmdb__get_asset, tickets__open_ticket]"`
+	Deny              []string            `yaml:"deny" doc:"These namespaced tools are not offered to the model." example:"[tickets__delete_ticket]"`
+	Descriptions      yamlx.Map[string]   `yaml:"descriptions" doc:"Tool descriptions the model sees instead of the server's: namespaced tool -> text (a variant's merge over the scenario's)." example:"{cmdb__get_asset: \"Get one host by its exact hostname.\"}"`
+	Elicitation       *bool               `yaml:"elicitation" doc:"Whether the host declares the elicitation capability (default true)." example:"false"`
+	AutoRun           yamlx.Map[[]string] `yaml:"auto_run" doc:"Per server, the tools (its own names) that run without asking the person, replacing the servers file's list; [] for none, [\"*\"] for all." example:"{tickets: [list_tickets]}"`
 }
 
-// variant is a named set of overrides; each variant is a case of its own.
-type variant struct {
-	name        string
-	description string
-	system      *string
-	settings    hostSettings
-	refs        []toolRef
+// serverDoc is one server definition, in a servers file or inline.
+type serverDoc struct {
+	Command           *string           `yaml:"command" doc:"The program of a stdio server: a path relative to the file's folder when it has a slash, else looked up on PATH." example:"${HERE}/bin/cmdb"`
+	Args              []string          `yaml:"args" doc:"Its arguments." example:"[\"-data\", \"${HERE}/data.json\"]"`
+	Env               yamlx.Map[string] `yaml:"env" doc:"Variables added to the minimal environment a server gets." example:"{CMDB_TOKEN: \"${CMDB_TOKEN}\"}"`
+	InheritEnv        *bool             `yaml:"inherit_env" doc:"Pass the host's whole environment (it holds API keys: a server can hand anything it sees to the model)." example:"true"`
+	Dir               *string           `yaml:"dir" doc:"The working folder, relative to the file's folder." example:"."`
+	URL               *string           `yaml:"url" doc:"The URL of a Streamable HTTP server, instead of command." example:"http://127.0.0.1:8080/mcp"`
+	Headers           yamlx.Map[string] `yaml:"headers" doc:"Headers sent with every request to a url server." example:"{Authorization: \"Bearer ${TOKEN}\"}"`
+	AutoRun           []string          `yaml:"auto_run" doc:"The server's tools (its own names) that run without asking the person. Default: those whose annotations say read-only; [] for none; [\"*\"] for all." example:"[get_asset, find_assets]"`
+	Shareable         *bool             `yaml:"shareable" doc:"Start the server once per run and share it between cases: only for a server that is stateless, or whose state no expectation reads." example:"true"`
+	ConnectTimeout    *duration         `yaml:"connect_timeout" doc:"Starting and connecting this server, instead of the host's connect_timeout (an npx or JVM server starts slowly)." example:"30s"`
+	DiscoverTimeout   *duration         `yaml:"discover_timeout" doc:"This server's server/discover attempt, instead of the host's." example:"20s"`
+	InitializeTimeout *duration         `yaml:"initialize_timeout" doc:"This server's initialize handshake, instead of the host's." example:"20s"`
 }
 
-// serverDef is one server as a servers file or an inline definition gives
-// it, with ${VAR} expanded and paths resolved.
-type serverDef struct {
-	spec host.ServerSpec
-	file string
-	line int
-	refs []toolRef // its auto_run names
-	// caseDir is set when its args, env or dir use ${CASE_DIR}, which
-	// stays a mark in spec until the runner expands it per case.
-	caseDir bool
+// inlineServerDoc is a server defined in a scenario's servers list.
+type inlineServerDoc struct {
+	Name      serverName `yaml:"name" required:"true" doc:"The server's name: the prefix of its tools (server__tool)." example:"echo"`
+	serverDoc `yaml:",inline"`
 }
 
-// hostSettings are the host settings of a scenario or a variant. Nil means
-// not set, so that a variant's settings merge over its scenario's.
-type hostSettings struct {
-	protocol        *host.Mode
-	connectTimeout  *time.Duration
-	discoverTimeout *time.Duration
-	toolTimeout     *time.Duration
-	maxResultBytes  *int
-	maxArgBytes     *int
-	maxSteps        *int
-	maxRounds       *int
-	// allow and deny replace as a whole (an empty, non-nil list clears the
-	// scenario's); descriptions and auto_run merge key by key.
-	allow        []string
-	deny         []string
-	descriptions map[string]string
-	elicitation  *bool
-	autoRun      map[string][]string
+// serversFileDoc is a servers file.
+type serversFileDoc struct {
+	Servers yamlx.Map[serverDoc] `yaml:"servers" required:"true" doc:"The servers scenarios name: name (letters, digits, - and single _) -> definition."`
 }
 
-// over returns s with every setting that o sets replaced by o's.
-func (s hostSettings) over(o hostSettings) hostSettings {
-	r := s
-	r.protocol = cmp.Or(o.protocol, s.protocol)
-	r.connectTimeout = cmp.Or(o.connectTimeout, s.connectTimeout)
-	r.discoverTimeout = cmp.Or(o.discoverTimeout, s.discoverTimeout)
-	r.toolTimeout = cmp.Or(o.toolTimeout, s.toolTimeout)
-	r.maxResultBytes = cmp.Or(o.maxResultBytes, s.maxResultBytes)
-	r.maxArgBytes = cmp.Or(o.maxArgBytes, s.maxArgBytes)
-	r.maxSteps = cmp.Or(o.maxSteps, s.maxSteps)
-	r.maxRounds = cmp.Or(o.maxRounds, s.maxRounds)
-	r.elicitation = cmp.Or(o.elicitation, s.elicitation)
-	if o.allow != nil {
-		r.allow = o.allow
+// answerDoc is one canned answer of the person to a server's question.
+type answerDoc struct {
+	Server  string         `yaml:"server" doc:"Only questions of this server." example:"tickets"`
+	Message *yamlx.Regexp  `yaml:"message" doc:"Only questions whose message matches this regular expression." example:"(?i)open an incident"`
+	Key     string         `yaml:"key" doc:"Only questions (input_required rounds) asking for this key." example:"confirm"`
+	Action  *answerAction  `yaml:"action" doc:"accept, decline or cancel (default accept)." example:"accept"`
+	Content map[string]any `yaml:"content" want:"a mapping of field: value" doc:"The form's values, with action: accept." example:"{priority: P1}"`
+}
+
+// variantDoc is a named set of overrides.
+type variantDoc struct {
+	Name        scenarioName `yaml:"name" required:"true" doc:"The variant's name, in case IDs (scenario/variant)." example:"short"`
+	Description string       `yaml:"description" doc:"What the variant changes." example:"Terse descriptions."`
+	Host        *hostDoc     `yaml:"host" doc:"Host settings over the scenario's: descriptions and auto_run merge key by key, the others replace."`
+	System      *string      `yaml:"system" doc:"A system prompt instead of the scenario's." example:"Be brief."`
+}
+
+// modelFields are a model's fields; modelDoc reads them.
+type modelFields struct {
+	Name         string `yaml:"name" doc:"The model's name in case IDs and records (default: scripted, rules[:name], openai:<model>)." example:"rules-owner"`
+	model.Config `yaml:",inline"`
+}
+
+// modelDoc is one model: a name and exactly one kind.
+type modelDoc struct {
+	modelFields
+	// kind is the one kind written; "" when the model has problems.
+	kind string
+}
+
+// UnmarshalYAML reads the fields, then checks that exactly one kind is
+// written (model.New checks the rest, when the loader builds it).
+func (m *modelDoc) UnmarshalYAML(n *yamlx.Node) error {
+	if !n.Decode(&m.modelFields) {
+		return nil
 	}
-	if o.deny != nil {
-		r.deny = o.deny
+	if n.Get("name") != nil && strings.TrimSpace(m.Name) == "" {
+		n.At("name").Errorf("empty")
+		return nil
 	}
-	if o.descriptions != nil {
-		r.descriptions = maps.Clone(s.descriptions)
-		if r.descriptions == nil {
-			r.descriptions = map[string]string{}
+	var kinds []string
+	for _, k := range []string{"scripted", "rules", "openai"} {
+		if n.Has(k) {
+			kinds = append(kinds, k)
 		}
-		maps.Copy(r.descriptions, o.descriptions)
 	}
-	if o.autoRun != nil {
-		r.autoRun = maps.Clone(s.autoRun)
-		if r.autoRun == nil {
-			r.autoRun = map[string][]string{}
+	switch {
+	case len(kinds) == 0:
+		n.Errorf("no model kind: want one of scripted, rules or openai")
+	case len(kinds) > 1:
+		n.Report(yamlx.Problem{Line: keyLine(n, kinds[1]), Path: n.Path(), Msg: fmt.Sprintf("want one model kind, got %s", joinAnd(kinds))})
+	case n.Get(kinds[0]) == nil:
+		n.Report(yamlx.Problem{Line: keyLine(n, kinds[0]), Path: yamlx.Join(n.Path(), kinds[0]), Msg: "empty"})
+	default:
+		m.kind = kinds[0]
+		if m.kind == "scripted" && m.Scripted == nil {
+			m.Scripted = []model.ScriptStep{} // written empty: a script with no steps
 		}
-		maps.Copy(r.autoRun, o.autoRun)
 	}
-	return r
+	return nil
 }
 
-// apply sets the options the settings set; the host's defaults apply to
-// the rest.
-func (s hostSettings) apply(o *host.Options) {
-	if s.protocol != nil {
-		o.Protocol = *s.protocol
-	}
-	setIf(&o.ConnectTimeout, s.connectTimeout)
-	setIf(&o.DiscoverTimeout, s.discoverTimeout)
-	setIf(&o.ToolTimeout, s.toolTimeout)
-	setIf(&o.MaxResultBytes, s.maxResultBytes)
-	setIf(&o.MaxArgBytes, s.maxArgBytes)
-	setIf(&o.MaxSteps, s.maxSteps)
-	setIf(&o.MaxRounds, s.maxRounds)
-	o.Allow = slices.Clone(s.allow)
-	o.Deny = slices.Clone(s.deny)
-	o.Descriptions = maps.Clone(s.descriptions)
-	o.NoElicitation = s.elicitation != nil && !*s.elicitation
+// JSONSchema is the model's fields.
+func (*modelDoc) JSONSchema(r *yamlx.Reflector) *jsonschema.Schema {
+	s := r.For(reflect.TypeFor[modelFields]())
+	s.Description = "A model: a name and one of scripted, rules or openai."
+	return s
 }
 
-func setIf[T any](dst *T, v *T) {
-	if v != nil {
-		*dst = *v
-	}
-}
-
-// ModelSpec names a model and configures it: exactly one of the embedded
-// Config's Scripted, Rules or OpenAI is set.
-type ModelSpec struct {
-	// Name identifies the model in case IDs and records; by default the
-	// model's own name ("scripted", "rules", "openai:<model>").
-	Name string
-	model.Config
-}
-
-// New builds a fresh model from the spec. A model keeps per-conversation
-// state (a script's position), so every case gets its own.
-func (m ModelSpec) New() (model.Model, error) {
-	return model.New(m.Config)
-}
-
-// Problem is one thing wrong with a scenario or servers file.
-type Problem struct {
-	File string
-	Line int
-	// Path is the field's path, e.g. "expect[2].answer_matches" ("" for
-	// the document itself).
-	Path string
-	Msg  string
-}
-
-// String formats the problem as "file:line: path: msg".
-func (p Problem) String() string {
-	var b strings.Builder
-	b.WriteString(p.File)
-	if p.Line > 0 {
-		fmt.Fprintf(&b, ":%d", p.Line)
-	}
-	b.WriteString(": ")
-	if p.Path != "" {
-		b.WriteString(p.Path + ": ")
-	}
-	b.WriteString(p.Msg)
-	return b.String()
-}
-
-// LoadError holds every problem Load found, sorted by file and line.
-type LoadError struct {
-	Problems []Problem
-}
-
-// Error prints one problem per line.
-func (e *LoadError) Error() string {
-	lines := make([]string, len(e.Problems))
-	for i, p := range e.Problems {
-		lines[i] = p.String()
-	}
-	return strings.Join(lines, "\n")
-}
-
-// sortProblems orders problems by file and line, keeping the order they
-// were found in on the same line.
-func sortProblems(ps []Problem) {
-	slices.SortStableFunc(ps, func(a, b Problem) int {
-		if c := strings.Compare(a.File, b.File); c != 0 {
-			return c
+// keyLine is the line of a mapping's key.
+func keyLine(n *yamlx.Node, key string) int {
+	for _, f := range n.Fields() {
+		if f.Key == key {
+			return f.KeyLine
 		}
-		return a.Line - b.Line
-	})
+	}
+	return n.Line()
 }
 
-// refKind says how a name written in a scenario is checked.
-type refKind int
+func joinAnd(words []string) string {
+	switch len(words) {
+	case 0:
+		return ""
+	case 1:
+		return words[0]
+	}
+	s := words[0]
+	for _, w := range words[1 : len(words)-1] {
+		s += ", " + w
+	}
+	return s + " and " + words[len(words)-1]
+}
 
-const (
-	// refServer is a server of the scenario (auto_run keys, elicitation
-	// answers, server expectations).
-	refServer refKind = iota
-	// refTool is a namespaced tool that must exist (allow, deny,
-	// descriptions, state checks).
-	refTool
-	// refApproval is a namespaced tool or a prefix ending in "*".
-	refApproval
-	// refExpect is a tool named in an expectation: a model may try a name
-	// that does not exist, so it is checked only when it is namespaced for
-	// a server of the scenario.
-	refExpect
-	// refAutoRun is a server's own name for one of its tools.
-	refAutoRun
-)
-
-// toolRef is a name written in a scenario or servers file, kept with where
-// it was written so that CheckTools can point at it once the servers have
-// listed their tools.
-type toolRef struct {
-	kind   refKind
-	file   string
-	line   int
-	path   string
+// serverEntry is one item of a scenario's servers: a name from the servers
+// file, or an inline definition.
+type serverEntry struct {
 	name   string
-	server string // refAutoRun: the server whose tool it is
+	inline *inlineServerDoc
+	ok     bool // the inline definition was read without a problem
 }
+
+func (s *serverEntry) UnmarshalYAML(n *yamlx.Node) error {
+	switch n.Kind() {
+	case yamlx.Scalar:
+		s.name = n.Text()
+	case yamlx.Mapping:
+		if n.Get("name") == nil {
+			return fmt.Errorf("an inline server needs a name")
+		}
+		s.inline = &inlineServerDoc{}
+		s.ok = n.Decode(s.inline)
+		s.name = string(s.inline.Name)
+	default:
+		return fmt.Errorf("want a server name or a definition, got %s", n.Describe())
+	}
+	return nil
+}
+
+func (*serverEntry) JSONSchema(r *yamlx.Reflector) *jsonschema.Schema {
+	return &jsonschema.Schema{AnyOf: []*jsonschema.Schema{
+		{Type: "string", Description: "A server of the servers file."},
+		r.For(reflect.TypeFor[inlineServerDoc]()),
+	}}
+}
+
+// Names, numbers and durations with a meaning.
+
+var (
+	scenarioNameRE = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
+	serverNameRE   = regexp.MustCompile(`^[A-Za-z0-9-]+(_[A-Za-z0-9-]+)*$`)
+)
+
+const serverNameWant = `letters, digits, - and single _ (the host names tools server__tool)`
+
+// scenarioName is the name of a scenario or a variant.
+type scenarioName string
+
+func (s *scenarioName) UnmarshalYAML(n *yamlx.Node) error {
+	return decodeIdent(n, (*string)(s), scenarioNameRE, "letters, digits, _ . and -")
+}
+
+func (*scenarioName) JSONSchema(*yamlx.Reflector) *jsonschema.Schema {
+	return &jsonschema.Schema{Type: "string", Pattern: scenarioNameRE.String()}
+}
+
+// serverName is the name of an inline server.
+type serverName string
+
+func (s *serverName) UnmarshalYAML(n *yamlx.Node) error {
+	return decodeIdent(n, (*string)(s), serverNameRE, serverNameWant)
+}
+
+func (*serverName) JSONSchema(*yamlx.Reflector) *jsonschema.Schema {
+	return &jsonschema.Schema{Type: "string", Pattern: serverNameRE.String()}
+}
+
+func decodeIdent(n *yamlx.Node, dst *string, re *regexp.Regexp, want string) error {
+	var s string
+	if !n.Decode(&s) {
+		return nil
+	}
+	if !re.MatchString(s) {
+		return fmt.Errorf("%q is not a valid name: want %s", s, want)
+	}
+	*dst = s
+	return nil
+}
+
+// duration is a positive duration such as 10s.
+type duration time.Duration
+
+func (d *duration) UnmarshalYAML(n *yamlx.Node) error {
+	var v time.Duration
+	if !n.Decode(&v) {
+		return nil
+	}
+	if v <= 0 {
+		return fmt.Errorf("want a positive duration, got %s", n.Text())
+	}
+	*d = duration(v)
+	return nil
+}
+
+func (*duration) JSONSchema(*yamlx.Reflector) *jsonschema.Schema { return yamlx.Duration() }
+
+// positive is a whole number of 1 or more.
+type positive int
+
+func (p *positive) UnmarshalYAML(n *yamlx.Node) error {
+	var i int
+	if !n.Decode(&i) {
+		return nil
+	}
+	if i <= 0 {
+		return fmt.Errorf("want a positive number, got %d", i)
+	}
+	*p = positive(i)
+	return nil
+}
+
+func (*positive) JSONSchema(*yamlx.Reflector) *jsonschema.Schema {
+	one := 1.0
+	return &jsonschema.Schema{Type: "integer", Minimum: &one}
+}
+
+// resultBudget is a number of bytes, or -1 for no budget.
+type resultBudget int
+
+func (b *resultBudget) UnmarshalYAML(n *yamlx.Node) error {
+	var i int
+	if !n.Decode(&i) {
+		return nil
+	}
+	if i != -1 && i <= 0 {
+		return fmt.Errorf("want a positive number of bytes, or -1 for no budget, got %d", i)
+	}
+	*b = resultBudget(i)
+	return nil
+}
+
+func (*resultBudget) JSONSchema(*yamlx.Reflector) *jsonschema.Schema {
+	minusOne, one := -1.0, 1.0
+	return &jsonschema.Schema{AnyOf: []*jsonschema.Schema{{Type: "integer", Minimum: &one}, {Const: ptrTo[any](minusOne)}}}
+}
+
+// protocolMode is a host.Mode.
+type protocolMode host.Mode
+
+func (m *protocolMode) UnmarshalYAML(n *yamlx.Node) error {
+	var s string
+	if !n.Decode(&s) {
+		return nil
+	}
+	mode, err := host.ParseMode(s)
+	if err != nil {
+		return err
+	}
+	*m = protocolMode(mode)
+	return nil
+}
+
+func (*protocolMode) JSONSchema(*yamlx.Reflector) *jsonschema.Schema {
+	return &jsonschema.Schema{Type: "string", Enum: []any{string(host.ModeAuto), string(host.ModeLegacy), string(host.ModePinned)}}
+}
+
+// answerAction is what the person does with a question.
+type answerAction string
+
+var answerActions = []string{host.ActionAccept, host.ActionDecline, host.ActionCancel}
+
+func (a *answerAction) UnmarshalYAML(n *yamlx.Node) error {
+	var s string
+	if !n.Decode(&s) {
+		return nil
+	}
+	switch s {
+	case host.ActionAccept, host.ActionDecline, host.ActionCancel:
+		*a = answerAction(s)
+		return nil
+	}
+	return fmt.Errorf("unknown action %q (want accept, decline or cancel)", s)
+}
+
+func (*answerAction) JSONSchema(*yamlx.Reflector) *jsonschema.Schema {
+	var values []any
+	for _, a := range answerActions {
+		values = append(values, a)
+	}
+	return &jsonschema.Schema{Type: "string", Enum: values}
+}
+
+// fileText is the text of a file of files:.
+type fileText string
+
+func (t *fileText) UnmarshalYAML(n *yamlx.Node) error {
+	if n.Kind() != yamlx.Scalar {
+		return fmt.Errorf("want the file's text, got %s", n.Describe())
+	}
+	*t = fileText(n.Text())
+	return nil
+}
+
+func (*fileText) JSONSchema(*yamlx.Reflector) *jsonschema.Schema {
+	return &jsonschema.Schema{Type: "string"}
+}
+
+func ptrTo[T any](v T) *T { return &v }

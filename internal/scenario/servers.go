@@ -2,9 +2,15 @@ package scenario
 
 import (
 	"fmt"
+	"net/url"
+	"os"
 	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
 
 	"github.com/hosteval/hosteval/internal/host"
+	"github.com/hosteval/hosteval/internal/yamlx"
 )
 
 // LoadServers reads a servers file, as strictly as Load reads the files
@@ -18,8 +24,8 @@ func LoadServers(path string, names ...string) ([]host.ServerSpec, error) {
 		return nil, fmt.Errorf("servers file %s: %w", path, err)
 	}
 	sf := l.serversFile(abs, l.display(abs))
-	if len(l.problems) > 0 {
-		return nil, &LoadError{Problems: dedupe(l.problems)}
+	if err := l.problems.Err(); err != nil {
+		return nil, err
 	}
 	if len(names) == 0 {
 		names = sf.names
@@ -33,4 +39,323 @@ func LoadServers(path string, names ...string) ([]host.ServerSpec, error) {
 		specs = append(specs, def.spec)
 	}
 	return specs, nil
+}
+
+type serversFile struct {
+	name  string
+	defs  map[string]*serverDef // nil for a server whose definition has problems
+	names []string
+	ok    bool // read and listed: names not in it are problems
+}
+
+// serversFile reads a servers file once, however many scenarios use it.
+func (l *loader) serversFile(abs, display string) *serversFile {
+	if sf, ok := l.serversFiles[abs]; ok {
+		return sf
+	}
+	sf := &serversFile{name: display, defs: map[string]*serverDef{}}
+	l.serversFiles[abs] = sf
+	f := &fileCtx{l: l, name: display, dir: filepath.Dir(abs)}
+	data, err := os.ReadFile(abs)
+	if err != nil {
+		l.problems.Add(Problem{File: display, Msg: fileError(err)})
+		return sf
+	}
+	docs := f.parse(data)
+	if len(docs) == 0 {
+		if l.problems.Len() == 0 {
+			l.problems.Add(Problem{File: display, Msg: `empty file: want a "servers:" mapping`})
+		}
+		return sf
+	}
+	root := docs[0].Root()
+	if root == nil {
+		return sf // over its alias budget: reported
+	}
+	var d serversFileDoc
+	root.Decode(&d)
+	if d.Servers == nil {
+		return sf // reported
+	}
+	sf.ok = true
+	for _, e := range d.Servers {
+		sf.names = append(sf.names, e.Key)
+		sf.defs[e.Key] = nil
+		if !serverNameRE.MatchString(e.Key) {
+			root.Report(Problem{Line: e.Line, Path: "servers", Msg: fmt.Sprintf("%q is not a valid server name: want %s", e.Key, serverNameWant)})
+			continue
+		}
+		n := root.At("servers." + e.Key)
+		if n.Kind() != yamlx.Mapping {
+			continue // reported
+		}
+		def := f.serverDef(e.Value, n, e.Key)
+		if def != nil && e.OK {
+			def.line = e.Line
+			sf.defs[e.Key] = def
+		}
+	}
+	return sf
+}
+
+// serverDef builds one server definition read at n, expanding ${VAR} and
+// resolving paths against the file's folder. It returns nil when the
+// definition has problems.
+func (f *fileCtx) serverDef(d serverDoc, n *yamlx.Node, name string) *serverDef {
+	before := f.l.problems.Len()
+	def := &serverDef{file: f.name, line: n.Line(), spec: host.ServerSpec{Name: name,
+		ConnectTimeout: durationOf(d.ConnectTimeout), DiscoverTimeout: durationOf(d.DiscoverTimeout), InitializeTimeout: durationOf(d.InitializeTimeout)}}
+	spec := &def.spec
+	expand := func(key string, s *string) string {
+		if s == nil {
+			return ""
+		}
+		v, _ := f.expand(n, key, *s)
+		return v
+	}
+	command, rawURL := expand("command", d.Command), expand("url", d.URL)
+	switch {
+	case d.Command != nil && d.URL != nil:
+		n.Errorf("want command (a stdio server) or url (an HTTP server), not both")
+	case d.Command == nil && d.URL == nil:
+		n.Errorf("want command (a stdio server) or url (an HTTP server)")
+	case d.Command != nil:
+		switch {
+		case strings.TrimSpace(command) == "":
+			errorAt(n, "command", "empty")
+		case !filepath.IsAbs(command) && strings.Contains(command, "/"):
+			command = filepath.Join(f.dir, command)
+		}
+		spec.Command = command
+		if d.Headers != nil {
+			errorAtKey(n, "headers", "only for a server with a url")
+		}
+	default:
+		u, err := url.Parse(rawURL)
+		switch {
+		case strings.Contains(rawURL, caseDirMark):
+			// Not a URL until the case runs, and not allowed: see checkCaseDir.
+		case err != nil:
+			errorAt(n, "url", "%v", err)
+		case (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
+			errorAt(n, "url", "%q is not an http or https URL", rawURL)
+		}
+		spec.URL = rawURL
+		for _, key := range []string{"args", "env", "inherit_env", "dir"} {
+			if n.Get(key) != nil {
+				errorAtKey(n, key, "only for a server with a command")
+			}
+		}
+	}
+	for i, a := range d.Args {
+		spec.Args = append(spec.Args, expand(yamlx.Index("args", i), &a))
+	}
+	if d.Args != nil && spec.Args == nil {
+		spec.Args = []string{}
+	}
+	for _, e := range d.Env {
+		if !envNameRE.MatchString(e.Key) {
+			n.Report(Problem{Line: e.Line, Path: yamlx.Join(n.Path(), "env."+e.Key), Msg: fmt.Sprintf("%q is not a variable name", e.Key)})
+			continue
+		}
+		spec.Env = append(spec.Env, e.Key+"="+expand("env."+e.Key, &e.Value))
+	}
+	if d.Dir != nil {
+		dir := expand("dir", d.Dir)
+		switch {
+		case strings.HasPrefix(dir, caseDirMark):
+			// An absolute folder, known only when the case runs.
+		case strings.Contains(dir, caseDirMark):
+			errorAt(n, "dir", "${CASE_DIR} must start the folder, e.g. ${CASE_DIR}/sub")
+		case !filepath.IsAbs(dir):
+			dir = filepath.Join(f.dir, dir)
+		}
+		spec.Dir = dir
+	}
+	if d.Headers != nil {
+		spec.Headers = map[string]string{}
+		for _, e := range d.Headers {
+			spec.Headers[e.Key] = expand("headers."+e.Key, &e.Value)
+		}
+	}
+	spec.AutoRun = d.AutoRun
+	for i, t := range d.AutoRun {
+		r := f.ref(refAutoRun, n, yamlx.Index("auto_run", i), t)
+		r.server = name
+		def.refs = append(def.refs, r)
+	}
+	spec.InheritEnv = d.InheritEnv != nil && *d.InheritEnv
+	spec.Shareable = d.Shareable != nil && *d.Shareable
+	def.caseDir = f.checkCaseDir(n, spec)
+	if f.l.problems.Len() > before {
+		return nil
+	}
+	return def
+}
+
+func durationOf(d *duration) time.Duration {
+	if d == nil {
+		return 0
+	}
+	return time.Duration(*d)
+}
+
+// scenarioServers resolves the scenario's servers: names from its servers
+// file, or inline definitions.
+func (l *loader) scenarioServers(f *fileCtx, root *yamlx.Node, d *scenarioDoc, sc *Scenario) {
+	var sf *serversFile
+	if root.Get("servers_file") != nil {
+		rel := d.ServersFile
+		abs, display := rel, rel
+		if !filepath.IsAbs(rel) {
+			abs, display = filepath.Join(f.dir, rel), filepath.Join(filepath.Dir(f.name), rel)
+		}
+		if info, err := os.Stat(abs); err != nil || !info.Mode().IsRegular() {
+			msg := "is not a file, want a servers file"
+			switch {
+			case err != nil:
+				msg = fileError(err)
+			case info.IsDir():
+				msg = "is a folder, want a servers file"
+			}
+			errorAt(root, "servers_file", "%s: %s", display, msg)
+		} else {
+			sf = l.serversFile(abs, display)
+		}
+	}
+	searched := root.Get("servers_file") != nil
+	seen := map[string]int{}
+	for i, entry := range d.Servers {
+		p := yamlx.Index("servers", i)
+		item := root.At(p)
+		var def *serverDef
+		switch {
+		case entry.name == "":
+			continue // reported
+		case entry.inline != nil:
+			def = f.serverDef(entry.inline.serverDoc, item, entry.name)
+			if !entry.ok {
+				def = nil
+			}
+		default:
+			if !searched {
+				searched = true
+				if abs := l.nearestServersFile(f.dir); abs != "" {
+					sf = l.serversFile(abs, l.display(abs))
+				} else {
+					item.Errorf("no servers file for %q: set servers_file, or put a servers.yaml in %s or a folder above it", entry.name, filepath.Dir(f.name))
+				}
+			}
+			if sf == nil || !sf.ok {
+				continue // already reported
+			}
+			found, ok := sf.defs[entry.name]
+			if !ok {
+				item.Errorf("no server %q in %s%s", entry.name, sf.name, yamlx.Suggest(entry.name, sf.names))
+				continue
+			}
+			def = found
+		}
+		if first, dup := seen[entry.name]; dup {
+			item.Errorf("server %q is listed twice (first at line %d)", entry.name, first)
+			continue
+		}
+		seen[entry.name] = item.Line()
+		if def == nil {
+			// Keep the name for later checks; the definition's problems are reported.
+			def = &serverDef{spec: host.ServerSpec{Name: entry.name}}
+		}
+		sc.servers = append(sc.servers, def)
+	}
+}
+
+// nearestServersFile returns the servers.yaml in dir or the nearest folder
+// above it, "" when there is none.
+func (l *loader) nearestServersFile(dir string) string {
+	if found, ok := l.nearest[dir]; ok {
+		return found
+	}
+	found := ""
+	if info, err := os.Stat(filepath.Join(dir, "servers.yaml")); err == nil && info.Mode().IsRegular() {
+		found = filepath.Join(dir, "servers.yaml")
+	} else if parent := filepath.Dir(dir); parent != dir {
+		found = l.nearestServersFile(parent)
+	}
+	l.nearest[dir] = found
+	return found
+}
+
+// display is how problems name a file found by the loader: relative to the
+// working directory when possible.
+func (l *loader) display(abs string) string {
+	if l.cwd != "" {
+		if rel, err := filepath.Rel(l.cwd, abs); err == nil {
+			return rel
+		}
+	}
+	return abs
+}
+
+var envNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// expand expands the ${VAR} of the value read at path rel below n,
+// reporting its problems there.
+func (f *fileCtx) expand(n *yamlx.Node, rel, s string) (string, bool) {
+	e := expander{lookupEnv: f.l.lookupEnv, here: f.dir, caseDir: f.l.caseDir}
+	out, problems := e.expand(s)
+	for _, msg := range problems {
+		errorAt(n, rel, "%s", msg)
+	}
+	return out, len(problems) == 0
+}
+
+// expander replaces ${VAR} with the variable's value and $$ with $.
+// ${HERE} is the file's folder. An unset variable is a problem, not an
+// empty string: a server started with half its configuration fails in
+// confusing ways.
+type expander struct {
+	lookupEnv func(string) (string, bool)
+	here      string
+	// caseDir keeps ${CASE_DIR} as a mark for the runner.
+	caseDir bool
+}
+
+func (e expander) expand(s string) (string, []string) {
+	var b strings.Builder
+	var problems []string
+	for i := 0; i < len(s); {
+		if s[i] != '$' || i+1 >= len(s) || (s[i+1] != '$' && s[i+1] != '{') {
+			b.WriteByte(s[i])
+			i++
+			continue
+		}
+		if s[i+1] == '$' {
+			b.WriteByte('$')
+			i += 2
+			continue
+		}
+		end := strings.IndexByte(s[i+2:], '}')
+		if end < 0 {
+			return "", append(problems, fmt.Sprintf("unterminated ${ in %q (write $$ for a literal $)", s))
+		}
+		name := s[i+2 : i+2+end]
+		i += end + 3
+		switch v, set := e.lookupEnv(name); {
+		case !envNameRE.MatchString(name):
+			problems = append(problems, fmt.Sprintf("${%s}: not a variable name", name))
+		case name == "HERE":
+			b.WriteString(e.here)
+		case name == caseDirVar && e.caseDir:
+			b.WriteString(caseDirMark)
+		case !set:
+			hint := ""
+			if name == caseDirVar {
+				hint = " (hosteval run sets ${CASE_DIR} to a fresh folder for each case; outside a run, set it to a folder)"
+			}
+			problems = append(problems, fmt.Sprintf("environment variable %s is not set%s", name, hint))
+		default:
+			b.WriteString(v)
+		}
+	}
+	return b.String(), problems
 }

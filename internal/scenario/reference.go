@@ -1,0 +1,330 @@
+package scenario
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/hosteval/hosteval/internal/report"
+	"github.com/hosteval/hosteval/internal/yamlx"
+)
+
+// The published schemas and the reference, generated from the structs
+// files are read into (schema.go, expectdoc.go, internal/model,
+// internal/report's gates file), so that what an editor checks and what
+// docs/scenarios.md says is what the loader reads. The files in docs/ are
+// rewritten with go test ./internal/scenario -update, and a test fails
+// when they are stale.
+
+// SchemaKinds are the kinds of file a schema is published for.
+var SchemaKinds = []string{"scenario", "servers", "gates"}
+
+const schemaBase = "https://github.com/hosteval/hosteval/docs/"
+
+// Schema returns the JSON Schema (draft 2020-12) of a kind of file
+// ("scenario", "servers" or "gates"), as docs/<kind>.schema.json holds it.
+func Schema(kind string) ([]byte, error) {
+	s, err := schemaOf(kind)
+	if err != nil {
+		return nil, err
+	}
+	return marshalSchema(s)
+}
+
+func schemaOf(kind string) (*jsonschema.Schema, error) {
+	id := schemaBase + kind + ".schema.json"
+	switch kind {
+	case "scenario":
+		return yamlx.Schema(reflect.TypeFor[scenarioDoc](), id, "hosteval scenario",
+			"One scenario: servers, a model, the user's questions, the person's canned answers, host limits and expected outcomes. A file holds one or more, as YAML documents separated by ---."), nil
+	case "servers":
+		return yamlx.Schema(reflect.TypeFor[serversFileDoc](), id, "hosteval servers file",
+			"The servers scenarios name, and how to start or reach each: a servers.yaml is found by walking up from a scenario file."), nil
+	case "gates":
+		return report.GatesSchema(id), nil
+	}
+	return nil, fmt.Errorf("no schema for %q: want one of %s", kind, strings.Join(SchemaKinds, ", "))
+}
+
+func marshalSchema(s *jsonschema.Schema) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(s); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// sections title the object types of the reference and say what each is
+// for, by the name the schemas give them ($defs) or the file kind.
+var sections = map[string]struct{ title, intro string }{
+	"scenario":         {"Scenario files", "A scenario file holds one or more scenarios, as YAML documents separated by `---`. Every problem of every file is reported at once, with `file:line` and the field's path, before anything runs (exit 2)."},
+	"servers":          {"Servers files", "A `servers.yaml` maps names to servers; a scenario names them, and the nearest `servers.yaml` in its folder or a folder above is used (or `servers_file:`). In every string, `${VAR}` is the environment variable (an unset one is a problem), `${HERE}` the file's folder, `$$` a literal `$`; `${CASE_DIR}` is the case's own fresh folder, in args, env and dir only."},
+	"gates":            {"Gates files", "Thresholds a run must hold (`hosteval gate -gates FILE`, `hosteval run -gates FILE`). A gate's right side is a number, or `baseline` (the same metric of the same group in the `-baseline` run), optionally `* 1.05`, `+ 2` or `- 0.1`."},
+	"hostDoc":          {"host", "The host's limits and settings, in a scenario's `host:` or a variant's."},
+	"serverDoc":        {"A server", "One server: `command` (a stdio server) or `url` (a Streamable HTTP server), not both."},
+	"inlineServerDoc":  {"An inline server", "A server defined in a scenario's `servers:` list instead of the servers file: a name and the fields of a server."},
+	"modelFields":      {"model", "A model: a name and exactly one of `scripted`, `rules` or `openai`."},
+	"ScriptStep":       {"scripted: a step", "One model message of a script: exactly one of `call`, `calls` or `answer`. The script is one list consumed across the turns; once it has run out, the model answers `done`."},
+	"scriptCallFields": {"scripted: a call of calls", "One of several calls proposed in one message: a call string, or this mapping."},
+	"RulesConfig":      {"rules", "A rules model: regular expressions on the question choose a call; templates (Go text/template) over the result write the answer."},
+	"Rule":             {"rules: a rule", "A regular expression on the question and the call it makes."},
+	"ThenCall":         {"rules: then", "A second call, made after the rule's call succeeded."},
+	"AnswerRule":       {"rules: an answer", "An answer template for results of a tool, or for failed calls."},
+	"OpenAIConfig":     {"openai", "Any OpenAI-compatible Chat Completions endpoint (vLLM, Ollama, a hosted API). Retries back off exponentially and honour Retry-After; token usage is recorded."},
+	"answerDoc":        {"elicitation: an answer", "The person's canned answer to a server's question. Every condition given must hold; the first answer that fits is used."},
+	"variantDoc":       {"variants: a variant", "A named set of overrides over the scenario; each variant is a case of its own."},
+	"toolExpectDoc":    {"expect: a tool expectation", "About the calls of one tool (the key `tool`): some call (or the `nth`) must have every property given."},
+	"orderExpectDoc":   {"expect: an order expectation", "Tools called in a relative order (the key `order`)."},
+	"serverExpectDoc":  {"expect: a server expectation", "About one server's connection (the key `server`)."},
+	"stateExpectDoc":   {"expect: a state expectation", "A call the harness makes after the conversation (the key `state`), and what its result must hold: state the tools changed, checked through the server."},
+	"caseExpectDoc":    {"expect: answer, count and bound checks", "A mapping with none of `tool`, `order`, `server` or `state`: checks of the answer and counts over the case, all of which must hold. A count is a number (exactly) or `{min: N, max: N}`."},
+	"Price":            {"openai: price", "Prices in dollars per million tokens; every answer of the model then has its cost, and reports sum it."},
+	"Limits":           {"openai: limits", "Bounds on the requests of a whole run to one endpoint, shared by every case (a 429 slows them all down)."},
+	"rangeBounds":      {"A range", "A count between bounds: `{min: N}`, `{max: N}` or both."},
+	"scopedGate":       {"A scoped gate", "A gate checked only on the groups whose names its regular expressions match in full."},
+}
+
+// Reference returns docs/scenarios.md: every field of every kind of file,
+// every expectation key and every gate metric, with its meaning and an
+// example.
+func Reference() ([]byte, error) {
+	var b strings.Builder
+	b.WriteString(`# Scenario, servers and gates files: the reference
+
+<!-- Generated by go test ./internal/scenario -update from the structs hosteval reads these files into; do not edit. -->
+
+Every key below is what the loader reads, from the same Go structs: the
+JSON Schemas next to this file (scenario.schema.json, servers.schema.json,
+gates.schema.json, also printed by ` + "`hosteval schema scenario|servers|gates`" + `)
+let an editor complete and check a file. Put the line
+
+    # yaml-language-server: $schema=../docs/scenario.schema.json
+
+(the path relative to the file) at the top of a scenario file, and the servers
+or gates schema at the top of those files. Loading is strict: an unknown key
+(with the closest known one suggested), a wrong type, a missing required key,
+a value outside its list, a bad regular expression or duration, a name that
+is not a server of the scenario are all reported at once, each with
+` + "`file:line`" + ` and the key's path, before anything runs. An empty value
+(` + "`key:`" + ` with nothing, ` + "`~`" + `) counts as not written. YAML anchors,
+aliases and merge keys (` + "`<<: *anchor`" + `) work; a document may reach at most
+` + strconv.Itoa(yamlx.AliasBudget) + ` nodes through aliases (a node counts each time an alias reaches
+it), so a file of nested aliases is refused at once with "too many alias
+expansions" and the line of the alias.
+
+`)
+	done := map[string]bool{}
+	for _, kind := range SchemaKinds {
+		s, err := schemaOf(kind)
+		if err != nil {
+			return nil, err
+		}
+		w := refWriter{b: &b, defs: s.Defs, done: done}
+		w.object(kind, s, 2)
+		if w.err != nil {
+			return nil, w.err
+		}
+	}
+	b.WriteString("## Gate metrics\n\nWhat a gate (`<metric> <op> <number>`) checks, per scenario+variant+model group.\n\n")
+	b.WriteString("| metric | meaning | over a group's cases | example gate |\n|---|---|---|---|\n")
+	for _, m := range report.Metrics() {
+		fmt.Fprintf(&b, "| `%s` | %s | %s | `%s` |\n", m.Name, m.Meaning, m.Aggregation, metricExample(m))
+	}
+	return []byte(b.String()), nil
+}
+
+// metricExample is a gate a team might write on the metric.
+func metricExample(m report.Metric) string {
+	switch {
+	case m.Name == "pass_rate":
+		return "pass_rate >= 0.9"
+	case strings.HasSuffix(m.Name, "_ms"):
+		return m.Name + " <= baseline * 1.2"
+	case m.Aggregation == "sum" || m.Name == "failed" || m.Name == "errored":
+		return m.Name + " == 0"
+	case strings.HasPrefix(m.Name, "tool_def") || strings.Contains(m.Name, "tokens"):
+		return m.Name + " <= baseline * 1.05"
+	case m.Name == "cases" || m.Name == "passed":
+		return m.Name + " >= 1"
+	}
+	return m.Name + " <= baseline + 1"
+}
+
+// refWriter writes the sections of one schema: an object's table, then,
+// depth first, the objects it refers to, each once.
+type refWriter struct {
+	b     *strings.Builder
+	defs  map[string]*jsonschema.Schema
+	done  map[string]bool
+	queue []string
+	err   error
+}
+
+func (w *refWriter) object(name string, s *jsonschema.Schema, level int) {
+	sec, ok := sections[name]
+	if !ok {
+		w.err = fmt.Errorf("no reference section for %s: give it a title and an intro in sections (internal/scenario/reference.go)", name)
+		return
+	}
+	fmt.Fprintf(w.b, "%s %s\n\n", strings.Repeat("#", level), sec.title)
+	if level == 2 {
+		fmt.Fprintf(w.b, "Schema: [%s.schema.json](%s.schema.json).\n\n", name, name)
+	}
+	fmt.Fprintf(w.b, "%s\n\n", sec.intro)
+	w.b.WriteString("| key | type | meaning | example |\n|---|---|---|---|\n")
+	w.queue = nil
+	for _, key := range s.PropertyOrder {
+		p := s.Properties[key]
+		req := ""
+		if slices.Contains(s.Required, key) {
+			req = " (required)"
+		}
+		example := ""
+		if len(p.Examples) > 0 {
+			example = "`" + key + ": " + flow(p.Examples[0]) + "`"
+		}
+		fmt.Fprintf(w.b, "| `%s`%s | %s | %s | %s |\n", key, req, w.typeOf(p), cell(p.Description), cell(example))
+	}
+	w.b.WriteString("\n")
+	for _, ref := range w.queue {
+		w.object(ref, w.defs[ref], 3)
+	}
+}
+
+// typeOf names a schema's type for the table, linking the objects it
+// refers to (and queueing their sections).
+func (w *refWriter) typeOf(s *jsonschema.Schema) string {
+	if s == nil {
+		return "any"
+	}
+	if name, ok := strings.CutPrefix(s.Ref, "#/$defs/"); ok {
+		if !w.done[name] {
+			w.done[name] = true
+			w.queue = append(w.queue, name)
+		}
+		return fmt.Sprintf("[%s](#%s)", sections[name].title, anchorOf(sections[name].title))
+	}
+	if len(s.AnyOf) > 0 {
+		var parts []string
+		for _, a := range s.AnyOf {
+			parts = append(parts, w.typeOf(a))
+		}
+		return strings.Join(parts, " or ")
+	}
+	if s.Const != nil {
+		return "`" + flow(*s.Const) + "`"
+	}
+	if len(s.Enum) > 0 {
+		var values []string
+		for _, v := range s.Enum {
+			values = append(values, "`"+flow(v)+"`")
+		}
+		return "one of " + strings.Join(values, ", ")
+	}
+	switch s.Type {
+	case "string":
+		switch {
+		case s.Pattern == yamlx.Duration().Pattern:
+			return "duration (e.g. `10s`, `1m30s`)"
+		case s.Format == "regex":
+			return "regular expression"
+		case s.Pattern != "":
+			return "name (`" + s.Pattern + "`)"
+		}
+		return "string"
+	case "integer":
+		switch {
+		case s.Minimum != nil && s.Maximum != nil:
+			return fmt.Sprintf("integer, %g to %g", *s.Minimum, *s.Maximum)
+		case s.Minimum != nil:
+			return fmt.Sprintf("integer ≥ %g", *s.Minimum)
+		}
+		return "integer"
+	case "number":
+		return "number"
+	case "boolean":
+		return "true or false"
+	case "array":
+		return "list of " + w.typeOf(s.Items)
+	case "object":
+		if s.Properties != nil {
+			for _, key := range s.PropertyOrder {
+				w.typeOf(s.Properties[key])
+			}
+			return "mapping"
+		}
+		return "mapping of name → " + w.typeOf(s.AdditionalProperties)
+	}
+	if s.Not == nil && s.Type == "" {
+		return "any value"
+	}
+	return "?"
+}
+
+// anchorOf is the GitHub anchor of a heading.
+func anchorOf(title string) string {
+	s := strings.ToLower(title)
+	s = regexp.MustCompile(`[^a-z0-9 _-]`).ReplaceAllString(s, "")
+	return strings.ReplaceAll(s, " ", "-")
+}
+
+// cell escapes a table cell.
+func cell(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
+
+// flow writes a JSON value in YAML's flow style: [a, b], {k: v}, strings
+// plain unless YAML would read them otherwise.
+func flow(v any) string {
+	switch v := v.(type) {
+	case []any:
+		parts := make([]string, len(v))
+		for i, x := range v {
+			parts[i] = flow(x)
+		}
+		return "[" + strings.Join(parts, ", ") + "]"
+	case map[string]any:
+		keys := slices.Sorted(func(yield func(string) bool) {
+			for k := range v {
+				if !yield(k) {
+					return
+				}
+			}
+		})
+		parts := make([]string, len(keys))
+		for i, k := range keys {
+			parts[i] = flow(k) + ": " + flow(v[k])
+		}
+		return "{" + strings.Join(parts, ", ") + "}"
+	case string:
+		if plainRE.MatchString(v) && !reservedRE.MatchString(v) {
+			return v
+		}
+		return jsonText(v)
+	case nil:
+		return "~"
+	}
+	return jsonText(v)
+}
+
+// jsonText is v as JSON, without HTML escaping.
+func jsonText(v any) string {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.Encode(v)
+	return strings.TrimSuffix(buf.String(), "\n")
+}
+
+var (
+	plainRE    = regexp.MustCompile(`^[A-Za-z0-9_./$(][^:#{}\[\],&*!|>'"%@` + "`" + `]*$`)
+	reservedRE = regexp.MustCompile(`^(?i:true|false|yes|no|on|off|null|~|[-+]?[0-9][0-9_.:e+-]*)$|\s$`)
+)
