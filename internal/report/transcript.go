@@ -356,9 +356,11 @@ func decision(c *record.Call, approval *record.Ask) string {
 }
 
 // answeredBy says who answered a question for the person: " (canned
-// answer file:line)", " (no canned answer: declined)" or "".
+// approval file:line)", " (no canned approval: denied)" or "".
 func answeredBy(a *record.Ask) string {
 	switch {
+	case a.Rule != "" && a.Kind == record.AskApproval:
+		return " (canned approval " + a.Rule + ")"
 	case a.Rule != "":
 		return " (canned answer " + a.Rule + ")"
 	case a.Reason != "":
@@ -468,36 +470,84 @@ func parseWire(data []byte) wireTrace {
 // of returns the messages of the call traceID + step: the host's requests
 // that carry them in _meta, the server's answers to those, and what passed
 // on the same server while one of them was open (a 2025-11-25 server's
-// elicitation/create and the host's answer, a cancellation).
+// elicitation/create and the host's answer, a cancellation). The trace
+// can hold an answer before its request (the two directions are taped
+// apart), so answers are matched by ID wherever they stand.
 func (w wireTrace) of(traceID string, step int) []WireLine {
 	if traceID == "" {
 		return nil
 	}
-	var out []WireLine
-	open := map[string]bool{}   // server + id of the call's requests awaiting an answer
-	theirs := map[string]bool{} // server + id of the server's requests while open
-	openOn := map[string]int{}  // server -> requests of the call open on it
-	for _, e := range w {
-		key := e.Server + " " + e.ID
+	type span struct{ from, to int }
+	spans := map[string][]span{} // server -> the call's requests, from the first line to the last of each exchange
+	mine := map[string]int{}     // server + id of the call's requests -> index of the request
+	for i, e := range w {
+		if e.Dir == "->" && e.Kind == "request" && e.traceID == traceID && e.step == step {
+			mine[e.Server+" "+e.ID] = i
+		}
+	}
+	if len(mine) == 0 {
+		return nil
+	}
+	keep := make([]bool, len(w))
+	// An answer taped before its request is shown after it, with its method.
+	after := map[int]int{} // index of such an answer -> index of its request
+	for key, i := range mine {
+		keep[i] = true
+		sp := span{i, i}
+		for j, e := range w {
+			if e.Dir == "<-" && (e.Kind == "result" || e.Kind == "error") && e.Server+" "+e.ID == key {
+				keep[j] = true
+				if j < i {
+					after[j] = i
+				}
+				sp = span{min(sp.from, j), max(sp.to, j)}
+				break
+			}
+		}
+		server := w[i].Server
+		spans[server] = append(spans[server], sp)
+	}
+	open := func(server string, i int) bool {
+		for _, sp := range spans[server] {
+			if i > sp.from && i < sp.to {
+				return true
+			}
+		}
+		return false
+	}
+	theirs := map[string]bool{} // server + id of the server's requests while one was open
+	for i, e := range w {
 		switch {
-		case e.Dir == "->" && e.Kind == "request" && e.traceID == traceID && e.step == step:
-			open[key] = true
-			openOn[e.Server]++
-		case e.Dir == "<-" && (e.Kind == "result" || e.Kind == "error") && open[key]:
-			delete(open, key)
-			openOn[e.Server]--
-		case e.Dir == "->" && e.Kind == "notification" && e.requestID != "" && open[e.Server+" "+e.requestID]:
-		case e.Dir == "<-" && e.Kind == "request" && openOn[e.Server] > 0:
-			theirs[key] = true
-		case e.Dir == "->" && (e.Kind == "result" || e.Kind == "error") && theirs[key]:
-			delete(theirs, key)
-		case e.Dir == "<-" && e.Kind == "notification" && openOn[e.Server] > 0:
-		default:
+		case keep[i]:
+		case e.Dir == "->" && e.Kind == "notification" && e.requestID != "":
+			_, keep[i] = mine[e.Server+" "+e.requestID]
+		case e.Dir == "<-" && (e.Kind == "request" || e.Kind == "notification") && open(e.Server, i):
+			keep[i] = true
+			if e.Kind == "request" {
+				theirs[e.Server+" "+e.ID] = true
+			}
+		case e.Dir == "->" && (e.Kind == "result" || e.Kind == "error") && theirs[e.Server+" "+e.ID]:
+			keep[i] = true
+			delete(theirs, e.Server+" "+e.ID)
+		}
+	}
+	var out []WireLine
+	early := map[int]WireLine{} // by the index of the request they answer
+	for i, e := range w {
+		if !keep[i] {
 			continue
 		}
 		line := e.WireLine
 		line.Brief = brief(e.raw, line.Message)
+		if req, ok := after[i]; ok {
+			line.Method = cmp.Or(line.Method, w[req].Method)
+			early[req] = line
+			continue
+		}
 		out = append(out, line)
+		if answer, ok := early[i]; ok {
+			out = append(out, answer)
+		}
 	}
 	return out
 }

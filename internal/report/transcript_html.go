@@ -106,6 +106,7 @@ const TranscriptCSS = `
 .transcript .answer-line.no { color: var(--fail, #b3261e); font-weight: 600; }
 .transcript .answer-line.yes { color: var(--pass, #1f7a3a); font-weight: 600; }
 .transcript .result { border-left: 3px solid var(--line, #e3e4e6); padding-left: .6rem; }
+.transcript pre.result-text { max-height: 11rem; }
 .transcript mark.cut { display: block; background: var(--warn-bg, #fff4d6); color: var(--warn, #9a6700); font-weight: 650; padding: .2rem .4rem; margin-top: .3rem; border-top: 2px dashed var(--warn, #9a6700); }
 .transcript table.lines td { font-family: var(--mono, monospace); font-size: .82em; padding: .15rem .5rem; }
 .transcript .wire pre { max-height: 14rem; }
@@ -191,7 +192,7 @@ const transcriptSource = `{{define "page"}}<!doctype html>
 {{end}}</div>
 {{end}}{{with legacyAsks .}}<div class="step round">{{.}}</div>{{end}}
 <div class="step result"><span class="label">result as the model received it</span> <span class="muted">{{resultLine .}}</span>
-<pre class="result-text">{{.Kept}}{{if .CutNote}}<mark class="cut">✂ cut here: {{.CutNote}}</mark>{{end}}</pre></div>
+<pre class="result-text">{{.Kept}}</pre>{{if .CutNote}}<mark class="cut">✂ cut here by the result budget: the model read up to here, then {{.CutNote}}</mark>{{end}}</div>
 {{with .ServerLog}}<details class="step log" open><summary>server log ({{len .}})</summary><table class="lines"><tbody>{{range .}}<tr><td>{{logText .}}</td></tr>{{end}}</tbody></table></details>{{end}}
 {{with .Wire}}<details class="step wire"><summary>wire ({{plural (len .) "message"}})</summary>{{range .}}<div class="muted">{{wireHead .}}</div><pre>{{wireBody .}}</pre>{{end}}</details>{{end}}
 </div>{{end}}`

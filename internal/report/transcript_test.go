@@ -93,7 +93,7 @@ func TestTranscriptRoundsAndAsks(t *testing.T) {
 		}},
 	}
 	c := NewTranscript("run", rec, CaseLogs{}).Turns[0].Requests[0].Calls[0]
-	if c.Decision != "not on the auto-run list: the person approved it (canned answer s.yaml:12)" {
+	if c.Decision != "not on the auto-run list: the person approved it (canned approval s.yaml:12)" {
 		t.Errorf("decision %q", c.Decision)
 	}
 	if len(c.RoundTrips) != 2 || len(c.RoundTrips[0].Asks) != 1 || len(c.RoundTrips[1].Asks) != 0 || c.RoundTrips[1].ServerMS != 2.5 {
@@ -313,4 +313,21 @@ func TestTranscriptGolden(t *testing.T) {
 	golden(t, "transcript.txt", text.Bytes())
 	golden(t, "transcript.md", md.Bytes())
 	golden(t, "transcript.html", html.Bytes())
+}
+
+// TestWireAnswerBeforeRequest: the trace tapes the two directions apart, so
+// a fast answer can stand before its request; it is shown after it.
+func TestWireAnswerBeforeRequest(t *testing.T) {
+	wire := `{"ms":24.2,"server":"s","dir":"<-","kind":"result","id":3,"bytes":5,"message":{"jsonrpc":"2.0","id":3,"result":{"content":[]}}}
+{"ms":24.4,"server":"s","dir":"->","kind":"request","id":3,"method":"tools/call","bytes":5,"message":{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"_meta":{"dev.hosteval/trace_id":"t","dev.hosteval/step":1},"name":"a"}}}
+{"ms":30,"server":"s","dir":"<-","kind":"result","id":3,"bytes":5,"message":{"jsonrpc":"2.0","id":3,"result":{"content":[]}}}
+`
+	var got []string
+	for _, w := range parseWire([]byte(wire)).of("t", 1) {
+		got = append(got, wireHead(w))
+	}
+	want := []string{"+24.4 ms -> request tools/call #3, 5 B", "+24.2 ms <- result tools/call #3, 5 B"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("wire (-want +got):\n%s", diff)
+	}
 }

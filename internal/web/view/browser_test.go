@@ -159,6 +159,8 @@ func TestViewInChromium(t *testing.T) {
 	}
 	webtest.Screenshot(t, b, "case")
 	if *docsShot {
+		// Tall enough for the three calls, not for the whole page.
+		do(t, b, "size the window", chromedp.EmulateViewport(1280, 1900))
 		png := run(t, b, "screenshot the case page", chromedp.CaptureScreenshot())
 		if err := os.WriteFile(filepath.Join("..", "..", "..", "docs", "view-case.png"), png, 0o644); err != nil {
 			t.Fatal(err)
