@@ -20,7 +20,7 @@ const maxAskMessage = 1 << 10
 
 // Why the host answered no for the person.
 const (
-	reasonURLMode     = "a web page, not a form: declined (the host never sends the person to a page a server chose)"
+	reasonURLMode     = "a web page, not a form: the host never sends the person to a page a server chose"
 	reasonNoCanned    = "no canned answer: declined"
 	reasonNoApproval  = "no canned approval: denied"
 	reasonUnavailable = "no answer: declined"

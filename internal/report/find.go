@@ -56,8 +56,8 @@ var (
 )
 
 // FindCase finds the case that query names in run: its case ID, its
-// number (7, 0007, or a file name such as 0007-lookup_0), or a prefix
-// of one case ID only. It returns the record and its place in
+// number (7, 0007, or a file name such as 0007-lookup_0), the name of a
+// scenario that has one case, or a prefix of one case ID only. It returns the record and its place in
 // run.Records. When nothing or several cases match, the error lists the
 // nearest case IDs.
 func FindCase(run *record.Run, query string) (*record.Record, int, error) {
@@ -73,6 +73,16 @@ func FindCase(run *record.Run, query string) (*record.Record, int, error) {
 				return &run.Records[i], i, nil
 			}
 		}
+	}
+	// A scenario's name names its case, when it has one.
+	var named []int
+	for i := range run.Records {
+		if run.Records[i].Scenario == q {
+			named = append(named, i)
+		}
+	}
+	if len(named) == 1 {
+		return &run.Records[named[0]], named[0], nil
 	}
 	var prefixed []int
 	for i := range run.Records {

@@ -387,7 +387,9 @@ func (v *Server) runPage(w http.ResponseWriter, r *http.Request) {
 	var gates template.HTML
 	var gateVerdict *report.Verdict
 	if len(snap.gates) > 0 {
-		gates = tableHTML(report.GateTable(snap.gates))
+		t := report.GateTable(snap.gates)
+		t.Title = "" // the section's heading says it, with the verdict
+		gates = tableHTML(t)
 		gv := report.GateVerdict(snap.gates)
 		gateVerdict = &gv
 	}
@@ -420,6 +422,9 @@ func (v *Server) runPage(w http.ResponseWriter, r *http.Request) {
 	if len(shown) > 0 {
 		data.From, data.To = (f.Page-1)*PageSize+1, (f.Page-1)*PageSize+len(shown)
 	}
+	for _, c := range shown {
+		data.HasWhy = data.HasWhy || c.Why != ""
+	}
 	if s.Totals.Latency.N > 0 {
 		data.P95 = web.FormatMS(s.Totals.Latency.P95)
 	}
@@ -443,6 +448,7 @@ type runData struct {
 	Tables      []template.HTML
 	Filter      filter
 	Cases       []caseRow
+	HasWhy      bool // a listed case did not pass: the column that says why is shown
 	Matched     int
 	Total       int
 	From, To    int
