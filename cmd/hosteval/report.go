@@ -114,7 +114,11 @@ func writeReports(e *env, dir string, gates []report.Gate, base *report.Summary,
 		return report.Verdict{}, err
 	}
 	if path := e.getenv("GITHUB_STEP_SUMMARY"); path != "" {
-		if err := appendFile(path, func(w io.Writer) error { return report.WriteMarkdown(w, s, opts) }); err != nil {
+		// The step summary is a page of its own: a link into the run
+		// folder would lead nowhere from it.
+		step := opts
+		step.Transcripts = nil
+		if err := appendFile(path, func(w io.Writer) error { return report.WriteMarkdown(w, s, step) }); err != nil {
 			fmt.Fprintf(e.stderr, "hosteval: $GITHUB_STEP_SUMMARY: %v\n", err)
 		}
 	}
