@@ -54,7 +54,7 @@ GORELEASER_VERSION := v2.15.1
 GORELEASER := github.com/goreleaser/goreleaser/v2@$(GORELEASER_VERSION)
 
 .PHONY: all build run test vet conformance node-deps bench clean \
-	fuzz release release-check image lint lint-docker lint-ci lint-k8s goreleaser-check
+	fuzz browser-deps view release release-check image lint lint-docker lint-ci lint-k8s goreleaser-check
 
 all: build
 
@@ -82,15 +82,25 @@ run: build node-deps
 	./$(BIN)/hosteval run scenarios/
 
 ## test: vet, the race-enabled tests (fixture servers, third-party servers
-## over stdio, end-to-end CLI scripts) and the conformance suite
-test: build node-deps vet
+## over stdio, end-to-end CLI scripts, the pages in headless Chromium; their
+## screenshots go to artifacts/) and the conformance suite
+test: build node-deps browser-deps vet
 	@echo "==> running the tests with the race detector (go test -race ./...: several minutes)"
-	$(GO) test -race -timeout $(TEST_TIMEOUT) ./...
+	HOSTEVAL_ARTIFACTS=$(CURDIR)/artifacts $(GO) test -race -timeout $(TEST_TIMEOUT) ./...
 	@$(MAKE) --no-print-directory conformance
 
 vet:
 	@echo "==> go vet"
 	@$(GO) vet ./...
+
+## browser-deps: Debian's chromium, for the browser tests, when it is missing
+browser-deps:
+	@echo "==> browser-deps: chromium for the browser tests"
+	@command -v chromium >/dev/null || (apt-get update && apt-get install -y chromium)
+
+## view: the pages over results/ on 127.0.0.1 (hosteval view)
+view: build
+	./$(BIN)/hosteval view results/
 
 ## conformance: the official MCP conformance suite against hosteval's host
 ## (hosteval conformance-client): every client scenario required for

@@ -5,6 +5,8 @@
 //	init      start a suite for a server: servers.yaml, a scenario per tool, gates
 //	run       run scenario files and write results/<run-id>/
 //	report    rebuild reports from a results folder
+//	show      print the transcript of one case of a run
+//	view      browse a results folder in a local web page
 //	compare   compare two runs, benchstat style
 //	gate      check a run against gates and a baseline
 //	catalog   measure what a tool catalog costs in model context
@@ -85,6 +87,8 @@ func commands() []command {
 		initCommand,
 		runCommand,
 		reportCommand,
+		showCommand,
+		viewCommand,
 		compareCommand,
 		gateCommand,
 		catalogCommand,

@@ -23,7 +23,9 @@ const reportUsage = `usage: hosteval report [flags] DIR
 
 Rebuilds every report of a run from its records.jsonl alone (it works on an
 interrupted run): prints the tables, and rewrites summary.json, junit.xml,
-report.md and report.html in DIR. -format prints one format to stdout
+report.md and report.html in DIR, and under DIR/transcripts/ the transcript
+of each case that did not pass (-transcripts: of every case), as Markdown
+and HTML, linked from report.md and report.html. -format prints one format to stdout
 instead of the tables.
 
 examples:
@@ -104,12 +106,19 @@ func writeReports(e *env, dir string, gates []report.Gate, base *report.Summary,
 		fmt.Fprintf(e.stderr, "hosteval: %s\n", w)
 	}
 	s := report.Aggregate(run)
+	if view.Transcripts, err = report.WriteTranscripts(dir, run, view.AllTranscripts); err != nil {
+		return report.Verdict{}, err
+	}
 	opts := report.Judge(s, gates, base, view)
 	if _, err := report.WriteReports(dir, s, opts); err != nil {
 		return report.Verdict{}, err
 	}
 	if path := e.getenv("GITHUB_STEP_SUMMARY"); path != "" {
-		if err := appendFile(path, func(w io.Writer) error { return report.WriteMarkdown(w, s, opts) }); err != nil {
+		// The step summary is a page of its own: a link into the run
+		// folder would lead nowhere from it.
+		step := opts
+		step.Transcripts = nil
+		if err := appendFile(path, func(w io.Writer) error { return report.WriteMarkdown(w, s, step) }); err != nil {
 			fmt.Fprintf(e.stderr, "hosteval: $GITHUB_STEP_SUMMARY: %v\n", err)
 		}
 	}

@@ -32,10 +32,13 @@ Runs every scenario in the given files and folders (default: scenarios/),
 each case with its own fresh server processes (except servers marked
 shareable), and writes results/<run-id>/: records.jsonl (one record per
 case, appended and synced as each case ends), run.json, summary.json,
-junit.xml, report.md, report.html, and under cases/ each case's log (the
+junit.xml, report.md, report.html, under cases/ each case's log (the
 host's events and the servers' request logs, interleaved; -logs failed
-keeps only those of cases that did not pass, for speed on large runs). Prints the table when done; -json prints summary.json
-instead. First Ctrl-C (or SIGTERM): no new cases start and running ones get
+keeps only those of cases that did not pass, for speed on large runs), and
+under transcripts/ the transcript of each case that did not pass, linked
+from report.md and report.html (hosteval show prints one; hosteval view
+shows the run in a browser). Prints the table when done; -json prints
+summary.json instead. First Ctrl-C (or SIGTERM): no new cases start and running ones get
 10s to finish; second: every server (and what it started) is killed, run.json
 records the run as interrupted, and hosteval exits (what finished is
 already on disk).

@@ -52,6 +52,10 @@ type callState struct {
 	// clock stops while the person is asked.
 	round context.Context
 	clock *roundClock
+	// roundN is the number of the round in flight (1-based), and asks the
+	// questions put to the person so far, with their answers (asks.go).
+	roundN int
+	asks   []record.Ask
 }
 
 func (c *callState) setRound(ctx context.Context, clock *roundClock) {
@@ -107,7 +111,11 @@ func (h *Host) call(ctx context.Context, req CallRequest, harness bool) (string,
 		ev.PersonMS = record.RoundMS(st.personMS)
 		ev.AskedUser = st.asked
 		ev.Elicitations, ev.Declined, ev.InputKeys = st.elicitations, st.declined, slices.Clone(st.inputKeys)
+		ev.Asks = slices.Clone(st.asks)
 		st.mu.Unlock()
+		if ev.Arguments == nil {
+			ev.Proposed = table.Shorten(req.Arguments, maxRecordedResult)
+		}
 		if outcome != record.OutcomeOK {
 			ev.Error = strings.TrimPrefix(text, "error: ")
 		}
@@ -146,7 +154,7 @@ func (h *Host) call(ctx context.Context, req CallRequest, harness bool) (string,
 		h.step("host", "read-only tool on the auto-run list: run it", map[string]any{"decision": "auto"})
 	} else {
 		t0 := time.Now()
-		ok := h.approve(ctx, ApprovalRequest{Server: tool.Server, Tool: tool.MCP.Name, Name: tool.Name, Arguments: args, Annotations: tool.MCP.Annotations})
+		ok := h.approve(ctx, ApprovalRequest{Server: tool.Server, Tool: tool.MCP.Name, Name: tool.Name, Arguments: args, Annotations: tool.MCP.Annotations}, st)
 		st.addPerson(msSince(t0))
 		if !ok {
 			ev.Approval = record.ApprovalDenied
@@ -181,6 +189,7 @@ func (h *Host) rounds(ctx context.Context, s *serverConn, tool *Tool, args map[s
 		params.Meta = h.meta(req.TraceID, req.Step)
 		rctx, clock := startRound(ctx, h.opts.ToolTimeout)
 		st.setRound(rctx, clock)
+		st.setRoundN(round)
 		personBefore := st.person()
 		t0 := time.Now()
 		res, err := s.session.CallTool(rctx, params)
@@ -431,16 +440,19 @@ func (h *Host) meta(traceID string, step int) mcp.Meta {
 
 // approve puts a call to the person, one question at a time. Anything but
 // a clear yes is no, and so is no answer within the person's budget.
-func (h *Host) approve(ctx context.Context, req ApprovalRequest) bool {
+func (h *Host) approve(ctx context.Context, req ApprovalRequest, st *callState) bool {
 	h.personMu.Lock()
 	defer h.personMu.Unlock()
 	ctx, cancel := h.personContext(ctx)
 	defer cancel()
+	t0 := time.Now()
 	ok, err := h.opts.Approver.Approve(ctx, req)
+	ask := approvalAsk(h.opts.Approver, req, ok, err, msSince(t0))
 	if ctx.Err() != nil {
 		h.step("host", h.personGone(ctx), nil)
-		return false
+		ask.Action, ask.Reason, ok = record.ApprovalDenied, h.personGone(ctx), false
 	}
+	st.ask(ask)
 	return ok && err == nil
 }
 
@@ -474,12 +486,6 @@ func (h *Host) askPerson(ctx context.Context, server, key string, p *mcp.ElicitP
 	st.elicitations++
 	tool := st.tool
 	st.mu.Unlock()
-	decline := func(action string) *mcp.ElicitResult {
-		st.mu.Lock()
-		st.declined++
-		st.mu.Unlock()
-		return &mcp.ElicitResult{Action: action}
-	}
 	mode := p.Mode
 	if mode == "" {
 		mode = "form"
@@ -487,8 +493,18 @@ func (h *Host) askPerson(ctx context.Context, server, key string, p *mcp.ElicitP
 			mode = "url"
 		}
 	}
+	ask := questionAsk(server, key, mode, p, st)
+	decline := func(action string) *mcp.ElicitResult {
+		st.mu.Lock()
+		st.declined++
+		st.mu.Unlock()
+		ask.Action = action
+		st.ask(ask)
+		return &mcp.ElicitResult{Action: action}
+	}
 	if mode != "form" {
 		h.step("host", server+" asked to open a web page: declined", map[string]any{"url": p.URL})
+		ask.Reason = reasonURLMode
 		return decline(ActionDecline)
 	}
 	schema := asObject(p.RequestedSchema)
@@ -504,22 +520,30 @@ func (h *Host) askPerson(ctx context.Context, server, key string, p *mcp.ElicitP
 	ans, err := h.opts.Elicitor.Elicit(pctx, ElicitRequest{Server: server, Tool: tool, Key: key, Mode: mode, Message: p.Message, Schema: schema})
 	gone := pctx.Err() != nil
 	if gone {
-		h.step("host", h.personGone(pctx)+": declined", nil)
+		ask.Reason = h.personGone(pctx)
+		h.step("host", ask.Reason+": declined", nil)
 	}
 	cancel()
 	h.personMu.Unlock()
-	st.addPerson(msSince(t0))
+	personMS := msSince(t0)
+	ask.PersonMS = record.RoundMS(personMS)
+	st.addPerson(personMS)
 	if gone {
 		return decline(ActionDecline)
 	}
 	if err != nil {
 		h.step("host", "no answer: declined", nil)
+		ask.Reason = noAnswerReason(err)
 		return decline(ActionDecline)
 	}
+	ask.Rule = ans.Rule
 	switch ans.Action {
 	case ActionAccept:
 		h.step("host", "the person accepted", nil)
-		return &mcp.ElicitResult{Action: ActionAccept, Content: withDefaults(schema, ans.Content)}
+		res := &mcp.ElicitResult{Action: ActionAccept, Content: withDefaults(schema, ans.Content)}
+		ask.Action, ask.Content = ActionAccept, res.Content
+		st.ask(ask)
+		return res
 	case ActionCancel:
 		h.step("host", "the person cancelled", nil)
 		return decline(ActionCancel)

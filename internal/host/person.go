@@ -1,6 +1,7 @@
 package host
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -51,6 +52,9 @@ const (
 type ElicitAnswer struct {
 	Action  string
 	Content map[string]any
+	// Rule names the prepared answer that gave it (a scenario's canned
+	// answer); empty when a person answered.
+	Rule string
 }
 
 // ErrNoAnswer is returned by an Elicitor or Approver that has no answer for
@@ -99,6 +103,9 @@ type CannedAnswer struct {
 	Key     string
 	Action  string
 	Content map[string]any
+	// Rule says where the answer was written ("file:line"), so that a
+	// transcript names the answer that was given.
+	Rule string
 }
 
 // Canned answers questions from prepared answers, as a scenario gives them.
@@ -109,7 +116,7 @@ type Canned struct {
 }
 
 func (c Canned) Elicit(_ context.Context, req ElicitRequest) (ElicitAnswer, error) {
-	for _, a := range c.Answers {
+	for i, a := range c.Answers {
 		if a.Server != "" && a.Server != req.Server {
 			continue
 		}
@@ -119,7 +126,7 @@ func (c Canned) Elicit(_ context.Context, req ElicitRequest) (ElicitAnswer, erro
 		if a.Message != nil && !a.Message.MatchString(req.Message) {
 			continue
 		}
-		return ElicitAnswer{Action: a.Action, Content: maps.Clone(a.Content)}, nil
+		return ElicitAnswer{Action: a.Action, Content: maps.Clone(a.Content), Rule: cmp.Or(a.Rule, "elicitation["+strconv.Itoa(i)+"]")}, nil
 	}
 	return ElicitAnswer{}, ErrNoAnswer
 }
@@ -128,16 +135,40 @@ func (c Canned) Elicit(_ context.Context, req ElicitRequest) (ElicitAnswer, erro
 // Names may end in "*" to approve every tool with that prefix.
 type CannedApprovals struct {
 	Tools []string
+	// Rules say where each of Tools was written ("file:line"), for the
+	// transcript; optional.
+	Rules []string
 }
 
 // Approve implements Approver.
 func (c CannedApprovals) Approve(_ context.Context, req ApprovalRequest) (bool, error) {
-	for _, name := range c.Tools {
+	if c.match(req) < 0 {
+		return false, ErrNoAnswer
+	}
+	return true, nil
+}
+
+// Rule names the entry that approves req: its Rules entry, else
+// "approvals[i]"; "" when none does.
+func (c CannedApprovals) Rule(req ApprovalRequest) string {
+	i := c.match(req)
+	switch {
+	case i < 0:
+		return ""
+	case i < len(c.Rules) && c.Rules[i] != "":
+		return c.Rules[i]
+	}
+	return "approvals[" + strconv.Itoa(i) + "]"
+}
+
+// match is the index of the first of Tools that names req's tool, or -1.
+func (c CannedApprovals) match(req ApprovalRequest) int {
+	for i, name := range c.Tools {
 		if name == req.Name || (strings.HasSuffix(name, "*") && strings.HasPrefix(req.Name, strings.TrimSuffix(name, "*"))) {
-			return true, nil
+			return i
 		}
 	}
-	return false, ErrNoAnswer
+	return -1
 }
 
 // Terminal asks the person at a terminal. It shows which server asks, the

@@ -60,7 +60,11 @@ type Call struct {
 	ArgKeys []string `json:"arg_keys"`
 	// Arguments are the arguments as sent (absent when nothing was sent).
 	Arguments map[string]any `json:"arguments,omitempty"`
-	Outcome   string         `json:"outcome"`
+	// Proposed is the arguments text as the model wrote it, cut to 4 KiB,
+	// when nothing was sent (an unknown tool, bad arguments, a denial): what
+	// the model asked for, even when it was not a JSON object.
+	Proposed string `json:"proposed,omitempty"`
+	Outcome  string `json:"outcome"`
 	// ErrorCode is the JSON-RPC error code of a protocol error (0 for none).
 	ErrorCode int `json:"error_code,omitempty"`
 	// Error is the short text the model was given for a failed call.
@@ -76,6 +80,10 @@ type Call struct {
 	// of those were declined or cancelled (including url-mode and unanswered ones).
 	Elicitations int `json:"elicitations,omitempty"`
 	Declined     int `json:"declined,omitempty"`
+	// Asks are the questions put to the person for this call, in order:
+	// its approval, then each question a server asked, with the answer
+	// (absent in records written before they were recorded).
+	Asks []Ask `json:"asks,omitempty"`
 	// MS is wall time in the host, from dispatch to answer. ServerMS is the
 	// part spent waiting on the server; PersonMS the part spent waiting on the
 	// person (approval and elicitation).
@@ -95,6 +103,48 @@ type Call struct {
 	Result string `json:"result,omitempty"`
 	// Protocol is the revision negotiated with the server that ran the call.
 	Protocol string `json:"protocol,omitempty"`
+}
+
+// Kinds of question put to the person.
+const (
+	AskApproval    = "approval"    // may the call run? (not on its server's auto-run list)
+	AskElicitation = "elicitation" // a server's question (input_required or elicitation/create)
+)
+
+// Ask is one question the host put to the person during a call, and the
+// answer: the approval of the call itself, or a server's question. It says
+// who asked what and which answer went back, so that a transcript can show
+// the exchange; the person's answer never reaches the model.
+type Ask struct {
+	// Kind is AskApproval or AskElicitation.
+	Kind string `json:"kind"`
+	// Round is the round of the call that asked (1-based); 0 for an
+	// approval, which comes before anything is sent.
+	Round  int    `json:"round,omitempty"`
+	Server string `json:"server"`
+	// Key is the input request's key in a 2026-07-28 input_required result
+	// ("" for a 2025-11-25 elicitation/create request).
+	Key string `json:"key,omitempty"`
+	// Mode is "form" or "url" for a question.
+	Mode string `json:"mode,omitempty"`
+	// Message is the server's question, cut to 1 KiB; URL the page a
+	// url-mode question named.
+	Message string `json:"message,omitempty"`
+	URL     string `json:"url,omitempty"`
+	// Fields are the names of the form's fields, sorted.
+	Fields []string `json:"fields,omitempty"`
+	// Action is the answer: accept, decline or cancel for a question,
+	// approved or denied for an approval.
+	Action string `json:"action"`
+	// Content is what an accepted form sent back (defaults filled in).
+	Content map[string]any `json:"content,omitempty"`
+	// Rule names the prepared answer that gave the answer (a scenario's
+	// canned answer as "file:line"); empty when a person answered.
+	Rule string `json:"rule,omitempty"`
+	// Reason says why the host answered no for the person, when it did:
+	// no prepared answer matched, a url-mode question, no answer in time.
+	Reason   string  `json:"reason,omitempty"`
+	PersonMS float64 `json:"person_ms"`
 }
 
 // ModelRequest is one request to the model: the host.model_request event.
@@ -184,7 +234,10 @@ type Record struct {
 	Schema int    `json:"schema"`
 	RunID  string `json:"run_id"`
 	// CaseID is unique within a run: scenario/variant/model#repeat.
-	CaseID   string `json:"case_id"`
+	CaseID string `json:"case_id"`
+	// Index is the case's 1-based number in the run, as its files are
+	// numbered (cases/0007-…); 0 in records written before it was recorded.
+	Index    int    `json:"index,omitempty"`
 	Scenario string `json:"scenario"`
 	File     string `json:"file"`
 	Line     int    `json:"line,omitempty"`

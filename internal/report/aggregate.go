@@ -23,8 +23,10 @@ const SummarySchema = 1
 //	run         object    run.json when present: run_id, started, finished, args, hosteval_version, interrupted,
 //	                      suite, cases, shard (a shard's "K/N"), shards and missing_shards (a merged run's)
 //	run_id      string    the run's ID (see record.Run.ID)
-//	totals      object    cases, passed, failed, errored, pass_rate over the whole run
+//	totals      object    cases, passed, failed, errored, pass_rate, call_ms (pooled), model_requests
+//	                      and tool_def_tokens_per_request over the whole run
 //	groups      []object  one per scenario+variant+model, sorted by those names: see GroupStats
+//	tools       []object  one per server and tool called, sorted by those names: see ToolStats
 //	cases       []object  one per case, sorted by scenario, variant, model, repeat: see CaseStats
 //	warnings    []string  lines skipped while reading the run
 //
@@ -38,17 +40,25 @@ type Summary struct {
 	RunID    string          `json:"run_id"`
 	Totals   Totals          `json:"totals"`
 	Groups   []GroupStats    `json:"groups"`
+	Tools    []ToolStats     `json:"tools"`
 	Cases    []CaseStats     `json:"cases"`
 	Warnings []string        `json:"warnings"`
 }
 
-// Totals counts the cases of a whole run.
+// Totals counts the cases of a whole run, and the figures a trend across
+// runs follows.
 type Totals struct {
 	Cases    int     `json:"cases"`
 	Passed   int     `json:"passed"`
 	Failed   int     `json:"failed"`
 	Errored  int     `json:"errored"`
 	PassRate float64 `json:"pass_rate"`
+	// Latency pools the calls of every case that were sent to a server.
+	Latency Latency `json:"call_ms"`
+	// ModelRequests counts the requests to the model; ToolDefTokens is
+	// the mean tool-definition tokens one of them carried.
+	ModelRequests int     `json:"model_requests"`
+	ToolDefTokens float64 `json:"tool_def_tokens_per_request"`
 }
 
 // GroupKey identifies the cases that are repeats of one another.
@@ -341,7 +351,86 @@ func Aggregate(run *record.Run) *Summary {
 	if s.Totals.Cases > 0 {
 		s.Totals.PassRate = float64(s.Totals.Passed) / float64(s.Totals.Cases)
 	}
+	var pooled []float64
+	defTokens := 0
+	for i := range s.Cases {
+		c := &s.Cases[i]
+		pooled = append(pooled, c.callMS...)
+		s.Totals.ModelRequests += c.ModelRequests
+		defTokens += c.ToolDefTokensTotal
+	}
+	s.Totals.Latency = latencyOf(pooled)
+	if s.Totals.ModelRequests > 0 {
+		s.Totals.ToolDefTokens = float64(defTokens) / float64(s.Totals.ModelRequests)
+	}
+	s.Tools = toolsOf(run.Records)
 	return s
+}
+
+// ToolStats are the calls of one tool over a run (the calls whose name
+// the host resolved to a server's tool) by outcome, with their latency and
+// the size of what the model received.
+type ToolStats struct {
+	Server   string         `json:"server"`
+	Tool     string         `json:"tool"`
+	Calls    int            `json:"calls"`
+	Outcomes map[string]int `json:"outcomes"`
+	Clipped  int            `json:"clipped"`
+	// ResultBytes sums the results given to the model; MaxResultBytes is
+	// the largest; MeanResultBytes is per call.
+	ResultBytes     int     `json:"result_bytes"`
+	MeanResultBytes float64 `json:"mean_result_bytes"`
+	MaxResultBytes  int     `json:"max_result_bytes"`
+	// Latency is over the calls sent to the server.
+	Latency Latency `json:"call_ms"`
+}
+
+// Name is "server/tool".
+func (t *ToolStats) Name() string { return t.Server + "/" + t.Tool }
+
+// toolsOf aggregates the calls of records per server and tool. Calls to
+// a name the host did not know (server "-") are left out: they are no
+// tool's figures.
+func toolsOf(records []record.Record) []ToolStats {
+	type key struct{ server, tool string }
+	index := map[key]int{}
+	tools := []ToolStats{}
+	var samples [][]float64
+	for i := range records {
+		for j := range records[i].Calls {
+			c := &records[i].Calls[j]
+			if c.Server == "" || c.Server == "-" {
+				continue
+			}
+			k := key{c.Server, c.Tool}
+			ti, ok := index[k]
+			if !ok {
+				ti = len(tools)
+				index[k] = ti
+				tools = append(tools, ToolStats{Server: c.Server, Tool: c.Tool, Outcomes: map[string]int{}})
+				samples = append(samples, nil)
+			}
+			t := &tools[ti]
+			t.Calls++
+			t.Outcomes[c.Outcome]++
+			if c.Clipped {
+				t.Clipped++
+			}
+			t.ResultBytes += c.ResultBytes
+			t.MaxResultBytes = max(t.MaxResultBytes, c.ResultBytes)
+			if !record.SentNothing(c.Outcome) {
+				samples[ti] = append(samples[ti], c.MS)
+			}
+		}
+	}
+	for i := range tools {
+		tools[i].MeanResultBytes = float64(tools[i].ResultBytes) / float64(tools[i].Calls)
+		tools[i].Latency = latencyOf(samples[i])
+	}
+	slices.SortFunc(tools, func(a, b ToolStats) int {
+		return cmp.Or(cmp.Compare(a.Server, b.Server), cmp.Compare(a.Tool, b.Tool))
+	})
+	return tools
 }
 
 // groupOf aggregates the cases of one group; cases is not empty.

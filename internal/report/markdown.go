@@ -46,7 +46,7 @@ func WriteMarkdown(w io.Writer, s *Summary, opts Options) error {
 			return err
 		}
 	}
-	failuresMarkdown.write(ew, Failures(s), "")
+	failuresMarkdown.write(ew, opts.failures(s), "")
 	fmt.Fprint(ew, "<details><summary>All cases</summary>\n\n")
 	cases := CaseTable(s)
 	cases.Title = ""

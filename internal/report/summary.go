@@ -51,7 +51,8 @@ const (
 )
 
 // WriteReports writes summary.json, junit.xml, report.md and report.html
-// into dir (usually the run folder) and returns their paths. Each file is
+// into dir (usually the run folder), and gates.json when opts has gate
+// results, and returns their paths. Each file is
 // written whole to a temporary name and renamed, so that a reader never
 // sees half a report.
 func WriteReports(dir string, s *Summary, opts Options) ([]string, error) {
@@ -63,6 +64,12 @@ func WriteReports(dir string, s *Summary, opts Options) ([]string, error) {
 		{JUnitFile, func(w io.Writer) error { return WriteJUnit(w, s) }},
 		{MarkdownFile, func(w io.Writer) error { return WriteMarkdown(w, s, opts) }},
 		{HTMLFile, func(w io.Writer) error { return WriteHTML(w, s, opts) }},
+	}
+	if len(opts.Gates) > 0 {
+		files = append(files, struct {
+			name  string
+			write func(io.Writer) error
+		}{GatesFile, func(w io.Writer) error { return WriteGatesJSON(w, opts.Gates) }})
 	}
 	var paths []string
 	for _, f := range files {

@@ -27,6 +27,22 @@ type Options struct {
 	// Dir is the run folder; when set, each failure in the text layout
 	// names the command that prints its transcript (ShowCommand).
 	Dir string
+	// Transcripts are the stems of the transcript files written in the
+	// run folder, by case ID (WriteTranscripts): the Markdown and HTML
+	// layouts link each failure to its transcript.
+	Transcripts map[string]string
+	// AllTranscripts asks for every case's transcript, not only those of
+	// the cases that did not pass.
+	AllTranscripts bool
+}
+
+// failures lists the cases of s that did not pass, with their transcripts.
+func (o Options) failures(s *Summary) []Failure {
+	fs := Failures(s)
+	for i := range fs {
+		fs[i].Transcript = o.Transcripts[fs[i].CaseID]
+	}
+	return fs
 }
 
 // SmallRun is the most cases a run may have for the text layout to list
@@ -162,7 +178,7 @@ func WriteText(w io.Writer, s *Summary, opts Options) error {
 	if err := writeCasesText(ew, s, opts); err != nil {
 		return err
 	}
-	failuresText.write(ew, Failures(s), opts.Dir)
+	failuresText.write(ew, opts.failures(s), opts.Dir)
 	for _, t := range runTables(s) {
 		fmt.Fprint(ew, "\n")
 		if err := opts.fit(t).WriteText(ew); err != nil {

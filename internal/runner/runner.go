@@ -292,7 +292,7 @@ func isClosed(ch <-chan struct{}) bool {
 func runCase(ctx context.Context, idx int, c *scenario.Case, opts Options, pool *host.Pool, toks *tokens.Cache) (rec record.Record) {
 	start := time.Now()
 	rec = record.Record{
-		Schema: record.SchemaVersion, RunID: opts.RunID, CaseID: c.ID, Scenario: c.Scenario.Name,
+		Schema: record.SchemaVersion, RunID: opts.RunID, CaseID: c.ID, Index: idx + 1, Scenario: c.Scenario.Name,
 		File: c.Scenario.File, Line: c.Scenario.Line, Variant: c.Variant, Model: c.ModelName, Repeat: c.Repeat,
 		Started: start.UTC(), SessionID: host.NewID(),
 		Servers: []record.Server{}, Turns: []record.Turn{}, Calls: []record.Call{},

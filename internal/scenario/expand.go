@@ -172,7 +172,7 @@ func (c *Case) HostOptionsIn(caseDir string) host.Options {
 		answers[i] = a
 	}
 	o.Elicitor = host.Canned{Answers: answers}
-	o.Approver = host.CannedApprovals{Tools: slices.Clone(c.Scenario.approvals)}
+	o.Approver = host.CannedApprovals{Tools: slices.Clone(c.Scenario.approvals), Rules: slices.Clone(c.Scenario.approvalRules)}
 	return o
 }
 

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -237,6 +238,7 @@ func (l *loader) scenario(f *fileCtx, root *yamlx.Node) {
 	}
 	for i, a := range d.Approvals {
 		sc.refs = append(sc.refs, f.ref(refApproval, root, yamlx.Index("approvals", i), a))
+		sc.approvalRules = append(sc.approvalRules, f.where(root.At(yamlx.Index("approvals", i))))
 	}
 	sc.approvals = d.Approvals
 	f.variants(root, d.Variants, sc)
@@ -341,8 +343,12 @@ func turns(root *yamlx.Node, d *scenarioDoc, sc *Scenario) {
 	}
 }
 
+// where is "file:line" of n, as a transcript names the canned answer
+// or approval that answered the person's side.
+func (f *fileCtx) where(n *yamlx.Node) string { return f.name + ":" + strconv.Itoa(n.Line()) }
+
 func (f *fileCtx) cannedAnswer(d answerDoc, n *yamlx.Node, sc *Scenario) host.CannedAnswer {
-	a := host.CannedAnswer{Server: d.Server, Key: d.Key, Action: host.ActionAccept, Content: d.Content}
+	a := host.CannedAnswer{Server: d.Server, Key: d.Key, Action: host.ActionAccept, Content: d.Content, Rule: f.where(n)}
 	if d.Server != "" {
 		sc.refs = append(sc.refs, f.ref(refServer, n, "server", d.Server))
 	}

@@ -103,12 +103,14 @@ type Scenario struct {
 	files       map[string]string // cleaned relative path -> text
 	elicitation []host.CannedAnswer
 	approvals   []string
-	variants    []*variant
-	repeat      int
-	timeout     time.Duration
-	expects     []*expectation
-	states      []host.CallRequest
-	refs        []toolRef
+	// approvalRules are "file:line" of each of approvals.
+	approvalRules []string
+	variants      []*variant
+	repeat        int
+	timeout       time.Duration
+	expects       []*expectation
+	states        []host.CallRequest
+	refs          []toolRef
 }
 
 // variant is a named set of overrides; each variant is a case of its own.
