@@ -64,7 +64,37 @@ type Options struct {
 	// ClientName is the client_name of a dynamic registration (default
 	// "hosteval").
 	ClientName string
+	// Unattended, when set, says why no person can authorise now ("CI is
+	// set", "stderr is not a terminal"): an authorization code flow that
+	// would wait for one fails at once instead, saying what works without
+	// a person. A cached or refreshed token still works.
+	Unattended string
 }
+
+// AuthorizeError is why the host could not get a token for a server. Final
+// says that no later request of the run will get one either (the person
+// said no or did not answer, or no person is here): the host can stop
+// using the server. Its text holds no secret.
+type AuthorizeError struct {
+	Server string
+	Err    error
+	Final  bool
+}
+
+func (e *AuthorizeError) Error() string {
+	s := "authorise " + e.Server + ": " + e.Err.Error()
+	if e.Final {
+		s += " (not asked again in this run)"
+	}
+	return s
+}
+
+func (e *AuthorizeError) Unwrap() error { return e.Err }
+
+// Permanent reports Final: internal/host recognises an authorisation that
+// failed by this method, without knowing this package, and gives the
+// server up when it is permanent.
+func (e *AuthorizeError) Permanent() bool { return e.Final }
 
 // Handler is the OAuth client of one server: an auth.OAuthHandler. It is
 // safe for concurrent use by many connections.
@@ -271,7 +301,13 @@ func (h *Handler) Authorize(ctx context.Context, req *http.Request, resp *http.R
 		err = h.authorizeCode(ctx, req, resp)
 	}
 	if err != nil {
-		return fmt.Errorf("authorise %s: %w", h.opts.Server, explain(err, h.cfg))
+		h.mu.Lock()
+		refused := h.refused
+		h.mu.Unlock()
+		if refused != nil {
+			return refused
+		}
+		return &AuthorizeError{Server: h.opts.Server, Err: explain(err, h.cfg)}
 	}
 	return nil
 }
@@ -385,7 +421,7 @@ func (h *Handler) Login(ctx context.Context) error {
 		}
 		resp, err := h.opts.HTTPClient.Do(req)
 		if err != nil {
-			return fmt.Errorf("authorise %s: %w", h.opts.Server, err)
+			return &AuthorizeError{Server: h.opts.Server, Err: err}
 		}
 		if resp.StatusCode != http.StatusUnauthorized && resp.StatusCode != http.StatusForbidden {
 			io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16))
@@ -394,7 +430,7 @@ func (h *Handler) Login(ctx context.Context) error {
 		}
 		if try == 1 {
 			resp.Body.Close()
-			return fmt.Errorf("authorise %s: the server still answers %d after authorisation", h.opts.Server, resp.StatusCode)
+			return &AuthorizeError{Server: h.opts.Server, Err: fmt.Errorf("the server still answers %d after authorisation", resp.StatusCode)}
 		}
 		if err := h.Authorize(ctx, req, resp); err != nil {
 			return err

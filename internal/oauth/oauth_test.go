@@ -664,3 +664,60 @@ func TestRequestEndsBeforeThePersonAnswers(t *testing.T) {
 		t.Errorf("the URL was printed %d times, want once", prompts)
 	}
 }
+
+// Where no person can authorise (CI), the authorization code flow fails at
+// once, before registering or listening, says what works instead, and is
+// not tried again; a cached token is used as in any other run.
+func TestUnattended(t *testing.T) {
+	as := oauthtest.NewServer(t, oauthtest.Options{})
+	res := oauthtest.NewResource(t, as, oauthtest.NotesServer(), oauthtest.ResourceOptions{})
+	cache := oauth.NewCache(t.TempDir())
+	unattended := func() *oauth.Handler {
+		var out syncBuffer
+		h, err := oauth.New(oauth.Config{}, oauth.Options{Server: "notes", URL: res.URL, Cache: cache, Out: &out, Unattended: "CI is set",
+			Open: func(context.Context, string) error { t.Error("a browser was opened"); return nil }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			if out.String() != "" {
+				t.Errorf("the person was told %q, want nothing", out.String())
+			}
+		})
+		return h
+	}
+
+	h := unattended()
+	start := time.Now()
+	err := h.Login(context.Background())
+	want := "authorise notes: no person can authorise it here (CI is set): the authorization_code flow needs a person at a browser; " +
+		"use flow: client_credentials, or a cached token (authorise once where a person can: hosteval keeps the token in " + cache.Dir() + ") (not asked again in this run)"
+	if err == nil || err.Error() != want {
+		t.Fatalf("Login error = %v\nwant %s", err, want)
+	}
+	var ae *oauth.AuthorizeError
+	if !errors.As(err, &ae) || !ae.Permanent() {
+		t.Errorf("Login error %#v is not a permanent *AuthorizeError", err)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("Login took %v: it waited for a person", d)
+	}
+	if _, err := connect(t, h, res.URL); err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("connect after the refusal: %v, want the same error", err)
+	}
+	if c := as.Counts(); c != (oauthtest.Counts{}) {
+		t.Errorf("the authorization server was asked %+v, want nothing", c)
+	}
+
+	// A person authorises once; then a run in CI uses the cached token.
+	if err := newHandler(t, oauth.Config{}, res, cache, &syncBuffer{}).Login(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	cs, err := connect(t, unattended(), res.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := lookup(t, cs, "k"); err != nil || got != "value of k" {
+		t.Errorf("lookup = %q, %v", got, err)
+	}
+}
