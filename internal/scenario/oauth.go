@@ -46,7 +46,9 @@ func (oauthRegistration) Enum() []string {
 		string(oauth.RegistrationDynamic), string(oauth.RegistrationMetadataDocument)}
 }
 
-func (tokenAuthMethod) Enum() []string { return []string{"none", "client_secret_basic", "client_secret_post"} }
+func (tokenAuthMethod) Enum() []string {
+	return []string{"none", "client_secret_basic", "client_secret_post"}
+}
 
 // oauthConfig builds the configuration of the oauth: block read at n (a
 // server definition), expanding ${VAR} and reporting every problem at the
