@@ -35,7 +35,7 @@ func (h *Handler) authorizeCode(ctx context.Context, req *http.Request, resp *ht
 		if h.opts.Cache != nil {
 			advice += ", or a cached token (authorise once where a person can: hosteval keeps the token in " + h.opts.Cache.Dir() + ")"
 		}
-		err := fmt.Errorf("%w (%s): the authorization_code flow needs a person at a browser; %s", errNoPerson, h.opts.Unattended, advice)
+		err := fmt.Errorf("%w (%s): the authorization_code flow needs a person at a browser; %s", ErrNoPerson, h.opts.Unattended, advice)
 		h.refuse(err)
 		return err
 	}
@@ -134,12 +134,12 @@ type callback struct {
 	err error // the authorization server's refusal
 }
 
-// errNoAnswer is a person who did not finish in time, and errNoPerson a
-// run where no one can (Options.Unattended).
-var (
-	errNoAnswer = errors.New("no answer from the browser")
-	errNoPerson = errors.New("no person can authorise it here")
-)
+// errNoAnswer is a person who did not finish in time.
+var errNoAnswer = errors.New("no answer from the browser")
+
+// ErrNoPerson is an authorization that needs a person where there is none
+// (Options.Unattended): the configuration, not the server, must change.
+var ErrNoPerson = errors.New("no person can authorise it here")
 
 // fetchCode returns the SDK's AuthorizationCodeFetcher: it serves the
 // loopback redirect on ln, prints the authorization URL for the person

@@ -696,8 +696,8 @@ func TestUnattended(t *testing.T) {
 		t.Fatalf("Login error = %v\nwant %s", err, want)
 	}
 	var ae *oauth.AuthorizeError
-	if !errors.As(err, &ae) || !ae.Permanent() {
-		t.Errorf("Login error %#v is not a permanent *AuthorizeError", err)
+	if !errors.As(err, &ae) || !ae.Permanent() || !errors.Is(err, oauth.ErrNoPerson) {
+		t.Errorf("Login error %#v is not a permanent *AuthorizeError of ErrNoPerson", err)
 	}
 	if d := time.Since(start); d > 10*time.Second {
 		t.Errorf("Login took %v: it waited for a person", d)

@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Runs the official MCP conformance suite (the pinned
 # @modelcontextprotocol/conformance of tools/node, on its pinned Node 22)
-# against hosteval's host as the client under test, offline, in two
-# invocations: every client scenario required for 2026-07-28 (at the
-# 2026-07-28 wire), then the core suite (initialize, tools_call,
-# elicitation-sep1034-client-defaults, sse-retry and the core auth scenarios,
-# at 2025-11-25). Both check tools/conformance/expected-failures.yaml, so a
-# scenario that regresses fails the run, and so does a baseline entry that
-# starts passing.
+# against hosteval's host as the client under test, offline, in three
+# invocations: every client scenario of the suite (the auth scenarios, the
+# 2025-03-26 back-compat ones and the extensions included) in auto mode, the
+# mode users get; then, with the mode pinned to the revision under test
+# (-protocol suite: no quiet fallback), every client scenario required for
+# 2026-07-28, and the core suite at 2025-11-25. Each checks
+# tools/conformance/expected-failures.yaml, so a scenario that regresses
+# fails the run, and so does a baseline entry that starts passing.
 #
 # usage: tools/conformance/run.sh [path/to/hosteval]
 # CONFORMANCE_OUT=DIR keeps every scenario's checks.json, stdout and stderr.
@@ -27,8 +28,8 @@ for f in "$hosteval" "$node" "$suite"; do
 done
 
 # The suite runs the command through a shell and appends the server's URL.
-args=(client --command "$(printf '%q' "$hosteval") conformance-client"
-	--expected-failures "$root/tools/conformance/expected-failures.yaml" --timeout 20000)
+client="$(printf '%q' "$hosteval") conformance-client"
+args=(--expected-failures "$root/tools/conformance/expected-failures.yaml" --timeout 20000)
 if [[ -n ${CONFORMANCE_OUT:-} ]]; then
 	args+=(-o "$CONFORMANCE_OUT")
 fi
@@ -39,9 +40,15 @@ log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 status=0
 verdicts=()
-for set in "--requirements 2026-07-28" "--suite core"; do
+runs=(
+	"--suite all|$client"
+	"--requirements 2026-07-28|$client -protocol suite"
+	"--suite core|$client -protocol suite"
+)
+for run in "${runs[@]}"; do
+	set=${run%%|*} command=${run#*|}
 	# shellcheck disable=SC2086 # $set is two words on purpose
-	if "$node" "$suite" "${args[@]}" $set 2>"$log"; then
+	if "$node" "$suite" client --command "$command" "${args[@]}" $set 2>"$log"; then
 		verdicts+=("$set: ok")
 	else
 		status=1
@@ -51,5 +58,5 @@ for set in "--requirements 2026-07-28" "--suite core"; do
 	fi
 done
 echo
-echo "conformance: ${verdicts[0]}; ${verdicts[1]}"
+echo "conformance: ${verdicts[0]} (auto); ${verdicts[1]}; ${verdicts[2]}"
 exit $status
