@@ -111,7 +111,7 @@ func (h *Handler) authorizeCode(ctx context.Context, req *http.Request, resp *ht
 	}
 	h.mu.Lock()
 	h.src, h.refresher, h.last = src, rc, tok
-	h.granted, h.refreshedFor = scopes, ""
+	h.granted = scopes
 	h.mu.Unlock()
 	h.save()
 	return nil

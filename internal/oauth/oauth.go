@@ -123,9 +123,6 @@ type Handler struct {
 	saved string
 	// granted are the scopes of the current token.
 	granted []string
-	// refreshedFor is the access token that a refresh after a 401 gave:
-	// when the server refuses that one too, refreshing again won't help.
-	refreshedFor string
 	// refused is the person's refusal (or silence): not asked again.
 	refused error
 	// cacheFailed: the person was told once that the cache is not written.
@@ -291,7 +288,7 @@ func (h *Handler) Authorize(ctx context.Context, req *http.Request, resp *http.R
 	if last != nil && last.Valid() && last.AccessToken != sent {
 		return nil
 	}
-	if resp.StatusCode == http.StatusUnauthorized && h.refreshAfter401(ctx, sent) {
+	if resp.StatusCode == http.StatusUnauthorized && h.refreshAfter401(ctx) {
 		return nil
 	}
 	var err error
@@ -313,26 +310,64 @@ func (h *Handler) Authorize(ctx context.Context, req *http.Request, resp *http.R
 }
 
 // refreshAfter401 refreshes a token the server refused, and reports whether
-// a new token is in place.
-func (h *Handler) refreshAfter401(ctx context.Context, sent string) bool {
+// a new token is in place. A refreshed token the server refuses too (one
+// for another audience, a grant the server no longer honours) is no
+// renewal: a new authorization follows. It is asked at once, since the
+// transport retries once and then gives up without telling the handler;
+// later refusals of a token that worked (it expired again) refresh again.
+func (h *Handler) refreshAfter401(ctx context.Context) bool {
 	h.mu.Lock()
-	rc, last, again := h.refresher, h.last, sent != "" && sent == h.refreshedFor
+	rc, last := h.refresher, h.last
 	h.mu.Unlock()
-	if rc == nil || last == nil || last.RefreshToken == "" || again {
+	if rc == nil || last == nil || last.RefreshToken == "" {
 		return false
 	}
-	ctx = context.WithValue(ctx, oauth2.HTTPClient, h.opts.HTTPClient)
+	rctx := context.WithValue(ctx, oauth2.HTTPClient, h.opts.HTTPClient)
 	// A token with no access token is invalid, so the source refreshes.
-	tok, err := rc.TokenSource(ctx, &oauth2.Token{RefreshToken: last.RefreshToken}).Token()
+	tok, err := rc.TokenSource(rctx, &oauth2.Token{RefreshToken: last.RefreshToken}).Token()
 	if err != nil {
 		return false // a new authorization follows
 	}
+	if resp, _, err := h.probe(ctx, tok); err == nil {
+		resp.Body.Close()
+		if refused(resp) {
+			return false
+		}
+	}
 	h.mu.Lock()
 	h.setRefreshing(rc, tok)
-	h.refreshedFor = tok.AccessToken
 	h.mu.Unlock()
 	h.save()
 	return true
+}
+
+// probe sends the server a ping with tok (none when nil), the way the
+// transport sends a request: its answer says whether the token is
+// accepted. The caller closes the response's body.
+func (h *Handler) probe(ctx context.Context, tok *oauth2.Token) (*http.Response, *http.Request, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, h.opts.URL,
+		strings.NewReader(`{"jsonrpc":"2.0","id":"hosteval-login","method":"ping"}`))
+	if err != nil {
+		return nil, nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if tok != nil {
+		req.Header.Set("Authorization", "Bearer "+tok.AccessToken)
+	}
+	resp, err := h.opts.HTTPClient.Do(req)
+	if err != nil {
+		return nil, nil, err
+	}
+	if !refused(resp) {
+		io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16))
+	}
+	return resp, req, nil
+}
+
+// refused reports whether the server refused a request's token.
+func refused(resp *http.Response) bool {
+	return resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden
 }
 
 // authorizeClient runs the client credentials flow.
@@ -409,22 +444,15 @@ func (h *Handler) save() {
 // the lab call Login first, then start the host.
 func (h *Handler) Login(ctx context.Context) error {
 	for try := 0; try < 2; try++ {
-		req, err := http.NewRequestWithContext(ctx, http.MethodPost, h.opts.URL,
-			strings.NewReader(`{"jsonrpc":"2.0","id":"hosteval-login","method":"ping"}`))
+		tok, err := h.token()
 		if err != nil {
-			return err
+			tok = nil // the server's 401 starts the flow
 		}
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		if tok, err := h.token(); err == nil && tok != nil {
-			req.Header.Set("Authorization", "Bearer "+tok.AccessToken)
-		}
-		resp, err := h.opts.HTTPClient.Do(req)
+		resp, req, err := h.probe(ctx, tok)
 		if err != nil {
 			return &AuthorizeError{Server: h.opts.Server, Err: err}
 		}
-		if resp.StatusCode != http.StatusUnauthorized && resp.StatusCode != http.StatusForbidden {
-			io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16))
+		if !refused(resp) {
 			resp.Body.Close()
 			return nil
 		}
