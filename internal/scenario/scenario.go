@@ -20,7 +20,7 @@
 // reference).
 //
 // A servers file maps names to {command, args, env, inherit_env, dir} or
-// {url, headers}, with auto_run, shareable and connect, discover and
+// {url, headers, oauth} (oauth.go), with auto_run, shareable and connect, discover and
 // initialize timeouts; ${VAR} expands from the environment, ${HERE} is the
 // file's folder, $$ is a literal $.
 //
