@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -34,30 +33,11 @@ func protectedNotes(t *testing.T, as *oauthtest.Server, scopes []string) *oautht
 	return oauthtest.NewResource(t, as, s, oauthtest.ResourceOptions{Scopes: scopes})
 }
 
-// syncBuffer is a command's stderr, written by the servers' goroutines
-// (the authorization URL) and the command's.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // runInProcess runs hosteval in-process with the given environment (no
 // signals), a person who approves at once, and a token cache of its own.
 func runInProcess(t *testing.T, dir string, vars map[string]string, seams oauthSeams, args ...string) (int, string, string) {
 	t.Helper()
-	var stdout, stderr syncBuffer
+	var stdout, stderr syncBuilder
 	getenv := func(k string) string { return vars[k] }
 	// A guard against a hang, not a budget.
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
@@ -306,7 +286,7 @@ func TestOAuthLoginInterrupted(t *testing.T) {
 		close(first)
 		return nil
 	}}
-	var stdout, stderr syncBuffer
+	var stdout, stderr syncBuilder
 	t.Chdir(dir)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
