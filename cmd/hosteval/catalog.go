@@ -81,6 +81,9 @@ func runCatalog(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	if err := hf.login(ctx); err != nil {
+		return err
+	}
 	entries, array, err := offeredTools(ctx, hopts)
 	if err != nil {
 		return err

@@ -101,6 +101,9 @@ func runChat(ctx context.Context, e *env, args []string) error {
 		opts.Wire = f
 	}
 
+	if err := hf.login(ctx); err != nil {
+		return err
+	}
 	h, err := host.Start(ctx, opts)
 	if err != nil {
 		return err

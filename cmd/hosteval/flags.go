@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -76,6 +77,9 @@ type hostFlags struct {
 	maxResultBytes int
 	maxSteps       int
 	noElicitation  bool
+	open           bool
+	// logins are the OAuth handlers of the servers options loaded.
+	logins *logins
 }
 
 func (f *hostFlags) register(fs *flag.FlagSet) {
@@ -87,6 +91,7 @@ func (f *hostFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.maxResultBytes, "max-result-bytes", 4000, "result budget in bytes (-1: none)")
 	fs.IntVar(&f.maxSteps, "max-steps", 8, "model requests per turn at most")
 	fs.BoolVar(&f.noElicitation, "no-elicitation", false, "declare no elicitation capability")
+	registerOpen(fs, &f.open)
 }
 
 // options builds host options from the flags, with the servers of the
@@ -96,10 +101,20 @@ func (f *hostFlags) options(e *env) (host.Options, error) {
 	if err != nil {
 		return host.Options{}, err
 	}
-	if opts.Servers, err = scenario.LoadServers(f.serversFile, splitList(f.servers)...); err != nil {
+	f.logins = newLogins(e, f.open, f.budgets.person)
+	if opts.Servers, err = scenario.LoadServersAuth(f.serversFile, splitList(f.servers), f.logins.build); err != nil {
 		return host.Options{}, usageError{err}
 	}
 	return opts, nil
+}
+
+// login authorises the servers with an oauth: block that options loaded
+// (see logins.login): call it after options and before host.Start.
+func (f *hostFlags) login(ctx context.Context) error {
+	if f.logins == nil {
+		return nil
+	}
+	return f.logins.login(ctx)
 }
 
 // optionsWithoutServers builds host options from the flags but the servers,

@@ -55,6 +55,8 @@ type env struct {
 	// starts, so that the second interrupt kills them all, grandchildren
 	// included.
 	groups *host.ProcessGroups
+	// oauth are a test's replacements for the person and the token cache.
+	oauth oauthSeams
 }
 
 // onInterrupt says what the first interrupt does to a command.

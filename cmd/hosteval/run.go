@@ -52,6 +52,11 @@ with $JOB_COMPLETION_INDEX (0-based: index i runs shard i+1 of N).
 The budgets (-connect-timeout, -discover-timeout, -initialize-timeout,
 -tool-timeout, -person-timeout) override the scenarios' host settings.
 
+Servers with an oauth: block are authorised before the first case, once
+for the whole run: a cached token asks no one; else the URL to open is
+printed (-open opens it) and the run waits for you (-person-timeout,
+default 5m). In CI use flow: client_credentials, or a cached token.
+
 Exit codes: 0 all passed and every gate held, 1 a case or gate failed,
 2 a usage, scenario or configuration error, 3 a case could not run (a
 server would not start, the model endpoint failed), 130 interrupted.
@@ -84,6 +89,8 @@ func runRun(ctx context.Context, e *env, args []string) error {
 	budgets.register(fs)
 	var shards shardFlags
 	shards.register(fs)
+	var openBrowser bool
+	registerOpen(fs, &openBrowser)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -119,7 +126,8 @@ func runRun(ctx context.Context, e *env, args []string) error {
 		// Every problem of the files, or a path that is not there.
 		return usageError{err}
 	}
-	copts := scenario.CaseOptions{Run: filter, Repeat: *repeat}
+	auth := newLogins(e, openBrowser, budgets.person)
+	copts := scenario.CaseOptions{Run: filter, Repeat: *repeat, OAuth: auth.build}
 	if *modelFlag != "" {
 		spec, err := parseModelFlag(*modelFlag, e.getenv)
 		if err != nil {
@@ -162,6 +170,11 @@ func runRun(ctx context.Context, e *env, args []string) error {
 		if base, err = readSummary(*baseline); err != nil {
 			return usagef("-baseline: %w", err)
 		}
+	}
+
+	// Before any case: a person's login is not a case's time.
+	if err := auth.login(ctx); err != nil {
+		return err
 	}
 
 	if *runID == "" {

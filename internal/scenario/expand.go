@@ -25,6 +25,10 @@ type CaseOptions struct {
 	// Models, when not nil, replaces every scenario's models (the CLI's
 	// -model flag).
 	Models []ModelSpec
+	// OAuth builds the handler of each server with an oauth: block that the
+	// cases use, once for all of them; every case's host options carry it.
+	// Without it, such a server is an error.
+	OAuth NewOAuth
 }
 
 // Case is one run of a scenario: one variant, one model, one repeat. Its
@@ -47,6 +51,8 @@ type Case struct {
 	variant  *variant
 	model    ModelSpec
 	settings hostSettings
+	// oauth are the handlers of its servers with an oauth: block, by name.
+	oauth map[string]host.OAuthHandler
 }
 
 // MaxCases bounds the cases a suite expands into, so that a typo in a
@@ -93,7 +99,9 @@ func (s *Suite) Cases(opts CaseOptions) ([]*Case, error) {
 		}
 	}
 	var cases []*Case
+	handlers := &oauthHandlers{build: opts.OAuth}
 	for _, sc := range s.Scenarios {
+		var auth map[string]host.OAuthHandler
 		variants := sc.variants
 		if len(variants) == 0 {
 			variants = []*variant{nil}
@@ -114,6 +122,12 @@ func (s *Suite) Cases(opts CaseOptions) ([]*Case, error) {
 			if opts.Run != nil && !opts.Run.MatchString(sc.Name) && (vname == "" || !opts.Run.MatchString(sc.Name+"/"+vname)) {
 				continue
 			}
+			if auth == nil {
+				var err error
+				if auth, err = scenarioOAuth(sc, handlers); err != nil {
+					return nil, err
+				}
+			}
 			for _, m := range models {
 				for r := range repeat {
 					id := sc.Name
@@ -125,7 +139,7 @@ func (s *Suite) Cases(opts CaseOptions) ([]*Case, error) {
 					}
 					cases = append(cases, &Case{
 						ID: id + "#" + strconv.Itoa(r), Scenario: sc, Variant: vname, ModelName: m.Name, Repeat: r, Index: len(cases),
-						variant: v, model: m, settings: settings,
+						variant: v, model: m, settings: settings, oauth: auth,
 					})
 				}
 			}
@@ -137,8 +151,24 @@ func (s *Suite) Cases(opts CaseOptions) ([]*Case, error) {
 	return cases, nil
 }
 
+// scenarioOAuth returns the handlers of a scenario's servers, by name
+// (an empty map when none has an oauth: block).
+func scenarioOAuth(sc *Scenario, handlers *oauthHandlers) (map[string]host.OAuthHandler, error) {
+	auth := map[string]host.OAuthHandler{}
+	for _, def := range sc.servers {
+		h, err := handlers.handler(def)
+		if err != nil {
+			return nil, err
+		}
+		if h != nil {
+			auth[def.spec.Name] = h
+		}
+	}
+	return auth, nil
+}
+
 // HostOptions are the host options of the case: its servers (with their
-// auto-run lists as the scenario sets them), limits, tool lists,
+// OAuth handlers and auto-run lists as the scenario sets them), limits, tool lists,
 // description overrides, elicitation capability and the scenario's canned
 // answers and approvals. Log, ServerLog, Wire, Steps and SessionID are the
 // runner's. Every call returns a fresh copy. A server that uses ${CASE_DIR}
@@ -160,6 +190,7 @@ func (c *Case) HostOptionsIn(caseDir string) host.Options {
 		if def.caseDir {
 			withCaseDir(&spec, caseDir)
 		}
+		spec.OAuth = c.oauth[spec.Name]
 		if list, ok := c.settings.autoRun[spec.Name]; ok {
 			spec.AutoRun = append([]string{}, list...) // empty, not nil: none
 		}

@@ -57,6 +57,7 @@ func TestLoadBroken(t *testing.T) {
 		{"many", []string{"testdata/broken/many.yaml"}},
 		{"types", []string{"testdata/broken/types.yaml"}},
 		{"env", []string{"testdata/broken/env.yaml"}},
+		{"oauth", []string{"testdata/broken/oauth.yaml"}},
 		{"models", []string{"testdata/broken/models.yaml"}},
 		{"variants", []string{"testdata/broken/variants.yaml"}},
 		{"expect", []string{"testdata/broken/expect.yaml"}},

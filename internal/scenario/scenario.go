@@ -20,7 +20,7 @@
 // reference).
 //
 // A servers file maps names to {command, args, env, inherit_env, dir} or
-// {url, headers}, with auto_run, shareable and connect, discover and
+// {url, headers, oauth} (oauth.go), with auto_run, shareable and connect, discover and
 // initialize timeouts; ${VAR} expands from the environment, ${HERE} is the
 // file's folder, $$ is a literal $.
 //
@@ -55,6 +55,7 @@ import (
 
 	"github.com/hosteval/hosteval/internal/host"
 	"github.com/hosteval/hosteval/internal/model"
+	"github.com/hosteval/hosteval/internal/oauth"
 	"github.com/hosteval/hosteval/internal/report"
 	"github.com/hosteval/hosteval/internal/yamlx"
 )
@@ -132,6 +133,9 @@ type serverDef struct {
 	// caseDir is set when its args, env or dir use ${CASE_DIR}, which
 	// stays a mark in spec until the runner expands it per case.
 	caseDir bool
+	// oauth is its oauth: block (url servers only); the command builds its
+	// handler (see NewOAuth).
+	oauth *oauth.Config
 }
 
 // hostSettings are the host settings of a scenario or a variant. Nil means

@@ -71,6 +71,7 @@ type serverDoc struct {
 	Dir               *string           `yaml:"dir" doc:"The working folder, relative to the file's folder." example:"."`
 	URL               *string           `yaml:"url" doc:"The URL of a Streamable HTTP server, instead of command." example:"http://127.0.0.1:8080/mcp"`
 	Headers           yamlx.Map[string] `yaml:"headers" doc:"Headers sent with every request to a url server." example:"{Authorization: \"Bearer ${TOKEN}\"}"`
+	OAuth             *oauthDoc         `yaml:"oauth" doc:"OAuth 2.1 for a url server: hosteval gets, caches and refreshes its tokens (instead of an Authorization header)." example:"{flow: client_credentials, client_id: ci-bot, client_secret: \"${NOTES_SECRET}\"}"`
 	AutoRun           []string          `yaml:"auto_run" doc:"The server's tools (its own names) that run without asking the person. Default: those whose annotations say read-only; [] for none; [\"*\"] for all." example:"[get_asset, find_assets]"`
 	Shareable         *bool             `yaml:"shareable" doc:"Start the server once per run and share it between cases: only for a server that is stateless, or whose state no expectation reads." example:"true"`
 	ConnectTimeout    *duration         `yaml:"connect_timeout" doc:"Starting and connecting this server, instead of the host's connect_timeout (an npx or JVM server starts slowly)." example:"30s"`
