@@ -116,6 +116,9 @@ type ModelRequest struct {
 	// Usage is what the endpoint reported; absent for scripted models.
 	Usage *Usage `json:"usage,omitempty"`
 	Error string `json:"error,omitempty"`
+	// The answer's endpoint figures, its source and its outcome: see
+	// models.go.
+	ModelAnswer
 }
 
 // Usage is token usage reported by a model endpoint.
@@ -204,6 +207,8 @@ type Record struct {
 	// ToolDefs describes the tool catalog offered to the model.
 	ToolDefs ToolDefs `json:"tool_defs"`
 	Usage    *Usage   `json:"usage,omitempty"`
+	// Cost, Judgements, Cassette and ErrorClass: see models.go.
+	CaseModels
 	// Settings are the host settings the case ran under (absent in
 	// records written before they were recorded).
 	Settings *Settings `json:"settings,omitempty"`

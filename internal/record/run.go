@@ -36,6 +36,11 @@ type RunInfo struct {
 	Args        []string `json:"args,omitempty"`
 	Version     string   `json:"hosteval_version,omitempty"`
 	Interrupted bool     `json:"interrupted"`
+	// Cache is what the response cache did (absent when it was off);
+	// Endpoints what each model endpoint went through. Both are written
+	// when the run ends.
+	Cache     *CacheStats     `json:"cache,omitempty"`
+	Endpoints []EndpointStats `json:"endpoints,omitempty"`
 }
 
 // Run is the content of one run folder.

@@ -249,9 +249,17 @@ func (l *loader) scenario(f *fileCtx, root *yamlx.Node) {
 			s.index = len(sc.states)
 			sc.states = append(sc.states, *e.state)
 		}
+		if j, ok := e.check.(*judgeExpect); ok {
+			j.index = len(sc.judges)
+			sc.judges = append(sc.judges, e.judge)
+		}
 		sc.expects = append(sc.expects, &expectation{line: e.line, check: e.check})
 	}
 	f.gates(root, d.Gates, sc)
+	f.checkJudges(sc)
+	if d.Cassettes != nil {
+		sc.cassettes = f.cassettes(d.Cassettes)
+	}
 	f.checkRefs(sc)
 	l.suite.Scenarios = append(l.suite.Scenarios, sc)
 }

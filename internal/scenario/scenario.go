@@ -97,6 +97,8 @@ type Scenario struct {
 	timeout     time.Duration
 	expects     []*expectation
 	states      []host.CallRequest
+	judges      []*judgeSpec
+	cassettes   *cassettes
 	refs        []toolRef
 }
 
@@ -119,6 +121,9 @@ type serverDef struct {
 	// caseDir is set when its args, env or dir use ${CASE_DIR}, which
 	// stays a mark in spec until the runner expands it per case.
 	caseDir bool
+	// record is set by record_server: its answers are kept in the case's
+	// cassette, and served from it in replay.
+	record bool
 }
 
 // hostSettings are the host settings of a scenario or a variant. Nil means
