@@ -35,7 +35,7 @@ type judgeDoc struct {
 
 // judgeModelDoc chooses the judge.
 type judgeModelDoc struct {
-	Scripted []scriptedGradeDoc `yaml:"scripted" want:"a list of grades" doc:"A scripted judge, for tests: the grades it gives, in order, the last one repeating." example:"[{score: 0.9, reason: Names the owner.}]"`
+	Scripted []scriptedGradeDoc  `yaml:"scripted" want:"a list of grades" doc:"A scripted judge, for tests: the grades it gives, in order, the last one repeating." example:"[{score: 0.9, reason: Names the owner.}]"`
 	OpenAI   *model.OpenAIConfig `yaml:"openai" doc:"A judge behind an OpenAI-compatible endpoint, configured like an openai model (its empty base_url, api_key and model come from the environment)."`
 }
 
