@@ -21,7 +21,7 @@ func answered(mr *record.ModelRequest, resp model.Response, err error) (modelErr
 	}
 	mr.Replayed = string(resp.Replayed)
 	mr.CachedPromptTokens = resp.CachedPromptTokens
-	mr.Cost = resp.Cost
+	mr.Cost = record.RoundCost(resp.Cost)
 	mr.FinishReason = resp.FinishReason
 	mr.Reasoning = record.CutReasoning(resp.Reasoning)
 	var moe *model.ModelOutputError

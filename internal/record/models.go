@@ -1,5 +1,7 @@
 package record
 
+import "math"
+
 // What a case's record says about real models: where each answer came from
 // (the endpoint, a cassette, the response cache), what it cost, whether it
 // was the model's own malformed output, and the judges' grades.
@@ -116,6 +118,10 @@ type EndpointStats struct {
 	// limits or a 429's pause, summed.
 	WaitedMS float64 `json:"waited_ms,omitempty"`
 }
+
+// RoundCost rounds a cost to a billionth, so that sums of prices print
+// as the figures they are (0.0001362, not 0.00013619999999999998).
+func RoundCost(x float64) float64 { return math.Round(x*1e9) / 1e9 }
 
 // CutReasoning cuts a reasoning text to MaxReasoningBytes, on a rune
 // boundary, saying so.

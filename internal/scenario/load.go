@@ -18,7 +18,8 @@ import (
 
 // Load reads scenario files and folders. A folder contributes every *.yaml
 // and *.yml file in it, recursively, except files named servers.yaml and
-// gates.yaml and anything under a testdata or hidden folder. Every problem
+// gates.yaml and anything under a testdata, cassettes or hidden folder (a
+// cassettes folder holds recorded model requests, which are YAML too). Every problem
 // in every file is reported at once, in a *LoadError, before anything runs.
 //
 // ${VAR} in server definitions is expanded from the environment when
@@ -109,7 +110,7 @@ func (l *loader) collect(paths []string) []string {
 			}
 			name := d.Name()
 			if d.IsDir() {
-				if p != root && (name == "testdata" || strings.HasPrefix(name, ".")) {
+				if p != root && (name == "testdata" || name == "cassettes" || strings.HasPrefix(name, ".")) {
 					return filepath.SkipDir
 				}
 				return nil
