@@ -12,13 +12,13 @@ NODE_STAMP := $(NODE_DIR)/node_modules/.npm-ci-done
 # make test must finish well within CI's limit on 2 cores.
 TEST_TIMEOUT ?= 15m
 
-.PHONY: all build run test vet conformance node-deps bench fuzz clean
+.PHONY: all build run test vet conformance node-deps bench fuzz cassettes clean
 
 all: build
 
 ## build: every binary (the CLI and the fixture servers) into bin/
 build:
-	$(GO) build -o $(BIN)/ ./cmd/hosteval ./servers/cmdb ./servers/tickets ./servers/support ./servers/legacy ./servers/chaos
+	$(GO) build -o $(BIN)/ ./cmd/hosteval ./servers/cmdb ./servers/tickets ./servers/support ./servers/legacy ./servers/chaos ./servers/fakeapi
 
 ## node-deps: the pinned npm packages, installed from the lock file
 node-deps: $(NODE_STAMP)
@@ -60,6 +60,20 @@ fuzz:
 	    $(GO) test -run '^$$' -fuzz "^$$target\$$" -fuzztime $(FUZZTIME) $$pkg; \
 	  done; \
 	done
+
+## cassettes: record the suite's real-model scenarios into scenarios/cassettes
+## (make run and make test replay them offline): against the project's test
+## endpoint (servers/fakeapi), or against a real one when OPENAI_BASE_URL is
+## set (make cassettes OPENAI_BASE_URL=http://host:8000/v1; the key, if any,
+## in OPENAI_API_KEY). Review the diff and commit it.
+CASSETTE_SCENARIOS := scenarios/real-ab.yaml scenarios/real-gate.yaml
+cassettes: build
+ifdef OPENAI_BASE_URL
+	./$(BIN)/hosteval run -record scenarios/cassettes $(CASSETTE_SCENARIOS)
+else
+	./$(BIN)/fakeapi -config scenarios/cassettes/fakeapi.yaml -now 2026-01-01T00:00:00Z -- \
+	  ./$(BIN)/hosteval run -record scenarios/cassettes $(CASSETTE_SCENARIOS)
+endif
 
 clean:
 	rm -rf $(BIN) $(NODE_DIR)/node_modules
