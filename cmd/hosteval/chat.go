@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -70,9 +69,10 @@ func runChat(ctx context.Context, e *env, args []string) error {
 		return usageError{err}
 	}
 
-	// The person's lines end when the session is interrupted, also while
-	// a prompt waits for one.
-	in := bufio.NewReader(newContextReader(ctx, e.stdin))
+	// One reader owns stdin: the prompt and the Terminal person take lines
+	// from it in turn, and a withdrawn form takes none. The person's lines
+	// end when the session is interrupted, also while a prompt waits.
+	in := host.NewLines(newContextReader(ctx, e.stdin))
 	term := host.NewTerminal(in, e.stdout)
 	opts.Elicitor, opts.Approver = host.Elicitor(term), host.Approver(term)
 	if *answer != "" {
@@ -124,7 +124,7 @@ func runChat(ctx context.Context, e *env, args []string) error {
 }
 
 // converse asks ask, or else the person's questions until they stop.
-func converse(ctx context.Context, e *env, conv *host.Conversation, in *bufio.Reader, ask string) error {
+func converse(ctx context.Context, e *env, conv *host.Conversation, in *host.Lines, ask string) error {
 	turn := func(q string) error {
 		res, err := conv.Ask(ctx, q)
 		if err != nil {
@@ -138,7 +138,7 @@ func converse(ctx context.Context, e *env, conv *host.Conversation, in *bufio.Re
 	}
 	for {
 		fmt.Fprint(e.stdout, "\nyou> ")
-		line, readErr := in.ReadString('\n')
+		line, readErr := in.Next(ctx)
 		if ctx.Err() != nil {
 			return context.Cause(ctx)
 		}
@@ -163,7 +163,7 @@ const defaultSystem = "You are an assistant for a security operations team. Use 
 	"and never claim a ticket was opened unless the tool returned its id."
 
 // manualPanel lets the person call tools directly, with the host's checks.
-func manualPanel(ctx context.Context, e *env, h *host.Host, in *bufio.Reader, ask string) error {
+func manualPanel(ctx context.Context, e *env, h *host.Host, in *host.Lines, ask string) error {
 	fmt.Fprintln(e.stdout, "[host] no model configured: type a tool call as `tool_name {json}`; /quit ends")
 	step := 0
 	trace := host.NewID()
@@ -185,7 +185,7 @@ func manualPanel(ctx context.Context, e *env, h *host.Host, in *bufio.Reader, as
 	}
 	for {
 		fmt.Fprint(e.stdout, "\ncall> ")
-		line, err := in.ReadString('\n')
+		line, err := in.Next(ctx)
 		if ctx.Err() != nil {
 			return context.Cause(ctx)
 		}

@@ -46,6 +46,24 @@ type callState struct {
 	declined     int
 	personMS     float64
 	inputKeys    []string
+	// round is the context of the round in flight, and clock its timeout:
+	// a 2025-11-25 server's question arrives inside a round, with the
+	// server's request context, and is withdrawn when the round ends; the
+	// clock stops while the person is asked.
+	round context.Context
+	clock *roundClock
+}
+
+func (c *callState) setRound(ctx context.Context, clock *roundClock) {
+	c.mu.Lock()
+	c.round, c.clock = ctx, clock
+	c.mu.Unlock()
+}
+
+func (c *callState) currentRound() (context.Context, *roundClock) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.round, c.clock
 }
 
 func (c *callState) addPerson(ms float64) {
@@ -120,7 +138,7 @@ func (h *Host) call(ctx context.Context, req CallRequest, harness bool) (string,
 
 	// Nothing would be sent to a dead server: do not ask the person first.
 	if why := s.deadReason(); why != "" {
-		return finish(fmt.Sprintf("error: the server %s is not running (%s), so its tools can't be used now.", tool.Server, why), record.OutcomeError)
+		return finish(fmt.Sprintf("error: the server %s has stopped working (%s), so its tools can't be used now.", tool.Server, why), record.OutcomeError)
 	}
 
 	ev.Approval = record.ApprovalAuto
@@ -161,15 +179,17 @@ func (h *Host) rounds(ctx context.Context, s *serverConn, tool *Tool, args map[s
 			return fmt.Sprintf("error: the server %s still wanted more input after %d rounds, so the host stopped the call. Tell the user it did not finish.", s.spec.Name, h.opts.MaxRounds), record.OutcomeError, serverMS
 		}
 		params.Meta = h.meta(req.TraceID, req.Step)
-		rctx, cancel := context.WithTimeout(ctx, h.opts.ToolTimeout)
+		rctx, clock := startRound(ctx, h.opts.ToolTimeout)
+		st.setRound(rctx, clock)
 		personBefore := st.person()
 		t0 := time.Now()
 		res, err := s.session.CallTool(rctx, params)
 		roundMS := msSince(t0) - (st.person() - personBefore)
 		serverMS += roundMS
 		ev.RoundMS = append(ev.RoundMS, record.RoundMS(roundMS))
-		timedOut := rctx.Err() != nil && ctx.Err() == nil
-		cancel()
+		timedOut := errors.Is(context.Cause(rctx), errRoundTimeout) && ctx.Err() == nil
+		st.setRound(nil, nil)
+		clock.stop()
 		ev.Rounds = round
 		if err != nil {
 			return h.callError(ctx, s, err, timedOut, ev), errorOutcome(timedOut), serverMS
@@ -256,13 +276,16 @@ func (h *Host) callError(ctx context.Context, s *serverConn, err error, timedOut
 		}
 		return "error: " + msg
 	}
-	// The connection failed. If the process ended, every later call to this
-	// server fails the same way without being sent.
-	if s.proc != nil && s.proc.waitExit(200*time.Millisecond) {
-		why := "it " + s.proc.exitStatus()
-		s.markDead(why)
-		h.step("host", "server stopped: "+why, nil)
-		return fmt.Sprintf("error: the server %s stopped during the call (%s), so its tools can't be used now.", s.spec.Name, why)
+	// The connection failed. If the process ended (or its stdout did, or
+	// carried something that is not JSON-RPC, which ends the connection),
+	// every later call to this server fails the same way without being sent.
+	if s.proc != nil {
+		if why := s.proc.ended(); why != "" {
+			why = "it " + why
+			s.markDead(why)
+			h.step("host", "server stopped: "+why, nil)
+			return fmt.Sprintf("error: the server %s stopped working during the call (%s), so its tools can't be used now.", s.spec.Name, why)
+		}
 	}
 	if errors.Is(err, mcp.ErrConnectionClosed) {
 		s.markDead("its connection closed")
@@ -307,7 +330,7 @@ func (h *Host) resultText(res *mcp.CallToolResult, ev *record.Call) string {
 // clip cuts text to at most budget bytes, on a character boundary, with a
 // note at the end saying it was cut and what to do.
 func clip(text string, budget int) string {
-	note := fmt.Sprintf("\n[result cut to %d bytes by the host: ask for less, e.g. with a filter or a smaller limit]", budget)
+	note := clipNote(budget)
 	keep := max(budget-len(note), 0)
 	for keep > 0 && !utf8.RuneStart(text[keep]) {
 		keep--
@@ -318,6 +341,11 @@ func clip(text string, budget int) string {
 		out = out[len(out)-budget:]
 	}
 	return out
+}
+
+// clipNote is the note that ends a result cut to budget.
+func clipNote(budget int) string {
+	return fmt.Sprintf("\n[result cut to %d bytes by the host: ask for less, e.g. with a filter or a smaller limit]", budget)
 }
 
 func contentText(content []mcp.Content) string {
@@ -402,12 +430,38 @@ func (h *Host) meta(traceID string, step int) mcp.Meta {
 }
 
 // approve puts a call to the person, one question at a time. Anything but
-// a clear yes is no.
+// a clear yes is no, and so is no answer within the person's budget.
 func (h *Host) approve(ctx context.Context, req ApprovalRequest) bool {
 	h.personMu.Lock()
 	defer h.personMu.Unlock()
+	ctx, cancel := h.personContext(ctx)
+	defer cancel()
 	ok, err := h.opts.Approver.Approve(ctx, req)
+	if ctx.Err() != nil {
+		h.step("host", h.personGone(ctx), nil)
+		return false
+	}
 	return ok && err == nil
+}
+
+// personContext bounds a wait for the person by PersonTimeout.
+func (h *Host) personContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	if h.opts.PersonTimeout > 0 {
+		return context.WithTimeoutCause(ctx, h.opts.PersonTimeout, errPersonTimeout)
+	}
+	return context.WithCancel(ctx)
+}
+
+// errPersonTimeout is the cause of a question that ran out of the
+// person's budget.
+var errPersonTimeout = errors.New("no answer from the person in time")
+
+// personGone says why a question to the person ended without an answer.
+func (h *Host) personGone(ctx context.Context) string {
+	if errors.Is(context.Cause(ctx), errPersonTimeout) {
+		return fmt.Sprintf("no answer from the person within %s s: no", strconv.FormatFloat(h.opts.PersonTimeout.Seconds(), 'g', -1, 64))
+	}
+	return "the question was withdrawn: the call ended"
 }
 
 // askPerson puts one server question to the person and returns the answer
@@ -439,11 +493,25 @@ func (h *Host) askPerson(ctx context.Context, server, key string, p *mcp.ElicitP
 	}
 	schema := asObject(p.RequestedSchema)
 	h.step("server", server+" asks the person: "+firstLine(p.Message), map[string]any{"key": key})
+	// The round in flight (a 2025-11-25 question) waits for the person
+	// without its timeout running.
+	_, clock := st.currentRound()
+	clock.pause()
+	defer clock.resume()
 	t0 := time.Now()
 	h.personMu.Lock()
-	ans, err := h.opts.Elicitor.Elicit(ctx, ElicitRequest{Server: server, Tool: tool, Key: key, Mode: mode, Message: p.Message, Schema: schema})
+	pctx, cancel := h.personContext(ctx)
+	ans, err := h.opts.Elicitor.Elicit(pctx, ElicitRequest{Server: server, Tool: tool, Key: key, Mode: mode, Message: p.Message, Schema: schema})
+	gone := pctx.Err() != nil
+	if gone {
+		h.step("host", h.personGone(pctx)+": declined", nil)
+	}
+	cancel()
 	h.personMu.Unlock()
 	st.addPerson(msSince(t0))
+	if gone {
+		return decline(ActionDecline)
+	}
 	if err != nil {
 		h.step("host", "no answer: declined", nil)
 		return decline(ActionDecline)
@@ -467,6 +535,14 @@ func (h *Host) legacyElicit(ctx context.Context, server string, p *mcp.ElicitPar
 	if s := h.servers[server]; s != nil {
 		cur, hosts := s.asker()
 		if cur != nil {
+			// The question ends with the round that caused it, whatever the
+			// server does with its own request.
+			if round, _ := cur.currentRound(); round != nil {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithCancel(ctx)
+				defer cancel()
+				defer context.AfterFunc(round, cancel)()
+			}
 			return cur.host.askPerson(ctx, server, "", p, cur)
 		}
 		if len(hosts) > 1 {

@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"regexp"
 	"strings"
@@ -33,7 +34,7 @@ func (r *recordingElicitor) Elicit(_ context.Context, req ElicitRequest) (Elicit
 
 func startHost(t *testing.T, opts Options) *Host {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	h, err := Start(ctx, opts)
 	if err != nil {
@@ -50,12 +51,15 @@ func startHost(t *testing.T, opts Options) *Host {
 
 func call(t *testing.T, h *Host, name, args string) (string, record.Call) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	// A guard against a test that hangs, not a budget: the host's own
+	// budgets are what the tests set.
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	return h.Call(ctx, CallRequest{Name: name, Arguments: args, TraceID: NewID(), Step: 1})
 }
 
 func TestNamespaced(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ server, tool, want string }{
 		{"cmdb", "get_asset", "cmdb__get_asset"},
 		{"fs", "read.file/v2", "fs__read_file_v2"},
@@ -74,14 +78,15 @@ func TestNamespaced(t *testing.T) {
 }
 
 func TestCollisionIsAnError(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name    string
 		servers []ServerSpec
 		want    string
 	}{
-		{"tools of one server", []ServerSpec{testServerSpec(t, "t", "HOSTTEST_COLLIDE=1")},
+		{"tools of one server", []ServerSpec{memorySpec(t, "t", testServerOptions{collide: true})},
 			`tool "a.b" of server t and tool "a_b" of server t both become "t__a_b"`},
-		{"servers whose names sanitise alike", []ServerSpec{testServerSpec(t, "x.y"), testServerSpec(t, "x_y")},
+		{"servers whose names sanitise alike", []ServerSpec{memorySpec(t, "x.y", testServerOptions{}), memorySpec(t, "x_y", testServerOptions{})},
 			`tool "ask_forever" of server x.y and tool "ask_forever" of server x_y both become "x_y__ask_forever"`},
 	}
 	for _, tt := range tests {
@@ -94,11 +99,16 @@ func TestCollisionIsAnError(t *testing.T) {
 			if !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("error = %q, want it to contain %q", err, tt.want)
 			}
+			// The user's configuration, not a broken server: exit 2.
+			if !errors.Is(err, ErrConfig) {
+				t.Errorf("error %q is not an ErrConfig", err)
+			}
 		})
 	}
 }
 
 func TestInputRequired(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name      string
 		tool      string
@@ -143,7 +153,7 @@ func TestInputRequired(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			el := &recordingElicitor{answer: tt.answer, err: tt.err}
-			h := startHost(t, Options{Servers: []ServerSpec{testServerSpec(t, "t")}, Elicitor: el, MaxRounds: 3})
+			h := startHost(t, Options{Servers: []ServerSpec{memorySpec(t, "t", testServerOptions{})}, Elicitor: el, MaxRounds: 3})
 			text, ev := call(t, h, "t__"+tt.tool, "{}")
 			if !strings.Contains(text, tt.wantText) {
 				t.Errorf("text = %s\nwant it to contain %s", text, tt.wantText)
@@ -166,6 +176,7 @@ func TestInputRequired(t *testing.T) {
 }
 
 func TestCallChecks(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name     string
 		opts     Options
@@ -209,7 +220,7 @@ func TestCallChecks(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			opts := tt.opts
-			opts.Servers = []ServerSpec{testServerSpec(t, "t")}
+			opts.Servers = []ServerSpec{memorySpec(t, "t", testServerOptions{})}
 			h := startHost(t, opts)
 			req := CallRequest{Name: tt.tool, Arguments: tt.args, TraceID: NewID(), Step: 1}
 			var text string
@@ -234,6 +245,7 @@ func TestCallChecks(t *testing.T) {
 }
 
 func TestClip(t *testing.T) {
+	t.Parallel()
 	long := strings.Repeat("é", 3000) // 6000 bytes, two-byte runes
 	got := clip(long, 4000)
 	if len(got) > 4000 {
@@ -252,6 +264,7 @@ func TestClip(t *testing.T) {
 // NoElicitation, nothing at all. Checked on both revisions, as the server
 // received them.
 func TestDeclaredCapabilities(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		mode          Mode
 		noElicitation bool
@@ -264,7 +277,7 @@ func TestDeclaredCapabilities(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(fmt.Sprintf("%s/no-elicitation=%v", tt.mode, tt.noElicitation), func(t *testing.T) {
-			h := startHost(t, Options{Servers: []ServerSpec{testServerSpec(t, "t")}, Protocol: tt.mode, NoElicitation: tt.noElicitation})
+			h := startHost(t, Options{Servers: []ServerSpec{memorySpec(t, "t", testServerOptions{})}, Protocol: tt.mode, NoElicitation: tt.noElicitation})
 			if text, _ := call(t, h, "t__caps", "{}"); text != tt.want {
 				t.Errorf("the server saw %s, want %s", text, tt.want)
 			}

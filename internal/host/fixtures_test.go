@@ -87,6 +87,7 @@ func script(t *testing.T, steps string) model.Model {
 }
 
 func TestUnknownToolNeverReachesTheServer(t *testing.T) {
+	t.Parallel()
 	var serverLog logLines
 	h := startHost(t, Options{Servers: []ServerSpec{fixture("support")}, ServerLog: &serverLog})
 	for _, name := range []string{"delete_everything", "support__delete_ticket", "search_knowledge"} {
@@ -105,9 +106,10 @@ func TestUnknownToolNeverReachesTheServer(t *testing.T) {
 }
 
 func TestSlowToolTimesOutAndTheServerFinishes(t *testing.T) {
+	t.Parallel()
 	var serverLog, wire logLines
 	h := startHost(t, Options{
-		Servers:     []ServerSpec{fixture("support", "SUPPORT_SLOW_SECONDS=1.5")},
+		Servers:     []ServerSpec{fixture("support", "SUPPORT_SLOW_SECONDS=3")},
 		ToolTimeout: 300 * time.Millisecond, ServerLog: &serverLog, Wire: &wire,
 	})
 	text, ev := call(t, h, "support__search_knowledge", `{"query": "What is the return window?"}`)
@@ -117,15 +119,17 @@ func TestSlowToolTimesOutAndTheServerFinishes(t *testing.T) {
 	if want := "error: no answer within 0.3 seconds. The server may still finish the work: don't repeat a call that changes something."; text != want {
 		t.Errorf("text = %q\nwant   %q", text, want)
 	}
-	if ev.MS < 300 || ev.MS > 1200 {
-		t.Errorf("the host waited %.0f ms, want about 300", ev.MS)
+	// Not a timing test: the host stopped waiting well before the server's
+	// 3 s, whatever the load.
+	if ev.MS < 300 || ev.MS > 2500 {
+		t.Errorf("the host waited %.0f ms, want 300 and not the server's 3000", ev.MS)
 	}
 	// The timeout stops the waiting, not the work: the SDK tells the server
 	// the call was cancelled, and the server still finishes and logs it.
-	wire.waitFor(t, map[string]any{"stream": "stdin", "method": "notifications/cancelled"}, 2*time.Second)
-	done := serverLog.waitFor(t, map[string]any{"method": "tools/call", "tool": "search_knowledge", "outcome": "ok"}, 5*time.Second)
-	if ms := done[0]["ms"].(float64); ms < 1400 {
-		t.Errorf("the server logged the search after %.0f ms, want about 1500", ms)
+	wire.waitFor(t, map[string]any{"stream": "stdin", "method": "notifications/cancelled"}, 10*time.Second)
+	done := serverLog.waitFor(t, map[string]any{"method": "tools/call", "tool": "search_knowledge", "outcome": "ok"}, 20*time.Second)
+	if ms := done[0]["ms"].(float64); ms < 2900 {
+		t.Errorf("the server logged the search after %.0f ms, want about 3000", ms)
 	}
 	// The turn goes on: the server still answers.
 	if _, ev := call(t, h, "support__get_ticket", `{"ticket_id": "T-30002"}`); ev.Outcome != record.OutcomeOK {
@@ -134,6 +138,7 @@ func TestSlowToolTimesOutAndTheServerFinishes(t *testing.T) {
 }
 
 func TestOversizedResultIsCutAndLabelled(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, server, tool, args string
 		env                      []string
@@ -161,6 +166,7 @@ func TestOversizedResultIsCutAndLabelled(t *testing.T) {
 }
 
 func TestProtocolErrorReachesTheModel(t *testing.T) {
+	t.Parallel()
 	h := startHost(t, Options{Servers: []ServerSpec{fixture("support", "SUPPORT_CALLER_ORG=harbour")}})
 	if n := len(h.Offered()); n != 2 {
 		t.Errorf("discovery offered %d tools, want 2: discovery works for a caller without access", n)
@@ -175,33 +181,36 @@ func TestProtocolErrorReachesTheModel(t *testing.T) {
 }
 
 func TestProtocolModes(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		server string
 		args   []string
 		mode   Mode
-		want   record.Server // Protocol, Offered, Restarted, VersionFailure
+		want   record.Server // Protocol, Offered, Restarted, VersionFailure, EraReason
 		errHas string
 	}{
-		{"cmdb", nil, ModeAuto, record.Server{Protocol: "2026-07-28", Offered: "2026-07-28"}, ""},
-		{"cmdb", nil, ModeLegacy, record.Server{Protocol: "2025-11-25", Offered: "2025-11-25"}, ""},
-		{"cmdb", nil, ModePinned, record.Server{Protocol: "2026-07-28", Offered: "2026-07-28"}, ""},
-		{"legacy", []string{"-discover=unknown"}, ModeAuto, record.Server{Protocol: "2025-11-25", Offered: "2025-11-25"}, ""},
-		{"legacy", []string{"-discover=unsupported"}, ModeAuto, record.Server{Protocol: "2025-11-25", Offered: "2025-11-25"}, ""},
-		{"legacy", []string{"-discover=silent"}, ModeAuto, record.Server{Protocol: "2025-11-25", Offered: "2025-11-25", Restarted: true}, ""},
-		{"legacy", []string{"-discover=unknown"}, ModeLegacy, record.Server{Protocol: "2025-11-25", Offered: "2025-11-25"}, ""},
-		{"legacy", []string{"-discover=unknown"}, ModePinned, record.Server{Offered: "2025-11-25", VersionFailure: true},
+		{"cmdb", nil, ModeAuto, record.Server{Protocol: "2026-07-28", Offered: "2026-07-28", EraReason: "answered discover"}, ""},
+		{"cmdb", nil, ModeLegacy, record.Server{Protocol: "2025-11-25", Offered: "2025-11-25", EraReason: "legacy mode"}, ""},
+		{"cmdb", nil, ModePinned, record.Server{Protocol: "2026-07-28", Offered: "2026-07-28", EraReason: "answered discover"}, ""},
+		{"legacy", []string{"-discover=unknown"}, ModeAuto, record.Server{Protocol: "2025-11-25", Offered: "2025-11-25", EraReason: "discover error code -32601"}, ""},
+		{"legacy", []string{"-discover=unsupported"}, ModeAuto, record.Server{Protocol: "2025-11-25", Offered: "2025-11-25", EraReason: "discover error code -32022"}, ""},
+		// The silent server answers the host's ping, so the host knows it
+		// reads requests and does not wait out the discover budget.
+		{"legacy", []string{"-discover=silent"}, ModeAuto, record.Server{Protocol: "2025-11-25", Offered: "2025-11-25", Restarted: true, EraReason: "answered ping, not discover"}, ""},
+		{"legacy", []string{"-discover=unknown"}, ModeLegacy, record.Server{Protocol: "2025-11-25", Offered: "2025-11-25", EraReason: "legacy mode"}, ""},
+		{"legacy", []string{"-discover=unknown"}, ModePinned, record.Server{Offered: "2025-11-25", VersionFailure: true, EraReason: "discover error code -32601"},
 			"server legacy speaks 2025-11-25, not 2026-07-28: the protocol mode is pinned to 2026-07-28"},
-		{"legacy", []string{"-discover=unsupported"}, ModePinned, record.Server{Offered: "2025-11-25", VersionFailure: true},
+		{"legacy", []string{"-discover=unsupported"}, ModePinned, record.Server{Offered: "2025-11-25", VersionFailure: true, EraReason: "discover error code -32022"},
 			"server legacy speaks 2025-11-25, not 2026-07-28"},
-		{"legacy", []string{"-discover=silent"}, ModePinned, record.Server{VersionFailure: true},
-			"server legacy did not answer server/discover within 2s (pinned to 2026-07-28)"},
+		{"legacy", []string{"-discover=silent"}, ModePinned, record.Server{VersionFailure: true, EraReason: "answered ping, not discover"},
+			"server legacy did not answer server/discover (answered ping, not discover; pinned to 2026-07-28)"},
 	}
 	for _, tt := range tests {
 		t.Run(fmt.Sprintf("%s%v/%s", tt.server, tt.args, tt.mode), func(t *testing.T) {
+			t.Parallel()
 			spec := fixture(tt.server)
 			spec.Args = tt.args
-			h, err := Start(context.Background(), Options{Servers: []ServerSpec{spec}, Protocol: tt.mode,
-				ConnectTimeout: 2 * time.Second, DiscoverTimeout: 500 * time.Millisecond})
+			h, err := Start(context.Background(), Options{Servers: []ServerSpec{spec}, Protocol: tt.mode})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -226,7 +235,7 @@ func TestProtocolModes(t *testing.T) {
 func checkConnection(t *testing.T, h *Host, want record.Server, errHas string) bool {
 	t.Helper()
 	s := h.Servers()[0]
-	got := record.Server{Protocol: s.Protocol, Offered: s.Offered, Restarted: s.Restarted, VersionFailure: s.VersionFailure}
+	got := record.Server{Protocol: s.Protocol, Offered: s.Offered, Restarted: s.Restarted, VersionFailure: s.VersionFailure, EraReason: s.EraReason}
 	if got != want {
 		t.Errorf("server = %+v\nwant     %+v", got, want)
 	}
@@ -257,6 +266,7 @@ func (r *recordingApprover) Approve(_ context.Context, req ApprovalRequest) (boo
 }
 
 func TestApprovalForEffects(t *testing.T) {
+	t.Parallel()
 	for _, yes := range []bool{false, true} {
 		t.Run(fmt.Sprintf("approve=%v", yes), func(t *testing.T) {
 			var serverLog logLines
@@ -297,6 +307,7 @@ func TestApprovalForEffects(t *testing.T) {
 }
 
 func TestTicketConfirmation(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name          string
 		mode          Mode
@@ -351,6 +362,7 @@ func TestTicketConfirmation(t *testing.T) {
 }
 
 func TestEventsJoinServerLogs(t *testing.T) {
+	t.Parallel()
 	var hostLog, serverLog logLines
 	h := startHost(t, Options{
 		Servers: []ServerSpec{fixture("cmdb"), fixture("tickets")}, Log: &hostLog, ServerLog: &serverLog,
@@ -393,23 +405,26 @@ func TestEventsJoinServerLogs(t *testing.T) {
 }
 
 func TestChaosNeverCrashesTheTurn(t *testing.T) {
-	// A 20 MB result takes seconds to read under -race on a busy machine:
-	// the limit is generous except where a timeout is the point.
-	opts := Options{ToolTimeout: 60 * time.Second, Approver: CannedApprovals{Tools: []string{"chaos__*"}}}
+	t.Parallel()
+	// A result over the SDK's 16 MiB frame limit (17 MB here: the host reads
+	// up to 64 MiB) takes seconds to read under -race, and tens of seconds
+	// on a busy machine: the limit is generous except where a timeout is
+	// the point.
+	opts := Options{ToolTimeout: 2 * time.Minute, Approver: CannedApprovals{Tools: []string{"chaos__*"}}}
 	// Faults the server survives: the same server keeps answering.
 	t.Run("recoverable", func(t *testing.T) {
 		o := opts
 		o.Servers = []ServerSpec{fixture("chaos")}
 		h := startHost(t, o)
-		tests := []struct{ tool, wantOutcome, wantText string }{
-			{"ok", "ok", ""},
-			{"plain_error", "error", "error: "},
-			{"weird_content", "error", `error: the server's answer could not be read`},
-			{"huge", "ok", "[result cut to 4000 bytes by the host"},
-			{"ok", "ok", ""},
+		tests := []struct{ tool, args, wantOutcome, wantText string }{
+			{"ok", `{}`, "ok", ""},
+			{"plain_error", `{}`, "error", "error: "},
+			{"weird_content", `{}`, "error", `error: the server's answer could not be read`},
+			{"huge", `{"bytes": 17000000}`, "ok", "[result cut to 4000 bytes by the host"},
+			{"ok", `{}`, "ok", ""},
 		}
 		for _, tt := range tests {
-			text, ev := call(t, h, "chaos__"+tt.tool, `{}`)
+			text, ev := call(t, h, "chaos__"+tt.tool, tt.args)
 			if ev.Outcome != tt.wantOutcome || !strings.Contains(text, tt.wantText) {
 				t.Errorf("%s: outcome %s, text %q; want %s, containing %q", tt.tool, ev.Outcome, table.Shorten(text, 300), tt.wantOutcome, tt.wantText)
 			}
@@ -428,10 +443,12 @@ func TestChaosNeverCrashesTheTurn(t *testing.T) {
 		}
 	})
 	// Faults that end the server: that call and every later call to it are
-	// errors, and the process is reaped.
-	for _, tt := range []struct{ tool, wantText string }{
-		{"crash", "error: the server chaos stopped during the call (it exited with status"},
-		{"garbage", "error: the server chaos stopped during the call"},
+	// errors that say why, and the process is reaped.
+	for _, tt := range []struct{ tool, why string }{
+		{"crash", "it exited with status 3"},
+		// The garbage ends the connection; the server's death that follows
+		// (SIGPIPE) is not the cause.
+		{"garbage", `it wrote something that is not JSON-RPC on stdout: "garbage: this line is not JSON-RPC, a server printed it to stdout by mistake"`},
 	} {
 		t.Run(tt.tool, func(t *testing.T) {
 			o := opts
@@ -439,12 +456,12 @@ func TestChaosNeverCrashesTheTurn(t *testing.T) {
 			h := startHost(t, o)
 			pid := h.servers["chaos"].proc.cmd.Process.Pid
 			text, ev := call(t, h, "chaos__"+tt.tool, `{}`)
-			if ev.Outcome != "error" || !strings.Contains(text, tt.wantText) {
-				t.Errorf("outcome %s, text %q; want error, containing %q", ev.Outcome, text, tt.wantText)
+			if want := "error: the server chaos stopped working during the call (" + tt.why + "), so its tools can't be used now."; ev.Outcome != "error" || text != want {
+				t.Errorf("outcome %s, text %q; want error, %q", ev.Outcome, text, want)
 			}
 			text, ev = call(t, h, "chaos__ok", `{}`)
-			if ev.Outcome != "error" || ev.Rounds != 0 || !strings.HasPrefix(text, "error: the server chaos is not running (it ") {
-				t.Errorf("later call: outcome %s, rounds %d, text %q; want error, 0, not running", ev.Outcome, ev.Rounds, text)
+			if want := "error: the server chaos has stopped working (" + tt.why + "), so its tools can't be used now."; ev.Outcome != "error" || ev.Rounds != 0 || text != want {
+				t.Errorf("later call: outcome %s, rounds %d, text %q; want error, 0, %q", ev.Outcome, ev.Rounds, text, want)
 			}
 			h.Close()
 			if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {

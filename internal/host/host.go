@@ -7,8 +7,10 @@
 // What it owns, in the order a call meets it:
 //   - servers: stdio child processes (own pipes, own process group, always
 //     reaped, short terminate grace) or Streamable HTTP endpoints, connected
-//     concurrently with a deadline; protocol modes auto, legacy and pinned;
-//     the negotiated revision recorded per server;
+//     concurrently within their budgets; protocol modes auto, legacy and
+//     pinned; the negotiated revision, and why, recorded per server; an
+//     honest cause when a server dies (exit status, signal, a closed stdout,
+//     bytes that are not JSON-RPC);
 //   - the tool table: server__tool names, sanitised, collisions refused,
 //     allow/deny lists, description overrides, definitions rendered once;
 //   - the call: unknown names, bad arguments, approval for effects, the
@@ -18,6 +20,45 @@
 //   - the turn loop (Conversation), and events: one host.tool_call record per
 //     call and one host.model_request record per model request, joinable
 //     with the servers' logs on trace_id + step through the request _meta.
+//
+// # The timing model
+//
+// Every wait has a named budget. A budget exists to catch a broken server,
+// never a slow machine: each default holds on a busy 2-core CI runner (load
+// average 25) starting npm servers, and the person's time is never a tool's
+// time. The host owns the first five; the last two are listed so that the
+// whole model is in one place.
+//
+//	budget      what it measures                                default  scenario host:        servers.yaml        flag
+//	connect     one server, whole: start, handshake (a restart  60s      connect_timeout       connect_timeout     -connect-timeout
+//	            included), tools/list
+//	discover    the answer to server/discover, counted from     20s      discover_timeout      discover_timeout    -discover-timeout
+//	            when the server has read it
+//	initialize  the answer to the 2025-11-25 initialize,        20s      initialize_timeout    initialize_timeout  -initialize-timeout
+//	            counted from when the server has read it
+//	tool        each round of a tool call, the person's time    10s      tool_timeout          -                   -tool-timeout
+//	            excluded; then "no answer within N s"
+//	person      the person's answer to an approval or a         none     person_timeout        -                   -person-timeout
+//	            server's question; then no
+//	model       one model request, retries included             2m       model openai.timeout  -                   (internal/model)
+//	case        one case, all its turns                         60s      timeout               -                   (the runner)
+//
+// A server's own values in servers.yaml (an npx or JVM server is known to
+// start slowly) override the host's; a scenario's host: block and the flags
+// set the host's. Flags exist on every command that starts servers (run,
+// tools, catalog, chat, conformance-client).
+//
+// Why the handshake budgets hold on a slow machine: a Node server started by
+// npx reads stdin only once its modules are loaded, seconds later on a busy
+// runner. The host sees the read (the stdin pipe empties, FIONREAD, on Linux;
+// elsewhere and over HTTP the budget runs from the write), so start-up is
+// bounded by the connect budget alone and the discover budget measures only
+// the server's silence. A server that has read discover and answers a ping
+// but not discover is judged silent a second later; one that exits is
+// reported at once, with its status and the end of its stderr, and is not
+// started again. The connection record says why its revision was chosen
+// (era_reason), and Eras remembers silent servers so that a run pays for
+// finding out once per server (see era.go).
 package host
 
 import (
@@ -28,6 +69,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -70,12 +113,8 @@ func Start(ctx context.Context, opts Options) (*Host, error) {
 	if opts.Wire != nil {
 		h.wire = &wireTrace{w: opts.Wire, start: time.Now()}
 	}
-	seen := map[string]bool{}
-	for _, spec := range opts.Servers {
-		if seen[spec.Name] {
-			return nil, fmt.Errorf("two servers are named %q", spec.Name)
-		}
-		seen[spec.Name] = true
+	if err := checkSpecs(opts.Servers); err != nil {
+		return nil, err
 	}
 
 	conns := make([]*serverConn, len(opts.Servers))
@@ -231,6 +270,42 @@ func (h *Host) step(who, text string, data map[string]any) {
 }
 
 // ErrConfig marks an error in what the user configured (two tools whose
-// names collide, an allow-list naming nothing): the command exits 2, not 3,
-// because no server is broken. Test with errors.Is.
+// names collide, two servers of one name, a server with a bad URL): the
+// command exits 2, not 3, because no server is broken. Test with errors.Is.
 var ErrConfig = errors.New("configuration error")
+
+// checkSpecs refuses, before anything starts, server specs that cannot
+// work whatever the servers do.
+func checkSpecs(specs []ServerSpec) error {
+	seen := map[string]bool{}
+	for _, spec := range specs {
+		if spec.Name == "" {
+			return fmt.Errorf("%w: a server has no name", ErrConfig)
+		}
+		if seen[spec.Name] {
+			return fmt.Errorf("%w: two servers are named %q", ErrConfig, spec.Name)
+		}
+		seen[spec.Name] = true
+		ways := 0
+		for _, set := range []bool{spec.Command != "", spec.URL != "", spec.Transport != nil} {
+			if set {
+				ways++
+			}
+		}
+		if ways != 1 {
+			return fmt.Errorf("%w: server %s: give exactly one of a command and a URL", ErrConfig, spec.Name)
+		}
+		if spec.URL != "" {
+			u, err := url.Parse(spec.URL)
+			if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+				return fmt.Errorf("%w: server %s: url %q is not an http or https URL", ErrConfig, spec.Name, spec.URL)
+			}
+			for k := range spec.Headers {
+				if strings.HasPrefix(http.CanonicalHeaderKey(k), "Mcp-") {
+					return fmt.Errorf("%w: server %s: header %s: Mcp-* headers belong to the protocol and are set by the transport", ErrConfig, spec.Name, k)
+				}
+			}
+		}
+	}
+	return nil
+}

@@ -188,7 +188,7 @@ func TestHTTPServerNeedsOAuth(t *testing.T) {
 		as.ExpireTokens()
 		wantTexts := []string{
 			"error: the server notes refused the host's credentials (HTTP 401), so its tools can't be used now.",
-			"error: the server notes is not running (it refused the host's credentials), so its tools can't be used now.",
+			"error: the server notes has stopped working (it refused the host's credentials), so its tools can't be used now.",
 		}
 		for i, want := range wantTexts {
 			if text, ev := call(t, h, "notes__lookup", `{"key": "k"}`); ev.Outcome != record.OutcomeError || text != want {

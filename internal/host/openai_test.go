@@ -18,6 +18,7 @@ import (
 // array the model endpoint receives: here a whole turn runs against a Chat
 // Completions endpoint (httptest) that records every request body.
 func TestToolBytesAreWhatTheEndpointReceives(t *testing.T) {
+	t.Parallel()
 	var (
 		mu     sync.Mutex
 		bodies [][]byte

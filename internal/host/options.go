@@ -1,9 +1,12 @@
 package host
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/hosteval/hosteval/internal/tokens"
 )
@@ -14,7 +17,7 @@ type Mode string
 const (
 	// ModeAuto sends server/discover for 2026-07-28 and falls back to the
 	// 2025-11-25 initialize handshake. A server that never answers discover is
-	// restarted and connected as legacy.
+	// restarted and connected as legacy (see era.go).
 	ModeAuto Mode = "auto"
 	// ModeLegacy forces the 2025-11-25 initialize handshake.
 	ModeLegacy Mode = "legacy"
@@ -82,19 +85,28 @@ type ServerSpec struct {
 	ConnectTimeout    time.Duration
 	DiscoverTimeout   time.Duration
 	InitializeTimeout time.Duration
+	// Transport, if set, connects to an in-process server instead of
+	// starting Command or reaching URL: each call returns a new transport
+	// (a restart asks for another). It is the seam for tests that need a
+	// server's behaviour, not its process (mcp.NewInMemoryTransports).
+	Transport func(ctx context.Context) (mcp.Transport, error)
 }
 
 // Options configure a Host. The zero value of every field is a usable default.
 type Options struct {
 	Servers  []ServerSpec
 	Protocol Mode
-	// ConnectTimeout bounds starting and connecting one server (default 10s).
+	// The time budgets; the package documentation has the whole model.
+	//
+	// ConnectTimeout bounds everything it takes to connect one server:
+	// starting it, the handshake (a restart included), listing its tools
+	// (default 60s).
 	ConnectTimeout time.Duration
-	// DiscoverTimeout bounds the server/discover attempt in auto mode before
-	// the server is restarted as legacy (default: half of ConnectTimeout).
+	// DiscoverTimeout bounds the wait for an answer to server/discover,
+	// counted from when the server has read it (default 20s).
 	DiscoverTimeout time.Duration
-	// InitializeTimeout bounds the 2025-11-25 initialize handshake, on its
-	// own (in auto mode after discover got no usable answer).
+	// InitializeTimeout bounds the wait for an answer to the 2025-11-25
+	// initialize, counted from when the server has read it (default 20s).
 	InitializeTimeout time.Duration
 	// ToolTimeout bounds the wait for each round of a tool call (default 10s).
 	// The person's time (approval, a server's question) is never part of it.
@@ -103,6 +115,9 @@ type Options struct {
 	// answer a server's question; when it runs out the answer is no
 	// (zero: wait as long as the call's context allows).
 	PersonTimeout time.Duration
+	// Eras, if set, remembers across hosts which servers never answer
+	// server/discover, so that only the first connection waits for it.
+	Eras *Eras
 	// MaxResultBytes is the result budget (default 4,000; negative: none).
 	MaxResultBytes int
 	// MaxArgBytes bounds the arguments of one call (default 16 KiB).
@@ -174,13 +189,16 @@ func (o Options) withDefaults() Options {
 		o.Protocol = ModeAuto
 	}
 	if o.ConnectTimeout <= 0 {
-		o.ConnectTimeout = 10 * time.Second
+		o.ConnectTimeout = DefaultConnectTimeout
 	}
 	if o.DiscoverTimeout <= 0 {
-		o.DiscoverTimeout = o.ConnectTimeout / 2
+		o.DiscoverTimeout = DefaultDiscoverTimeout
+	}
+	if o.InitializeTimeout <= 0 {
+		o.InitializeTimeout = DefaultInitializeTimeout
 	}
 	if o.ToolTimeout <= 0 {
-		o.ToolTimeout = 10 * time.Second
+		o.ToolTimeout = DefaultToolTimeout
 	}
 	if o.MaxResultBytes == 0 {
 		o.MaxResultBytes = 4000
@@ -207,4 +225,36 @@ func (o Options) withDefaults() Options {
 		o.ClientName = "hosteval"
 	}
 	return o
+}
+
+// The budgets' defaults. A budget catches a broken server, never a slow
+// machine: each holds for an npx server starting on a busy 2-core CI runner
+// (load average 25), because the handshake budgets count only from when the
+// server has read its request.
+const (
+	DefaultConnectTimeout    = 60 * time.Second
+	DefaultDiscoverTimeout   = 20 * time.Second
+	DefaultInitializeTimeout = 20 * time.Second
+	DefaultToolTimeout       = 10 * time.Second
+)
+
+// budgets are the connection budgets for one server: the host's, with the
+// server's own where its spec sets them.
+type budgets struct {
+	connect, discover, initialize time.Duration
+}
+
+func (o Options) budgets(spec ServerSpec) budgets {
+	return budgets{
+		connect:    positiveOr(spec.ConnectTimeout, o.ConnectTimeout),
+		discover:   positiveOr(spec.DiscoverTimeout, o.DiscoverTimeout),
+		initialize: positiveOr(spec.InitializeTimeout, o.InitializeTimeout),
+	}
+}
+
+func positiveOr(d, otherwise time.Duration) time.Duration {
+	if d > 0 {
+		return d
+	}
+	return otherwise
 }

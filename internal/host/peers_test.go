@@ -197,6 +197,7 @@ func startRawPeer(t *testing.T, opts Options) *Host {
 // TestResultTextOfPeers pins what the model reads of the results that the
 // third-party servers send: never base64, and text as text.
 func TestResultTextOfPeers(t *testing.T) {
+	t.Parallel()
 	h := startRawPeer(t, Options{})
 	tests := []struct {
 		tool       string
@@ -234,6 +235,7 @@ func TestResultTextOfPeers(t *testing.T) {
 // the table, so the harness and deny lists can name it, but the model is
 // not offered it, and a call of it sends nothing.
 func TestTaskOnlyToolsAreNotOffered(t *testing.T) {
+	t.Parallel()
 	h := startRawPeer(t, Options{})
 	var all, offered []string
 	for _, tool := range h.Tools() {
@@ -291,6 +293,7 @@ func (e *peerElicitor) questions() []string {
 // that host's question; with calls of two hosts in flight it could be
 // either's, and it is declined rather than put to the wrong person.
 func TestSharedServerQuestionsGoToTheirHost(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name      string
 		otherHold bool // host A has a call in flight when B's call asks
@@ -362,6 +365,7 @@ func waitInFlight(t *testing.T, s *serverConn, n int) {
 
 // TestScrubBinary pins which strings count as binary data.
 func TestScrubBinary(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		in   any
@@ -390,6 +394,7 @@ func TestScrubBinary(t *testing.T) {
 
 // TestWrapsContent pins when structured content only wraps the content.
 func TestWrapsContent(t *testing.T) {
+	t.Parallel()
 	text := []mcp.Content{&mcp.TextContent{Text: "alpha"}}
 	tests := []struct {
 		name    string

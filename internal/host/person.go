@@ -1,7 +1,6 @@
 package host
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -143,31 +142,40 @@ func (c CannedApprovals) Approve(_ context.Context, req ApprovalRequest) (bool, 
 
 // Terminal asks the person at a terminal. It shows which server asks, the
 // message and each field with its type, choices and default; anything but
-// "y" declines. One question at a time.
+// "y" declines. One question at a time. When a question's context ends (the
+// call ended, the person's budget ran out) it stops asking at once and
+// takes no more lines.
 type Terminal struct {
 	mu  sync.Mutex
-	in  *bufio.Reader
+	in  *Lines
 	out io.Writer
 }
 
 // NewTerminal returns a Terminal reading answers from in and writing
-// questions to out. Share in with any other reader of the same input.
-func NewTerminal(in *bufio.Reader, out io.Writer) *Terminal {
+// questions to out. It does not own in: whoever reads the same input (a
+// chat's prompt) reads it through the same Lines.
+func NewTerminal(in *Lines, out io.Writer) *Terminal {
 	return &Terminal{in: in, out: out}
 }
 
-func (t *Terminal) readLine(prompt string) (string, bool) {
+// readLine prompts and reads one line. It fails at the end of the input,
+// and when ctx ends.
+func (t *Terminal) readLine(ctx context.Context, prompt string) (string, error) {
 	fmt.Fprint(t.out, prompt)
-	line, err := t.in.ReadString('\n')
-	if err != nil && line == "" {
-		fmt.Fprintln(t.out)
-		return "", false
+	line, err := t.in.Next(ctx)
+	if err != nil {
+		if ctx.Err() != nil {
+			fmt.Fprintln(t.out, "(withdrawn)")
+		} else {
+			fmt.Fprintln(t.out)
+		}
+		return "", err
 	}
-	return strings.TrimSpace(line), true
+	return strings.TrimSpace(line), nil
 }
 
 // Elicit implements Elicitor.
-func (t *Terminal) Elicit(_ context.Context, req ElicitRequest) (ElicitAnswer, error) {
+func (t *Terminal) Elicit(ctx context.Context, req ElicitRequest) (ElicitAnswer, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	fmt.Fprintf(t.out, "\n[%s asks] %s\n", req.Server, req.Message)
@@ -179,15 +187,21 @@ func (t *Terminal) Elicit(_ context.Context, req ElicitRequest) (ElicitAnswer, e
 	for _, f := range fields {
 		fmt.Fprintf(t.out, "  %s\n", f.describe())
 	}
-	reply, ok := t.readLine("  Accept? [y/N] ")
-	if !ok || !isYes(reply) {
+	reply, err := t.readLine(ctx, "  Accept? [y/N] ")
+	if ctx.Err() != nil {
+		return ElicitAnswer{Action: ActionCancel}, ctx.Err()
+	}
+	if err != nil || !isYes(reply) {
 		return ElicitAnswer{Action: ActionDecline}, nil
 	}
 	content := map[string]any{}
 	for _, f := range fields {
 		for {
-			text, ok := t.readLine(fmt.Sprintf("  %s: ", f.name))
-			if !ok {
+			text, err := t.readLine(ctx, fmt.Sprintf("  %s: ", f.name))
+			if ctx.Err() != nil {
+				return ElicitAnswer{Action: ActionCancel}, ctx.Err()
+			}
+			if err != nil {
 				return ElicitAnswer{Action: ActionCancel}, nil
 			}
 			if text == "" {
@@ -210,7 +224,7 @@ func (t *Terminal) Elicit(_ context.Context, req ElicitRequest) (ElicitAnswer, e
 }
 
 // Approve implements Approver.
-func (t *Terminal) Approve(_ context.Context, req ApprovalRequest) (bool, error) {
+func (t *Terminal) Approve(ctx context.Context, req ApprovalRequest) (bool, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	args, _ := json.Marshal(req.Arguments)
@@ -219,8 +233,11 @@ func (t *Terminal) Approve(_ context.Context, req ApprovalRequest) (bool, error)
 		what = "it may destroy data"
 	}
 	fmt.Fprintf(t.out, "\n[host] %s wants to run %s %s: %s.\n", req.Server, req.Tool, args, what)
-	reply, ok := t.readLine("  Run it? [y/N] ")
-	return ok && isYes(reply), nil
+	reply, err := t.readLine(ctx, "  Run it? [y/N] ")
+	if ctx.Err() != nil {
+		return false, ctx.Err()
+	}
+	return err == nil && isYes(reply), nil
 }
 
 func isYes(s string) bool {

@@ -1,7 +1,6 @@
 package host
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"strings"
@@ -12,6 +11,7 @@ import (
 )
 
 func TestTerminalElicit(t *testing.T) {
+	t.Parallel()
 	schema := map[string]any{
 		"type": "object",
 		"properties": map[string]any{
@@ -55,7 +55,7 @@ func TestTerminalElicit(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var out bytes.Buffer
-			term := NewTerminal(bufio.NewReader(strings.NewReader(tt.input)), &out)
+			term := NewTerminal(NewLines(strings.NewReader(tt.input)), &out)
 			got, err := term.Elicit(context.Background(), tt.req)
 			if err != nil {
 				t.Fatal(err)
@@ -73,6 +73,7 @@ func TestTerminalElicit(t *testing.T) {
 }
 
 func TestTerminalApprove(t *testing.T) {
+	t.Parallel()
 	destructive := true
 	tests := []struct {
 		input string
@@ -89,7 +90,7 @@ func TestTerminalApprove(t *testing.T) {
 	}
 	for _, tt := range tests {
 		var out bytes.Buffer
-		term := NewTerminal(bufio.NewReader(strings.NewReader(tt.input)), &out)
+		term := NewTerminal(NewLines(strings.NewReader(tt.input)), &out)
 		got, err := term.Approve(context.Background(), ApprovalRequest{Server: "tickets", Tool: "open_ticket", Name: "tickets__open_ticket",
 			Arguments: map[string]any{"host": "jump-prod-02"}, Annotations: tt.ann})
 		if err != nil || got != tt.want {
@@ -102,6 +103,7 @@ func TestTerminalApprove(t *testing.T) {
 }
 
 func TestCanned(t *testing.T) {
+	t.Parallel()
 	c := Canned{Answers: []CannedAnswer{
 		{Server: "tickets", Key: "confirm", Action: ActionAccept, Content: map[string]any{"priority": "P1"}},
 		{Server: "tickets", Action: ActionDecline},

@@ -38,10 +38,11 @@ type poolEntry struct {
 }
 
 // NewPool returns an empty pool. Of opts, it uses the terminate grace, the
-// client name, and the ServerLog and Wire writers, which receive every
-// shared server's stderr and traffic. The protocol mode, the elicitation
-// capability and the connect timeouts are those of the first host that
-// asks for a server.
+// client name, the Eras and Groups, and the ServerLog and Wire writers,
+// which receive every shared server's stderr and traffic. The protocol mode,
+// the elicitation capability and the connection budgets are those of the
+// first host that asks for a server (and its Eras and Groups, when opts has
+// none).
 func NewPool(opts Options) *Pool {
 	return &Pool{opts: opts, conns: map[string]*poolEntry{}}
 }
@@ -50,6 +51,7 @@ func poolKey(spec ServerSpec, mode Mode, noElicitation bool) string {
 	return strings.Join([]string{
 		spec.Name, spec.Command, strings.Join(spec.Args, "\x00"), strings.Join(spec.Env, "\x00"), spec.Dir,
 		spec.URL, fmt.Sprint(spec.Headers), strings.Join(spec.AutoRun, ","), string(mode), fmt.Sprint(noElicitation),
+		fmt.Sprintf("%p", spec.Transport),
 	}, "\x01")
 }
 
@@ -76,7 +78,13 @@ func (p *Pool) get(ctx context.Context, spec ServerSpec, hostOpts Options) (*ser
 		o := p.opts
 		// The first case's connection settings start it.
 		o.Protocol, o.NoElicitation = hostOpts.Protocol, hostOpts.NoElicitation
-		o.ConnectTimeout, o.DiscoverTimeout = hostOpts.ConnectTimeout, hostOpts.DiscoverTimeout
+		o.ConnectTimeout, o.DiscoverTimeout, o.InitializeTimeout = hostOpts.ConnectTimeout, hostOpts.DiscoverTimeout, hostOpts.InitializeTimeout
+		if o.Eras == nil {
+			o.Eras = hostOpts.Eras
+		}
+		if o.Groups == nil {
+			o.Groups = hostOpts.Groups
+		}
 		o = o.withDefaults()
 		// The owner is a host of its own that only connects. A question
 		// from the server goes to the host whose call is in flight on it

@@ -2,6 +2,7 @@ package host
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -9,8 +10,10 @@ import (
 	"os/exec"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
+	"unicode/utf8"
 )
 
 // process is one stdio server's child process. The host owns its pipes (not
@@ -18,14 +21,19 @@ import (
 // last message of a server that answers and exits), starts it in its own
 // process group so that stopping it also stops what it started (npx starts
 // node), and always reaps it.
+//
+// It also keeps what tells the honest cause of a server's end: its exit
+// status, the last lines of its stderr, and what its stdout did (ended, or
+// carried something that is not JSON-RPC).
 type process struct {
 	cmd      *exec.Cmd
-	stdin    *os.File // host's write end
-	stdout   *os.File // host's read end
+	stdin    *os.File     // host's write end
+	stdout   *stdoutWatch // host's read end, watched
 	grace    time.Duration
 	exited   chan struct{} // closed when Wait returned
 	exitErr  error         // valid after exited is closed
 	stderrWG chan struct{} // closed when the stderr reader is done
+	tail     stderrTail
 
 	// groups, when the host has Options.Groups, holds the process's group
 	// until stop has reaped it.
@@ -74,7 +82,7 @@ func startProcess(spec ServerSpec, grace time.Duration, groups *ProcessGroups, o
 	}
 	groups.add(cmd.Process.Pid)
 	p := &process{
-		cmd: cmd, stdin: inW, stdout: outR, grace: grace, groups: groups,
+		cmd: cmd, stdin: inW, stdout: &stdoutWatch{r: outR, atStart: true}, grace: grace, groups: groups,
 		exited: make(chan struct{}), stderrWG: make(chan struct{}),
 	}
 	go func() {
@@ -83,6 +91,7 @@ func startProcess(spec ServerSpec, grace time.Duration, groups *ProcessGroups, o
 		sc := bufio.NewScanner(errR)
 		sc.Buffer(make([]byte, 0, 64<<10), 4<<20)
 		for sc.Scan() {
+			p.tail.add(sc.Bytes())
 			onStderr(sc.Bytes())
 		}
 		// A line over the limit ends the scan; drain so the child never blocks.
@@ -114,7 +123,8 @@ func serverEnv(environ []string, inherit bool) []string {
 	return out
 }
 
-// exitStatus describes how the process ended, or "" while it runs.
+// exitStatus describes how the process ended ("exited with status 1",
+// "was killed by signal SIGKILL"), or "" while it runs.
 func (p *process) exitStatus() string {
 	select {
 	case <-p.exited:
@@ -124,7 +134,7 @@ func (p *process) exitStatus() string {
 	var ee *exec.ExitError
 	if errors.As(p.exitErr, &ee) {
 		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			return fmt.Sprintf("was killed by %v", ws.Signal())
+			return "was killed by signal " + signalName(ws.Signal())
 		}
 		return fmt.Sprintf("exited with status %d", ee.ExitCode())
 	}
@@ -134,14 +144,71 @@ func (p *process) exitStatus() string {
 	return "exited with status 0"
 }
 
+// signalNames name the signals that end servers. syscall.Signal's String
+// is a description ("killed"), which reads wrong after "killed by".
+var signalNames = map[syscall.Signal]string{
+	syscall.SIGHUP: "SIGHUP", syscall.SIGINT: "SIGINT", syscall.SIGQUIT: "SIGQUIT", syscall.SIGILL: "SIGILL",
+	syscall.SIGTRAP: "SIGTRAP", syscall.SIGABRT: "SIGABRT", syscall.SIGBUS: "SIGBUS", syscall.SIGFPE: "SIGFPE",
+	syscall.SIGKILL: "SIGKILL", syscall.SIGUSR1: "SIGUSR1", syscall.SIGSEGV: "SIGSEGV", syscall.SIGUSR2: "SIGUSR2",
+	syscall.SIGPIPE: "SIGPIPE", syscall.SIGALRM: "SIGALRM", syscall.SIGTERM: "SIGTERM", syscall.SIGXCPU: "SIGXCPU",
+	syscall.SIGXFSZ: "SIGXFSZ", syscall.SIGSYS: "SIGSYS",
+}
+
+func signalName(sig syscall.Signal) string {
+	if name, ok := signalNames[sig]; ok {
+		return name
+	}
+	return fmt.Sprintf("%d (%v)", int(sig), sig)
+}
+
 // waitExit waits up to d for the process to exit and reports whether it did.
 func (p *process) waitExit(d time.Duration) bool {
 	select {
 	case <-p.exited:
 		return true
-	case <-time.After(d):
+	default:
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-p.exited:
+		return true
+	case <-t.C:
 		return false
 	}
+}
+
+// exitWait is how long the host waits for a process whose stdout ended to
+// be reaped before it calls the end something else (a closed stdout). The
+// exit is seen in microseconds on an idle machine; this is for a busy one.
+const exitWait = time.Second
+
+// ended says why a server's connection ended, in words that follow "it"
+// ("exited with status 3", "wrote something that is not JSON-RPC on stdout:
+// ..."), or "" when the process shows no cause. Garbage on stdout comes
+// first: the host closes a connection that carries it, and the exit that
+// follows (SIGPIPE, or status 0 when stdin closes) is its consequence.
+func (p *process) ended() string {
+	if bad := p.stdout.garbage(); bad != "" {
+		return "wrote something that is not JSON-RPC on stdout: " + bad
+	}
+	if !p.stdout.ended() && !p.waitExit(0) {
+		return ""
+	}
+	if p.waitExit(exitWait) {
+		return p.exitStatus()
+	}
+	return "closed its stdout while still running"
+}
+
+// stderrTail returns the last lines of the process's stderr, joined, once
+// the stderr reader has caught up (or a short while has passed).
+func (p *process) stderrTail() string {
+	select {
+	case <-p.stderrWG:
+	case <-time.After(200 * time.Millisecond):
+	}
+	return p.tail.String()
 }
 
 // stop ends the process as the stdio transport asks (close its input, wait,
@@ -170,3 +237,146 @@ func (p *process) signal(sig syscall.Signal) {
 		p.cmd.Process.Signal(sig)
 	}
 }
+
+// inputRead reports whether the server has read everything written to its
+// stdin so far; ok is false where the platform cannot tell. A server that
+// has not read its first request is still starting (a Node server reads
+// stdin only once its modules are loaded), so the handshake's budget does
+// not run yet.
+func (p *process) inputRead() (read, ok bool) {
+	n, ok := pipeUnread(p.stdin)
+	return ok && n == 0, ok
+}
+
+// stderrTail keeps the last lines a server wrote on stderr, for the error
+// that reports its end.
+type stderrTail struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+const (
+	tailLines     = 3
+	tailLineBytes = 160
+)
+
+func (t *stderrTail) add(line []byte) {
+	line = bytes.TrimSpace(line)
+	if len(line) == 0 {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if len(t.lines) == tailLines {
+		t.lines = t.lines[1:]
+	}
+	if len(line) > tailLineBytes {
+		cut := tailLineBytes
+		for cut > 0 && !utf8.RuneStart(line[cut]) {
+			cut--
+		}
+		line = append(line[:cut:cut], "..."...)
+	}
+	t.lines = append(t.lines, string(line))
+}
+
+func (t *stderrTail) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return strings.Join(t.lines, " | ")
+}
+
+// stdoutWatch passes a server's stdout through, and notes the first line
+// that cannot be a JSON-RPC message (one that does not start with { or [)
+// and whether the stream ended. It looks only at the first byte of each
+// line, so a 20 MB result costs one scan for newlines.
+type stdoutWatch struct {
+	r io.ReadCloser
+
+	mu      sync.Mutex
+	atStart bool   // the next byte read starts a line
+	bad     []byte // the start of the first line that is not JSON-RPC
+	inBad   bool   // bad is still being filled
+	end     bool   // the server's side ended the stream (EOF)
+}
+
+// maxGarbageQuote bounds what of a bad line is quoted.
+const maxGarbageQuote = 80
+
+func (w *stdoutWatch) Read(p []byte) (int, error) {
+	n, err := w.r.Read(p)
+	w.mu.Lock()
+	if w.bad == nil || w.inBad {
+		w.scan(p[:n])
+	}
+	// Only EOF comes from the server's side; a read after the host closed
+	// its end fails otherwise.
+	if errors.Is(err, io.EOF) {
+		w.end = true
+	}
+	w.mu.Unlock()
+	return n, err
+}
+
+func (w *stdoutWatch) scan(b []byte) {
+	for len(b) > 0 {
+		if w.inBad {
+			i := bytes.IndexByte(b, '\n')
+			if i < 0 {
+				i = len(b)
+			}
+			w.bad = append(w.bad, b[:min(i, maxGarbageQuote+1-len(w.bad))]...)
+			if i < len(b) || len(w.bad) > maxGarbageQuote {
+				w.inBad = false
+			}
+			return
+		}
+		if w.atStart {
+			switch c := b[0]; c {
+			case ' ', '\t', '\r', '\n':
+				b = b[1:]
+				continue
+			case '{', '[':
+				w.atStart = false
+			default:
+				if w.bad != nil {
+					return
+				}
+				w.bad, w.inBad = []byte{}, true
+				continue
+			}
+		}
+		i := bytes.IndexByte(b, '\n')
+		if i < 0 {
+			return
+		}
+		w.atStart = true
+		b = b[i+1:]
+	}
+}
+
+// garbage quotes the start of the first line that is not JSON-RPC, or
+// returns "".
+func (w *stdoutWatch) garbage() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.bad == nil {
+		return ""
+	}
+	if len(w.bad) > maxGarbageQuote {
+		cut := maxGarbageQuote
+		for cut > 0 && !utf8.RuneStart(w.bad[cut]) {
+			cut--
+		}
+		return fmt.Sprintf("%q...", w.bad[:cut])
+	}
+	return fmt.Sprintf("%q", w.bad)
+}
+
+func (w *stdoutWatch) ended() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.end
+}
+
+func (w *stdoutWatch) Close() error { return w.r.Close() }

@@ -1,9 +1,34 @@
 package host
 
-import "syscall"
+import (
+	"os"
+	"syscall"
+	"unsafe"
+)
 
 // processAttr puts a server in its own process group, and has the kernel
 // kill it if the host dies without stopping it (a second Ctrl-C, a crash).
 func processAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+}
+
+// fionread is FIONREAD (TIOCINQ) on Linux, which syscall does not name.
+const fionread = 0x541B
+
+// pipeUnread returns how many bytes written to a pipe are not read yet.
+// Linux answers FIONREAD on either end of a pipe.
+func pipeUnread(f *os.File) (int, bool) {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return 0, false
+	}
+	var n int32
+	var errno syscall.Errno
+	// Control, not Fd: Fd would put the pipe in blocking mode.
+	if err := rc.Control(func(fd uintptr) {
+		_, _, errno = syscall.Syscall(syscall.SYS_IOCTL, fd, fionread, uintptr(unsafe.Pointer(&n)))
+	}); err != nil || errno != 0 {
+		return 0, false
+	}
+	return int(n), true
 }

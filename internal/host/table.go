@@ -86,8 +86,8 @@ func buildTable(servers []*serverConn, opts Options) (*toolTable, error) {
 		for _, mt := range s.tools {
 			name := Namespaced(s.spec.Name, mt.Name)
 			if prev, ok := t.all[name]; ok {
-				return nil, fmt.Errorf("tool %q of server %s and tool %q of server %s both become %q: rename one, or give a server another name",
-					prev.MCP.Name, prev.Server, mt.Name, s.spec.Name, name)
+				return nil, fmt.Errorf("%w: tool %q of server %s and tool %q of server %s both become %q: rename one, or give a server another name",
+					ErrConfig, prev.MCP.Name, prev.Server, mt.Name, s.spec.Name, name)
 			}
 			tool := &Tool{Name: name, Server: s.spec.Name, MCP: mt, AutoRun: autoRun(mt)}
 			t.all[name] = tool

@@ -2,23 +2,28 @@ package host
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"log"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"testing"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/hosteval/hosteval/internal/fixtures"
 )
 
-// The host's own test server: the test binary re-executed as a stdio MCP
-// server (as the go-sdk's tests do), for behaviour the fixture servers in
-// servers/ have no reason to show: url-mode questions, two questions in one
-// round, state-only retries, a server that never stops asking, tool names
-// that collide once sanitised, and a paginating tools/list.
+// The host's own test server, for behaviour the fixture servers in servers/
+// have no reason to show: url-mode questions, two questions in one round,
+// state-only retries, a server that never stops asking, tool names that
+// collide once sanitised. Call-level tests run it in process, over
+// mcp.NewInMemoryTransports (memorySpec); a test of the process path
+// re-executes the test binary as a stdio server (testServerSpec), as the
+// go-sdk's tests do.
 
 const testServerEnv = "HOSTEVAL_HOST_TEST_SERVER"
 
@@ -30,6 +35,20 @@ func TestMain(m *testing.M) {
 		runTestServer()
 		return
 	}
+	// A fuzz worker runs only a fuzz target: it needs no fixture servers,
+	// and building them in every worker would leave no time to fuzz.
+	flag.Parse()
+	if f := flag.Lookup("test.fuzzworker"); f != nil && f.Value.String() == "true" {
+		os.Exit(m.Run())
+	}
+	// The tests spend their time waiting on server processes and timers,
+	// not on the CPU: run more of them at once than there are cores,
+	// unless -parallel says otherwise.
+	parallelSet := false
+	flag.Visit(func(f *flag.Flag) { parallelSet = parallelSet || f.Name == "test.parallel" })
+	if !parallelSet {
+		flag.Set("test.parallel", strconv.Itoa(max(8, 4*runtime.GOMAXPROCS(0))))
+	}
 	os.Exit(fixtures.Main(m, &fixtureBin))
 }
 
@@ -38,7 +57,7 @@ func fixture(name string, env ...string) ServerSpec {
 	return ServerSpec{Name: name, Command: filepath.Join(fixtureBin, name), Env: env}
 }
 
-// testServerSpec returns a spec that starts the test server.
+// testServerSpec returns a spec that starts the test server as a process.
 func testServerSpec(t testing.TB, name string, env ...string) ServerSpec {
 	t.Helper()
 	exe, err := os.Executable()
@@ -46,6 +65,31 @@ func testServerSpec(t testing.TB, name string, env ...string) ServerSpec {
 		t.Fatal(err)
 	}
 	return ServerSpec{Name: name, Command: exe, Env: append([]string{testServerEnv + "=1"}, env...)}
+}
+
+// testServerOptions choose the test server's optional behaviour.
+type testServerOptions struct {
+	collide bool // add tools a.b and a_b, which sanitise alike
+	process bool // it runs as a process: add close_stdout
+	// modernOnly refuses initialize: it speaks 2026-07-28 only.
+	modernOnly bool
+}
+
+// memorySpec returns a spec that connects to a fresh test server in this
+// process, over in-memory transports: each connection gets its own server
+// session, as each start gets its own process.
+func memorySpec(t testing.TB, name string, o testServerOptions) ServerSpec {
+	t.Helper()
+	srv := newTestServer(o)
+	return ServerSpec{Name: name, Transport: func(ctx context.Context) (mcp.Transport, error) {
+		clientEnd, serverEnd := mcp.NewInMemoryTransports()
+		ss, err := srv.Connect(ctx, serverEnd, nil)
+		if err != nil {
+			return nil, err
+		}
+		t.Cleanup(func() { ss.Close() })
+		return clientEnd, nil
+	}}
 }
 
 type empty struct{}
@@ -63,7 +107,24 @@ type echoOut struct {
 }
 
 func runTestServer() {
+	s := newTestServer(testServerOptions{collide: os.Getenv("HOSTTEST_COLLIDE") != "", process: true})
+	if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
+		log.Fatal(err)
+	}
+}
+
+func newTestServer(o testServerOptions) *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "hosttest", Version: "1"}, nil)
+	if o.modernOnly {
+		s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+			return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+				if method == "initialize" {
+					return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "this server speaks 2026-07-28 only"}
+				}
+				return next(ctx, method, req)
+			}
+		})
+	}
 	readOnly := &mcp.ToolAnnotations{ReadOnlyHint: true}
 	form := func(msg string) *mcp.ElicitParams {
 		return &mcp.ElicitParams{Message: msg, RequestedSchema: map[string]any{
@@ -137,7 +198,7 @@ func runTestServer() {
 		func(_ context.Context, _ *mcp.CallToolRequest, _ empty) (*mcp.CallToolResult, echoOut, error) {
 			return nil, echoOut{Rounds: 1}, nil
 		})
-	if os.Getenv("HOSTTEST_COLLIDE") != "" {
+	if o.collide {
 		for _, name := range []string{"a.b", "a_b"} {
 			mcp.AddTool(s, &mcp.Tool{Name: name, Annotations: readOnly},
 				func(context.Context, *mcp.CallToolRequest, empty) (*mcp.CallToolResult, echoOut, error) {
@@ -145,7 +206,13 @@ func runTestServer() {
 				})
 		}
 	}
-	if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
-		log.Fatal(err)
+	if o.process {
+		// A server whose stdout ends while it keeps running.
+		mcp.AddTool(s, &mcp.Tool{Name: "close_stdout", Annotations: readOnly},
+			func(context.Context, *mcp.CallToolRequest, empty) (*mcp.CallToolResult, echoOut, error) {
+				os.Stdout.Close()
+				select {}
+			})
 	}
+	return s
 }

@@ -163,6 +163,11 @@ type Server struct {
 	// Restarted is set when auto mode restarted a server that never answered
 	// server/discover and connected to it as legacy.
 	Restarted bool `json:"restarted,omitempty"`
+	// EraReason says why the host chose the revision it did: "answered
+	// discover", "discover error code N", "no answer to discover within T",
+	// "answered ping, not discover", "exited", "legacy mode", or one of
+	// these after "remembered: " when an earlier connection decided it.
+	EraReason string `json:"era_reason,omitempty"`
 	// Shared is set for a server kept running across cases by the runner.
 	Shared bool `json:"shared,omitempty"`
 	// VersionFailure is set when no common revision could be agreed.

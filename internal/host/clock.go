@@ -1,0 +1,95 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+)
+
+// The person's time is never a tool's time. A 2025-11-25 server asks its
+// question (elicitation/create) inside the tools/call it is answering, so
+// the round's timeout would run while the person reads and types. A
+// roundClock is that timeout, stopped while the person is asked and started
+// again, with what was left, when they answer.
+
+// errRoundTimeout is the cause of a round's context that ran out of time.
+var errRoundTimeout = errors.New("no answer within the tool timeout")
+
+// roundClock is one round's deadline, which can pause.
+type roundClock struct {
+	cancel context.CancelCauseFunc
+
+	mu       sync.Mutex
+	deadline time.Time     // while running
+	left     time.Duration // while paused
+	timer    *time.Timer
+	gen      int // bumped on each pause, so that a timer that fired late is ignored
+	paused   int
+	stopped  bool
+}
+
+// startRound returns the context of a round bounded by d, and its clock.
+// Call stop when the round is over.
+func startRound(ctx context.Context, d time.Duration) (context.Context, *roundClock) {
+	rctx, cancel := context.WithCancelCause(ctx)
+	c := &roundClock{cancel: cancel, deadline: time.Now().Add(d)}
+	c.mu.Lock()
+	c.arm(d)
+	c.mu.Unlock()
+	return rctx, c
+}
+
+// arm starts the timer for d. The caller holds mu.
+func (c *roundClock) arm(d time.Duration) {
+	gen := c.gen
+	c.timer = time.AfterFunc(d, func() { c.fire(gen) })
+}
+
+func (c *roundClock) fire(gen int) {
+	c.mu.Lock()
+	live := gen == c.gen && c.paused == 0 && !c.stopped
+	c.mu.Unlock()
+	if live {
+		c.cancel(errRoundTimeout)
+	}
+}
+
+// pause stops the clock; every pause needs a resume. A nil clock does
+// nothing.
+func (c *roundClock) pause() {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.paused == 0 && !c.stopped {
+		c.timer.Stop()
+		c.gen++
+		c.left = max(time.Until(c.deadline), 0)
+	}
+	c.paused++
+}
+
+// resume starts the clock again with the time that was left.
+func (c *roundClock) resume() {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.paused--
+	if c.paused == 0 && !c.stopped {
+		c.deadline = time.Now().Add(c.left)
+		c.arm(c.left)
+	}
+}
+
+// stop ends the round and releases its context.
+func (c *roundClock) stop() {
+	c.mu.Lock()
+	c.stopped = true
+	c.timer.Stop()
+	c.mu.Unlock()
+	c.cancel(context.Canceled)
+}

@@ -1,0 +1,645 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/hosteval/hosteval/internal/record"
+)
+
+// Era detection: which revision a server speaks, decided by what the server
+// did and never by how busy the machine was.
+//
+// A handshake request (server/discover, initialize) has a budget, and it
+// runs only once the server has read the request: a Node server started by
+// npx reads stdin only when its modules are loaded, which takes seconds on a
+// busy machine, and that time is start-up, bounded by the connect budget
+// alone. On Linux the host sees the read as the stdin pipe emptying
+// (FIONREAD); elsewhere, and over HTTP, the budget runs from the write.
+//
+// Once a server has read server/discover and not answered it within
+// pingAfter, the host sends it a ping. A server that answers the ping but not
+// discover reads and serves requests and has dropped discover: it is judged
+// silent after pingGrace, without waiting for the whole discover budget. A
+// silent server is stopped and started again as legacy (its connection is
+// left in an unknown state by a request it never answered); one that exits
+// is reported as exited, with its status and the tail of its stderr, and is
+// not started again.
+//
+// Eras remembers the servers judged silent, so that in a run only the first
+// connection to each pays for finding out.
+
+// Era reasons, as recorded in record.Server.EraReason.
+const (
+	reasonAnswered     = "answered discover"
+	reasonLegacyMode   = "legacy mode"
+	reasonIgnored      = "answered ping, not discover"
+	reasonExited       = "exited"
+	reasonNotJSONRPC   = "wrote something that is not JSON-RPC"
+	reasonClosedStdout = "closed its stdout"
+	reasonRemembered   = "remembered: "
+)
+
+const (
+	methodDiscover   = "server/discover"
+	methodInitialize = "initialize"
+	// pingAfter is how long a server that has read server/discover may take
+	// before the host checks with a ping that it reads requests at all.
+	pingAfter = 100 * time.Millisecond
+	// pingGrace is how long discover may still take once a ping sent after
+	// it is answered (a server that runs requests concurrently).
+	pingGrace = time.Second
+	// handshakeTick is how often the watch looks at a handshake.
+	handshakeTick = 20 * time.Millisecond
+)
+
+// pingID is the id of the host's own liveness ping; the SDK's ids are
+// numbers, so it never meets one of theirs.
+var pingID, _ = jsonrpc.MakeID("hosteval-ping")
+
+// silence is why a handshake request was judged unanswered: the server read
+// it and did not answer in time.
+type silence struct {
+	method string // server/discover or initialize
+	reason string // the era reason: "no answer to discover within 20s", ...
+}
+
+func (e *silence) Error() string { return "it " + e.reason }
+
+// budgetExceeded is the cause of a connection that ran out of its connect
+// budget.
+type budgetExceeded struct{ d time.Duration }
+
+func (e *budgetExceeded) Error() string { return fmt.Sprintf("the connect budget of %v ran out", e.d) }
+
+// endedError reports a server that ended (exited, closed its stdout, wrote
+// something that is not JSON-RPC) before its connection was made.
+type endedError struct {
+	server string
+	why    string // follows "it": "exited with status 7; its stderr ends: ..."
+	reason string // the era reason
+}
+
+func (e *endedError) Error() string {
+	return fmt.Sprintf("server %s %s", e.server, e.why)
+}
+
+// connect starts (or reaches) one server and agrees on a revision as the
+// protocol mode says. The returned record says what happened even when the
+// connection failed.
+func (h *Host) connect(ctx context.Context, spec ServerSpec) (*serverConn, error) {
+	start := time.Now()
+	b := h.opts.budgets(spec)
+	ctx, cancel := context.WithTimeoutCause(ctx, b.connect, &budgetExceeded{b.connect})
+	defer cancel()
+	s := &serverConn{spec: spec}
+	s.info = record.Server{Operation: record.OpConnect, Name: spec.Name, Mode: string(h.opts.Protocol)}
+	fail := func(err error) (*serverConn, error) {
+		s.info.ConnectMS = msSince(start)
+		s.info.Error = err.Error()
+		s.info.Time = time.Now().UTC()
+		if s.info.EraReason == "" {
+			s.info.EraReason = failureReason(err)
+		}
+		return s, err
+	}
+
+	var (
+		hs  *handshake
+		err error
+	)
+	switch h.opts.Protocol {
+	case ModeLegacy:
+		hs, err = h.dial(ctx, s, Revision20251125, b)
+		s.info.EraReason = reasonLegacyMode
+		if err != nil {
+			s.info.EraReason = failureReason(err)
+		}
+	case ModePinned:
+		hs, err = h.dial(ctx, s, Revision20260728, b)
+		s.info.EraReason = hs.reason()
+		var sil *silence
+		switch {
+		case err == nil && s.negotiated() != Revision20260728:
+			s.info.Offered = s.negotiated()
+			s.info.VersionFailure = true
+			s.close()
+			s.session, s.proc = nil, nil
+			err = fmt.Errorf("server %s speaks %s, not %s: the protocol mode is pinned to %s",
+				spec.Name, s.info.Offered, Revision20260728, Revision20260728)
+		case errors.As(err, &sil):
+			s.info.VersionFailure = true
+			s.info.EraReason = sil.reason
+			err = fmt.Errorf("server %s did not answer server/discover (%s; pinned to %s)", spec.Name, sil.reason, Revision20260728)
+		case err != nil:
+			if _, code, supported := hs.summary(); code != 0 {
+				s.info.VersionFailure = true
+				s.info.Offered = newest(supported)
+				err = fmt.Errorf("server %s refused %s (server/discover: error %d): %w", spec.Name, Revision20260728, code, err)
+			}
+		}
+	default:
+		hs, err = h.auto(ctx, s, b)
+	}
+	if err != nil {
+		return fail(err)
+	}
+	s.info.Protocol = s.negotiated()
+	if _, _, supported := hs.summary(); len(supported) > 0 {
+		s.info.Offered = newest(supported)
+	} else {
+		s.info.Offered = s.info.Protocol
+	}
+	if res := s.session.InitializeResult(); res != nil && res.ServerInfo != nil {
+		s.info.ServerName, s.info.ServerVersion = res.ServerInfo.Name, res.ServerInfo.Version
+	}
+	tools, err := listTools(ctx, s.session)
+	if err != nil {
+		if s.proc != nil {
+			if why := s.proc.ended(); why != "" {
+				err = fmt.Errorf("%w (it %s)", err, why)
+			}
+		}
+		if cause := context.Cause(ctx); cause != nil {
+			err = fmt.Errorf("%w: %w", err, cause)
+		}
+		s.close()
+		s.session, s.proc = nil, nil
+		return fail(fmt.Errorf("list tools of %s: %w", spec.Name, err))
+	}
+	s.tools = tools
+	s.info.Tools = len(tools)
+	s.info.ConnectMS = msSince(start)
+	s.info.Time = time.Now().UTC()
+	return s, nil
+}
+
+// auto agrees on a revision in auto mode: discover first, then initialize on
+// the same connection when discover is refused, or on a fresh start when it
+// went unanswered. A server remembered as silent goes straight to
+// initialize, and is probed afresh if that fails.
+func (h *Host) auto(ctx context.Context, s *serverConn, b budgets) (*handshake, error) {
+	name := s.spec.Name
+	key := eraKey(s.spec)
+	if memo, ok := h.opts.Eras.recall(key); ok {
+		hs, err := h.dial(ctx, s, memo.Revision, b)
+		if err == nil {
+			s.info.EraReason = reasonRemembered + memo.Reason
+			return hs, nil
+		}
+		var ended *endedError
+		if errors.As(err, &ended) || ctx.Err() != nil {
+			s.info.EraReason = failureReason(err)
+			return hs, err
+		}
+		h.opts.Eras.forget(key)
+		h.logf(slog.LevelInfo, "the remembered revision did not work; probing the server again",
+			"server", name, "revision", memo.Revision, "error", err.Error())
+	}
+	hs, err := h.dial(ctx, s, Revision20260728, b)
+	var sil *silence
+	if !errors.As(err, &sil) {
+		s.info.EraReason = hs.reason()
+		if err != nil {
+			s.info.EraReason = failureReason(err)
+		}
+		return hs, err
+	}
+	// The connection of a request never answered is in an unknown state:
+	// start afresh, speaking 2025-11-25 from the first message.
+	h.logf(slog.LevelInfo, "server did not answer server/discover; restarting it as legacy",
+		"server", name, "why", sil.reason)
+	s.info.Restarted = true
+	s.info.EraReason = sil.reason
+	hs, err = h.dial(ctx, s, Revision20251125, b)
+	if err != nil {
+		return hs, fmt.Errorf("server %s did not answer server/discover (%s), and after a restart as legacy: %w", name, sil.reason, err)
+	}
+	h.opts.Eras.remember(key, eraMemo{Revision: Revision20251125, Reason: sil.reason})
+	return hs, nil
+}
+
+// failureReason is the era reason of a connection that failed.
+func failureReason(err error) string {
+	var ended *endedError
+	var sil *silence
+	switch {
+	case errors.As(err, &ended):
+		return ended.reason
+	case errors.As(err, &sil):
+		return sil.reason
+	}
+	return ""
+}
+
+// dial starts the server (or opens its URL, or its in-process transport)
+// and connects an mcp.Client asking for revision, filling s.session and
+// s.proc. It returns the handshake it watched; on error nothing is left
+// running.
+func (h *Host) dial(ctx context.Context, s *serverConn, revision string, b budgets) (*handshake, error) {
+	name := s.spec.Name
+	hs := &handshake{}
+	client := mcp.NewClient(&mcp.Implementation{Name: h.opts.ClientName, Version: Version}, h.clientOptions(name))
+	client.AddSendingMiddleware(hs.middleware)
+
+	wire := h.wire.forServer(name)
+	var transport mcp.Transport
+	var proc *process
+	switch {
+	case s.spec.Transport != nil:
+		t, err := s.spec.Transport(ctx)
+		if err != nil {
+			return hs, fmt.Errorf("connect %s: %w", name, err)
+		}
+		transport = t
+	case s.spec.URL != "":
+		t, err := httpTransport(s.spec, wire)
+		if err != nil {
+			return hs, fmt.Errorf("connect %s: %w", name, err)
+		}
+		transport = t
+	default:
+		p, err := startProcess(s.spec, h.opts.TerminateGrace, h.opts.Groups, h.stderrSink(name, wire))
+		if err != nil {
+			return hs, fmt.Errorf("start %s: %w", name, err)
+		}
+		proc = p
+		var r io.ReadCloser = p.stdout
+		var w io.WriteCloser = p.stdin
+		if wire != nil {
+			r = &tapReader{r: p.stdout, tap: &lineWriter{fn: func(l []byte) { wire.message("stdout", "<-", l) }}}
+			w = &tapWriter{w: p.stdin, tap: &lineWriter{fn: func(l []byte) { wire.message("stdin", "->", l) }}}
+		}
+		// Results up to maxMessageBytes are read (and then cut to the
+		// result budget); a larger line ends the connection.
+		transport = &mcp.IOTransport{Reader: r, Writer: w, MaxLineLength: maxMessageBytes}
+	}
+	if s.spec.URL == "" {
+		// The streamable HTTP connection cannot be wrapped (see tasks.go).
+		s.tasks = newTaskWatch()
+		transport = taskWatchTransport{handshakeTransport{guardedTransport{transport}, hs}, s.tasks}
+	}
+
+	cctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	stop := hs.watch(cctx, cancel, proc, b)
+	cs, err := client.Connect(cctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: revision})
+	stop()
+	if err != nil {
+		return hs, connectFailure(name, context.Cause(cctx), hs, proc, err)
+	}
+	s.session, s.proc = cs, proc
+	return hs, nil
+}
+
+// connectFailure says why a connection attempt failed, as honestly as the
+// host can tell, and stops the process.
+func connectFailure(name string, cause error, hs *handshake, proc *process, err error) error {
+	var sil *silence
+	if errors.As(cause, &sil) {
+		if proc != nil {
+			proc.stop()
+		}
+		return fmt.Errorf("connect %s: %w", name, sil)
+	}
+	if proc != nil {
+		// Look before stopping: after stop, the process was killed by us.
+		why := proc.ended()
+		reason := reasonClosedStdout
+		switch {
+		case proc.stdout.garbage() != "":
+			reason = reasonNotJSONRPC
+		case proc.waitExit(0):
+			reason = reasonExited
+		}
+		proc.stop()
+		if why != "" {
+			why += " before it connected"
+			if reason == reasonExited {
+				if tail := proc.stderrTail(); tail != "" {
+					why += "; its stderr ends: " + tail
+				}
+			}
+			return &endedError{server: name, why: why, reason: reason}
+		}
+	}
+	var budget *budgetExceeded
+	if errors.As(cause, &budget) {
+		return fmt.Errorf("server %s did not connect within %v: %s", name, budget.d, hs.progress())
+	}
+	return fmt.Errorf("connect %s: %w", name, err)
+}
+
+// handshake follows one connection attempt: the discover answer, as the
+// client's sending middleware sees it, and the handshake request in flight
+// with its answer, as the connection sees them.
+type handshake struct {
+	mu sync.Mutex
+	// What server/discover got.
+	answered  bool // any answer (result or error)
+	rejected  bool // no JSON-RPC answer at all (an HTTP error such as 401)
+	errCode   int64
+	supported []string
+	// The handshake request in flight, from the connection (or, over HTTP,
+	// from the middleware).
+	watched bool // a connection reports requests and answers
+	method  string
+	seq     int // counts handshake requests, to tell one from the next
+	id      jsonrpc.ID
+	written time.Time
+	replied bool
+	read    bool // the server was seen to read it
+	// The liveness ping.
+	conn         mcp.Connection
+	pingSent     bool
+	pingAnswered time.Time
+}
+
+func (hs *handshake) middleware(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if method != methodDiscover && method != methodInitialize {
+			return next(ctx, method, req)
+		}
+		hs.mu.Lock()
+		if !hs.watched {
+			hs.seq++
+			hs.method, hs.written, hs.replied = method, time.Now(), false
+		}
+		hs.mu.Unlock()
+		res, err := next(ctx, method, req)
+		hs.mu.Lock()
+		defer hs.mu.Unlock()
+		if !hs.watched && ctx.Err() == nil {
+			hs.replied = true
+		}
+		if method != methodDiscover {
+			return res, err
+		}
+		var werr *jsonrpc.Error
+		switch {
+		case errors.As(err, &werr) && isRejection(werr) && ctx.Err() == nil:
+			hs.rejected = true
+		case err == nil:
+			hs.answered = true
+			if d, ok := res.(*mcp.DiscoverResult); ok {
+				hs.supported = d.SupportedVersions
+			}
+		case errors.As(err, &werr):
+			hs.answered = true
+			hs.errCode = werr.Code
+			var data mcp.UnsupportedProtocolVersionData
+			if json.Unmarshal(werr.Data, &data) == nil {
+				hs.supported = data.Supported
+			}
+		}
+		return res, err
+	}
+}
+
+// summary says what server/discover got.
+func (hs *handshake) summary() (answered bool, code int64, supported []string) {
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	return hs.answered, hs.errCode, slices.Clone(hs.supported)
+}
+
+// reason is the era reason of a handshake that ended with an answer to
+// server/discover, or "".
+func (hs *handshake) reason() string {
+	answered, code, _ := hs.summary()
+	switch {
+	case !answered:
+		return ""
+	case code != 0:
+		return fmt.Sprintf("discover error code %d", code)
+	}
+	return reasonAnswered
+}
+
+// progress says how far a handshake got, for a connection that ran out of
+// time.
+func (hs *handshake) progress() string {
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	switch {
+	case hs.method == "":
+		return "it was never sent a request"
+	case hs.replied:
+		return "it answered " + hs.method + ", then did not finish"
+	case hs.watched && !hs.read:
+		return "it had not read " + hs.method + " yet (still starting?)"
+	}
+	return "it did not answer " + hs.method
+}
+
+// inFlight is the handshake request in flight, as handshake keeps it.
+type inFlight struct {
+	method  string
+	seq     int
+	id      jsonrpc.ID
+	written time.Time
+	replied bool
+	read    bool
+}
+
+// sending notes a handshake request about to be written to the server (its
+// answer may arrive before the write returns), and returns the request it
+// replaces, for unsent to restore.
+func (hs *handshake) sending(method string, id jsonrpc.ID) inFlight {
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	prev := inFlight{hs.method, hs.seq, hs.id, hs.written, hs.replied, hs.read}
+	hs.seq++
+	hs.method, hs.id, hs.written, hs.replied, hs.read = method, id, time.Time{}, false, false
+	return prev
+}
+
+// unsent restores the request in flight before a write that failed: the
+// server never got the new one.
+func (hs *handshake) unsent(prev inFlight) {
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	hs.method, hs.seq, hs.id, hs.written, hs.replied, hs.read = prev.method, prev.seq, prev.id, prev.written, prev.replied, prev.read
+}
+
+// wrote notes that the request being sent is written: its budget may run
+// from now on, once the server reads it.
+func (hs *handshake) wrote(id jsonrpc.ID) {
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	if hs.id == id {
+		hs.written = time.Now()
+	}
+}
+
+// received notes a response from the server and reports whether it is the
+// answer to the host's ping, which the SDK must not see.
+func (hs *handshake) received(resp *jsonrpc.Response) bool {
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	if resp.ID == pingID {
+		if hs.pingAnswered.IsZero() {
+			hs.pingAnswered = time.Now()
+		}
+		return true
+	}
+	if hs.method != "" && resp.ID == hs.id {
+		hs.replied = true
+	}
+	return false
+}
+
+// watch starts the goroutine that judges the handshake while the client
+// connects, and returns the function that stops it and waits for it.
+func (hs *handshake) watch(ctx context.Context, cancel context.CancelCauseFunc, proc *process, b budgets) (stop func()) {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() { hs.judge(ctx, done, cancel, proc, b) })
+	return func() {
+		close(done)
+		wg.Wait()
+	}
+}
+
+// judge ends the connection attempt (through cancel) when the process
+// exits, or when a handshake request the server has read goes unanswered
+// past its budget, or while the server answers a ping.
+func (hs *handshake) judge(ctx context.Context, done <-chan struct{}, cancel context.CancelCauseFunc, proc *process, b budgets) {
+	var exited <-chan struct{}
+	if proc != nil {
+		exited = proc.exited
+	}
+	tick := time.NewTicker(handshakeTick)
+	defer tick.Stop()
+	var (
+		seq    int
+		readAt time.Time
+	)
+	for {
+		select {
+		case <-done:
+			return
+		case <-ctx.Done():
+			return
+		case <-exited:
+			cancel(errors.New("the server exited"))
+			return
+		case <-tick.C:
+		}
+		now := time.Now()
+		hs.mu.Lock()
+		method, replied, written, pingAnswered := hs.method, hs.replied, hs.written, hs.pingAnswered
+		if hs.seq != seq {
+			seq, readAt = hs.seq, time.Time{}
+		}
+		hs.mu.Unlock()
+		if method == "" || replied || written.IsZero() {
+			continue
+		}
+		if readAt.IsZero() {
+			read, known := false, false
+			if proc != nil {
+				read, known = proc.inputRead()
+			}
+			switch {
+			case !known:
+				readAt = written
+			case read:
+				readAt = now
+			default:
+				continue // still starting: only the connect budget runs
+			}
+			hs.mu.Lock()
+			hs.read = true
+			hs.mu.Unlock()
+		}
+		budget, short := b.discover, "discover"
+		if method == methodInitialize {
+			budget, short = b.initialize, "initialize"
+		}
+		if method == methodDiscover {
+			if !pingAnswered.IsZero() && now.Sub(pingAnswered) >= pingGrace {
+				cancel(&silence{method: method, reason: reasonIgnored})
+				return
+			}
+			if now.Sub(readAt) >= pingAfter {
+				hs.ping(ctx)
+			}
+		}
+		if now.Sub(readAt) >= budget {
+			cancel(&silence{method: method, reason: fmt.Sprintf("no answer to %s within %v", short, budget)})
+			return
+		}
+	}
+}
+
+// ping sends the liveness ping once, on a watched connection.
+func (hs *handshake) ping(ctx context.Context) {
+	hs.mu.Lock()
+	conn := hs.conn
+	if conn == nil || hs.pingSent {
+		hs.mu.Unlock()
+		return
+	}
+	hs.pingSent = true
+	hs.mu.Unlock()
+	conn.Write(ctx, &jsonrpc.Request{ID: pingID, Method: "ping"})
+}
+
+// handshakeTransport reports a connection's handshake requests and their
+// answers to a handshake, and carries its ping.
+type handshakeTransport struct {
+	mcp.Transport
+	hs *handshake
+}
+
+func (t handshakeTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	conn, err := t.Transport.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	t.hs.mu.Lock()
+	t.hs.watched, t.hs.conn = true, conn
+	t.hs.mu.Unlock()
+	return handshakeConn{conn, t.hs}, nil
+}
+
+type handshakeConn struct {
+	mcp.Connection
+	hs *handshake
+}
+
+func (c handshakeConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	req, ok := msg.(*jsonrpc.Request)
+	if !ok || (req.Method != methodDiscover && req.Method != methodInitialize) {
+		return c.Connection.Write(ctx, msg)
+	}
+	prev := c.hs.sending(req.Method, req.ID)
+	err := c.Connection.Write(ctx, msg)
+	if err != nil {
+		c.hs.unsent(prev)
+		return err
+	}
+	c.hs.wrote(req.ID)
+	return nil
+}
+
+func (c handshakeConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	for {
+		msg, err := c.Connection.Read(ctx)
+		if resp, ok := msg.(*jsonrpc.Response); ok && err == nil && c.hs.received(resp) {
+			continue
+		}
+		return msg, err
+	}
+}
