@@ -4,16 +4,23 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"io/fs"
+	"maps"
 	"net/url"
+	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/hosteval/hosteval/internal/host"
 	"github.com/hosteval/hosteval/internal/model"
 	"github.com/hosteval/hosteval/internal/model/replay"
 	"github.com/hosteval/hosteval/internal/record"
 	"github.com/hosteval/hosteval/internal/scenario"
+	"github.com/hosteval/hosteval/internal/snapshot"
 )
 
 // What the runner does for real models: one registry of endpoint limits per
@@ -87,14 +94,25 @@ func checkRun(cases []*scenario.Case, opts Options) []scenario.Problem {
 	return dedupeProblems(problems)
 }
 
-// caseWire is a case's side of the run's models: its cassette, the
-// run's cache and endpoint registry.
+// caseWire is a case's side of the run's models and recorded servers: its
+// cassette, the run's cache and endpoint registry, and the recorder or the
+// stand-ins of its servers marked record_server.
 type caseWire struct {
 	wire model.Wire
 	rec  *record.Cassette // nil when the case keeps no cassette
+	// recorder records the servers recorded live; standIns serve the
+	// others from their cassettes, by server.
+	recorder *snapshot.Recorder
+	standIns map[string]*snapshot.Cassette
 }
 
-// openWire opens the case's cassette, if it keeps one. A replayed case
+// serverCassette is where a case keeps a server's answers, beside its
+// model cassette.
+func serverCassette(stem, server string) string {
+	return stem + ".server-" + unsafeInName.ReplaceAllString(server, "_") + ".yaml"
+}
+
+// openWire opens the case's cassettes, if it keeps them. A replayed case
 // whose cassette is missing fails like a request its cassette lacks.
 func openWire(c *scenario.Case, opts Options) (*caseWire, error) {
 	w := &caseWire{wire: model.Wire{Cache: opts.Cache, Endpoints: opts.Endpoints}}
@@ -102,10 +120,35 @@ func openWire(c *scenario.Case, opts Options) (*caseWire, error) {
 	if !ok {
 		return w, nil
 	}
-	w.rec = &record.Cassette{Path: stem + ".yaml", Mode: string(mode)}
+	w.rec = &record.Cassette{Mode: string(mode)}
+	live := map[string]string{}
+	for _, name := range c.RecordedServers() {
+		path := serverCassette(stem, name)
+		if w.rec.Servers == nil {
+			w.rec.Servers = map[string]string{}
+		}
+		w.rec.Servers[name] = path
+		_, statErr := os.Stat(path)
+		if mode == replay.Record || (mode == replay.Fallback && errors.Is(statErr, fs.ErrNotExist)) {
+			live[name] = path
+			continue
+		}
+		cas, err := snapshot.Open(path)
+		if err != nil {
+			return w, &missingCassette{err}
+		}
+		if w.standIns == nil {
+			w.standIns = map[string]*snapshot.Cassette{}
+		}
+		w.standIns[name] = cas
+	}
+	if len(live) > 0 {
+		w.recorder = snapshot.NewRecorder(live)
+	}
 	if !c.TalksToEndpoint() {
 		return w, nil
 	}
+	w.rec.Path = stem + ".yaml"
 	cas, err := replay.Open(w.rec.Path, mode)
 	if err != nil {
 		return w, &missingCassette{err}
@@ -114,17 +157,54 @@ func openWire(c *scenario.Case, opts Options) (*caseWire, error) {
 	return w, nil
 }
 
-// close closes the cassette and counts what it did.
-func (w *caseWire) close() error {
-	if w.wire.Cassette == nil {
-		return nil
+// serve points the host at the case's recorded servers: a stand-in in
+// place of each replayed one, the recorder on the wire of the others.
+func (w *caseWire) serve(o *host.Options) {
+	withStandIns(o, w.standIns)
+	if w.recorder != nil {
+		if o.Wire != nil {
+			o.Wire = io.MultiWriter(o.Wire, w.recorder)
+		} else {
+			o.Wire = w.recorder
+		}
 	}
-	w.rec.Replayed, w.rec.Recorded = w.wire.Cassette.Stats()
-	return w.wire.Cassette.Close()
 }
 
-// missingCassette is a replayed case's cassette that is not there: the
-// case fails as if its first request were not recorded.
+// withStandIns replaces the servers that have a stand-in.
+func withStandIns(o *host.Options, standIns map[string]*snapshot.Cassette) {
+	for i, spec := range o.Servers {
+		if cas, ok := standIns[spec.Name]; ok {
+			o.Servers[i] = host.ServerSpec{Name: spec.Name, AutoRun: spec.AutoRun, Transport: cas.Transport,
+				ConnectTimeout: spec.ConnectTimeout, DiscoverTimeout: spec.DiscoverTimeout, InitializeTimeout: spec.InitializeTimeout}
+		}
+	}
+}
+
+// close writes what was recorded, closes the cassette and counts what it
+// did. A request a stand-in could not answer is the case's failure: it is
+// why the conversation went elsewhere.
+func (w *caseWire) close() error {
+	var errs []error
+	if w.recorder != nil {
+		errs = append(errs, w.recorder.Close())
+	}
+	if cas := w.wire.Cassette; cas != nil {
+		w.rec.Replayed, w.rec.Recorded = cas.Stats()
+		errs = append(errs, cas.Close())
+	}
+	var misses []string
+	for _, name := range slices.Sorted(maps.Keys(w.standIns)) {
+		misses = append(misses, w.standIns[name].Misses()...)
+	}
+	if len(misses) > 0 {
+		return &missingCassette{errors.New(strings.Join(misses, "; "))}
+	}
+	return errors.Join(errs...)
+}
+
+// missingCassette is a replayed case's cassette that is not there, or a
+// server's request its cassette does not hold: the case fails as if a
+// model request were not recorded.
 type missingCassette struct{ err error }
 
 func (m *missingCassette) Error() string { return m.err.Error() }

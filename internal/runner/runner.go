@@ -326,7 +326,9 @@ func runCase(ctx context.Context, idx int, c *scenario.Case, opts Options, pool 
 			infra = fmt.Errorf("panic: %v", p)
 		}
 		if wire != nil {
-			if err := wire.close(); err != nil && infra == nil {
+			err := wire.close()
+			if _, left := leftCassette(err); left || (err != nil && infra == nil) {
+				// A server's request not recorded is the first cause.
 				infra = err
 			}
 			rec.Cassette = wire.rec
@@ -390,6 +392,7 @@ func runCase(ctx context.Context, idx int, c *scenario.Case, opts Options, pool 
 	if logs.wire != nil {
 		hopts.Wire = logs.wire
 	}
+	wire.serve(&hopts)
 	h, err := host.Start(ctx, hopts)
 	if err != nil {
 		infra = caseError(parent, ctx, c, err)
@@ -504,6 +507,13 @@ func preflight(ctx context.Context, cases []*scenario.Case, pool *host.Pool, tok
 			if err != nil {
 				return nil
 			}
+			// A replayed server is checked against its stand-in; a case
+			// whose cassettes are missing fails on its own.
+			w, err := openWire(c, opts)
+			if err != nil {
+				return nil
+			}
+			withStandIns(&hopts, w.standIns)
 			hopts.Pool, hopts.Tokens = pool, toks
 			h, err := host.Start(ctx, hopts)
 			if err != nil {
