@@ -89,10 +89,7 @@ func commands() []command {
 		chatCommand,
 		conformanceCommand,
 		schemaCommand,
-		{name: "version", summary: "print the version", usage: "hosteval version", run: func(_ context.Context, e *env, _ []string) error {
-			_, err := fmt.Fprintln(e.stdout, "hosteval", host.Version)
-			return err
-		}},
+		versionCommand,
 	}
 }
 

@@ -78,12 +78,15 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/hosteval/hosteval/internal/buildinfo"
 	"github.com/hosteval/hosteval/internal/model"
 	"github.com/hosteval/hosteval/internal/record"
 )
 
-// Version is hosteval's version, sent as clientInfo.version.
-const Version = "0.1.0"
+// Version is hosteval's version, sent as clientInfo.version and recorded in
+// run.json: the binary's module version (see internal/buildinfo). Set once
+// at start-up and never written.
+var Version = buildinfo.Read().Version
 
 // Host is a running MCP host. Create it with Start and stop it with Close.
 // Its methods are safe for concurrent use, but a Conversation is not.

