@@ -297,8 +297,11 @@ func holds(v float64, op string, limit float64) bool {
 }
 
 func fmtMetric(name string, v float64) string {
-	if name == "pass_rate" {
+	switch name {
+	case "pass_rate":
 		return fmtPct(v)
+	case "cost":
+		return fmtCost(v)
 	}
 	return fmtFloat(v)
 }

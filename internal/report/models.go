@@ -97,13 +97,13 @@ func modelNotes(s *Summary) []string {
 	t := s.Totals.ModelFigures
 	var parts []string
 	if t.Replayed > 0 {
-		parts = append(parts, fmt.Sprintf("%d model requests replayed from cassettes", t.Replayed))
+		parts = append(parts, fmt.Sprintf("%d model %s replayed from cassettes", t.Replayed, plural(t.Replayed, "request")))
 	}
 	if t.Cached > 0 {
 		parts = append(parts, fmt.Sprintf("%d answered from the response cache", t.Cached))
 	}
 	if t.ModelErrors > 0 {
-		parts = append(parts, fmt.Sprintf("%d model errors (malformed output)", t.ModelErrors))
+		parts = append(parts, fmt.Sprintf("%d model %s (malformed output)", t.ModelErrors, plural(t.ModelErrors, "error")))
 	}
 	if t.Cost > 0 {
 		parts = append(parts, "cost "+fmtCost(t.Cost))
@@ -128,4 +128,12 @@ func modelNotes(s *Summary) []string {
 		}
 	}
 	return notes
+}
+
+// plural is word, with an s unless n is 1.
+func plural(n int, word string) string {
+	if n == 1 {
+		return word
+	}
+	return word + "s"
 }
