@@ -193,7 +193,9 @@ func (f *fileCtx) checkJudges(sc *Scenario) {
 	for _, j := range sc.judges {
 		if c := j.Config; c != nil && c.OpenAI != nil {
 			*c.OpenAI = c.OpenAI.WithEnv(func(k string) string { v, _ := f.l.lookupEnv(k); return v })
-			if _, err := model.NewOpenAIJudge(*c.OpenAI); err != nil {
+			// NewOpenAI names the field from the openai key down, where
+			// NewOpenAIJudge would name it from a judge: key.
+			if _, err := model.NewOpenAI(*c.OpenAI); err != nil {
 				j.modelNode.At("openai").Locate(err)
 			}
 		}
