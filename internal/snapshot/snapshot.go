@@ -45,6 +45,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/hosteval/hosteval/internal/model/replay"
+	"github.com/hosteval/hosteval/internal/record"
 )
 
 // FormatVersion is the version of the server cassette format; a file of
@@ -374,22 +375,7 @@ func write(path, server string, exchanges []Exchange) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return fmt.Errorf("server cassette: %w", err)
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return fmt.Errorf("server cassette: %w", err)
-	}
-	_, err = tmp.Write(data)
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(tmp.Name(), 0o644)
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
+	if err := record.WriteFileAtomic(path, data); err != nil {
 		return fmt.Errorf("server cassette: %w", err)
 	}
 	return nil
