@@ -2,6 +2,7 @@
 //
 // Subcommands:
 //
+//	init      start a suite for a server: servers.yaml, a scenario per tool, gates
 //	run       run scenario files and write results/<run-id>/
 //	report    rebuild reports from a results folder
 //	compare   compare two runs, benchstat style
@@ -9,6 +10,7 @@
 //	catalog   measure what a tool catalog costs in model context
 //	tools     list the host's namespaced tool table
 //	chat      talk to a model through the host, or call tools by hand
+//	merge     merge the run folders of a suite's shards into one run
 //	version   print the version
 //
 // Exit codes: 0 every case passed and every gate held; 1 a case or a gate
@@ -80,6 +82,7 @@ type command struct {
 
 func commands() []command {
 	return []command{
+		initCommand,
 		runCommand,
 		reportCommand,
 		compareCommand,
@@ -89,6 +92,7 @@ func commands() []command {
 		chatCommand,
 		conformanceCommand,
 		schemaCommand,
+		mergeCommand,
 		versionCommand,
 	}
 }

@@ -40,6 +40,12 @@ instead. First Ctrl-C (or SIGTERM): no new cases start and running ones get
 records the run as interrupted, and hosteval exits (what finished is
 already on disk).
 
+-shard K/N runs shard K of N: a deterministic, balanced slice of the
+cases (by a hash of their IDs, the same on every machine); hosteval merge
+joins the shards' run folders into one run. The shard may also come from
+$HOSTEVAL_SHARD=K/N, or in a Kubernetes Indexed Job from -shard-count N
+with $JOB_COMPLETION_INDEX (0-based: index i runs shard i+1 of N).
+
 The budgets (-connect-timeout, -discover-timeout, -initialize-timeout,
 -tool-timeout, -person-timeout) override the scenarios' host settings.
 
@@ -62,7 +68,8 @@ examples:
   hosteval run -model openai:gpt-oss-120b -concurrency 4 scenarios/tickets.yaml
   hosteval run -gates scenarios/gates.yaml -baseline results/baseline
   hosteval run -record scenarios/cassettes -model openai:gpt-oss-120b scenarios/ab.yaml
-  hosteval run -replay scenarios/cassettes scenarios/ab.yaml`
+  hosteval run -replay scenarios/cassettes scenarios/ab.yaml
+  hosteval run -shard 2/4 -out results/shard-2 scenarios/`
 
 func runRun(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "run", runUsage)
@@ -85,10 +92,16 @@ func runRun(ctx context.Context, e *env, args []string) error {
 	budgets.register(fs)
 	var models modelFlags
 	models.register(fs)
+	var shards shardFlags
+	shards.register(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	cassettes, err := models.cassettes()
+	if err != nil {
+		return err
+	}
+	shard, err := shards.selected(e.getenv)
 	if err != nil {
 		return err
 	}
@@ -139,6 +152,17 @@ func runRun(ctx context.Context, e *env, args []string) error {
 	if len(cases) == 0 {
 		return usagef("no scenario matches -run %q", *runFilter)
 	}
+	suiteID := runner.SuiteID(suite, cases)
+	if !shard.IsZero() {
+		if *baseline != "" {
+			// A shard lacks the other shards' scenarios, which a comparison
+			// would count as vanished.
+			return usagef("-baseline compares whole runs: give it to hosteval merge, which joins the shards")
+		}
+		all := len(cases)
+		cases = runner.SelectShard(cases, shard)
+		fmt.Fprintf(e.stderr, "shard %s: %d of the suite's %d cases\n", shard, len(cases), all)
+	}
 	// Only the scenarios that run are judged by their own gates: a -run
 	// filter must not fail the gates of a scenario it left out.
 	ran := &scenario.Suite{}
@@ -165,7 +189,7 @@ func runRun(ctx context.Context, e *env, args []string) error {
 	start := time.Now()
 	prog := newProgress(e.stderr, isTerminal(e), len(cases), start)
 	opts := runner.Options{
-		Dir: dir, RunID: *runID, Args: append([]string{"hosteval", "run"}, args...),
+		Dir: dir, RunID: *runID, Args: append([]string{"hosteval", "run"}, args...), Suite: suiteID, Shard: shard,
 		Concurrency: *concurrency, Share: *share, Wire: *wire, Logs: *logs, Preflight: *preflight,
 		OnCase: prog.done,
 		Drain:  e.interrupt.first, DrainGrace: drainGrace, Abort: e.interrupt.second, Groups: e.groups,
@@ -200,13 +224,22 @@ func runRun(ctx context.Context, e *env, args []string) error {
 		return interruptedf("%d of %d cases did not run", res.Total-res.Ran, res.Total)
 	case res.ConfigErrors > 0:
 		return configf("%d of %d cases could not run: the model endpoint refused the configuration (a key, model name or URL)", res.ConfigErrors, res.Ran)
-	case res.Errors > 0:
-		return fmt.Errorf("%d of %d cases could not run", res.Errors, res.Ran)
-	case res.Failed > 0 && verdict.Regressed:
-		return failedf("%d of %d cases failed, and the checks failed", res.Failed, res.Ran)
-	case res.Failed > 0:
-		return failedf("%d of %d cases failed", res.Failed, res.Ran)
-	case verdict.Regressed:
+	}
+	return runVerdict(res.Ran, res.Failed, res.Errors, verdict.Regressed)
+}
+
+// runVerdict is how a run of cases ends (run, and merge for the run it
+// makes): an error when a case could not run (3), a case failed or the
+// checks failed (1).
+func runVerdict(cases, failed, errored int, regressed bool) error {
+	switch {
+	case errored > 0:
+		return fmt.Errorf("%d of %d cases could not run", errored, cases)
+	case failed > 0 && regressed:
+		return failedf("%d of %d cases failed, and the checks failed", failed, cases)
+	case failed > 0:
+		return failedf("%d of %d cases failed", failed, cases)
+	case regressed:
 		return failedf("the checks failed")
 	}
 	return nil

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -45,6 +46,12 @@ func TestScripts(t *testing.T) {
 		UpdateScripts: *update,
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("BIN", fixtureBin)
+			// The pinned npm servers (make node-deps).
+			nodeModules, err := filepath.Abs("../../tools/node/node_modules")
+			if err != nil {
+				return err
+			}
+			env.Setenv("NODE_MODULES", nodeModules)
 			env.Setenv("CI", "true")
 			return nil
 		},
@@ -82,6 +89,17 @@ func TestScripts(t *testing.T) {
 				srv := httptest.NewServer(h)
 				ts.Defer(srv.Close)
 				ts.Setenv("OPENAI_BASE_URL", srv.URL+"/v1")
+			},
+			// replace FILE OLD NEW replaces every OLD in FILE with NEW.
+			"replace": func(ts *testscript.TestScript, neg bool, args []string) {
+				if neg || len(args) != 3 {
+					ts.Fatalf("usage: replace FILE OLD NEW")
+				}
+				data := ts.ReadFile(args[0])
+				if !strings.Contains(data, args[1]) {
+					ts.Fatalf("%s has no %q", args[0], args[1])
+				}
+				ts.Check(os.WriteFile(ts.MkAbs(args[0]), []byte(strings.ReplaceAll(data, args[1], args[2])), 0o644))
 			},
 			// records DIR N checks that DIR/records.jsonl has N lines.
 			"records": func(ts *testscript.TestScript, neg bool, args []string) {

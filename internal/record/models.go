@@ -1,6 +1,10 @@
 package record
 
-import "math"
+import (
+	"cmp"
+	"math"
+	"slices"
+)
 
 // What a case's record says about real models: where each answer came from
 // (the endpoint, a cassette, the response cache), what it cost, whether it
@@ -137,3 +141,38 @@ func CutReasoning(s string) string {
 }
 
 func runeStart(b byte) bool { return b&0xC0 != 0x80 }
+
+// Add returns the sum of c and o (a merged run's, over its shards);
+// either may be nil.
+func (c *CacheStats) Add(o *CacheStats) *CacheStats {
+	if c == nil && o == nil {
+		return nil
+	}
+	var sum CacheStats
+	for _, x := range []*CacheStats{c, o} {
+		if x != nil {
+			sum.Dir = cmp.Or(sum.Dir, x.Dir)
+			sum.Hits += x.Hits
+			sum.Misses += x.Misses
+			sum.Errors += x.Errors
+		}
+	}
+	return &sum
+}
+
+// AddEndpoints returns the endpoints of a and b, summed by endpoint, in
+// the order first seen.
+func AddEndpoints(a, b []EndpointStats) []EndpointStats {
+	out := slices.Clone(a)
+	for _, e := range b {
+		i := slices.IndexFunc(out, func(x EndpointStats) bool { return x.Endpoint == e.Endpoint })
+		if i < 0 {
+			out = append(out, e)
+			continue
+		}
+		out[i].Requests += e.Requests
+		out[i].Throttled += e.Throttled
+		out[i].WaitedMS = RoundMS(out[i].WaitedMS + e.WaitedMS)
+	}
+	return out
+}

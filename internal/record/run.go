@@ -41,6 +41,20 @@ type RunInfo struct {
 	// when the run ends.
 	Cache     *CacheStats     `json:"cache,omitempty"`
 	Endpoints []EndpointStats `json:"endpoints,omitempty"`
+	// Suite identifies what the run set out to run: a hash of the files
+	// the suite was read from and of its expanded case IDs. The shards of
+	// one suite share it, and merge refuses shards whose Suite differs.
+	Suite string `json:"suite,omitempty"`
+	// Cases is how many cases the run set out to run: its shard's, when
+	// it ran one.
+	Cases int `json:"cases,omitempty"`
+	// Shard is the slice of the suite the run ran (run -shard K/N); absent
+	// for the whole suite.
+	Shard Shard `json:"shard,omitzero"`
+	// Shards are the shard runs a merged run was built from, in shard
+	// order; MissingShards those a partial merge did without.
+	Shards        []ShardRun `json:"shards,omitempty"`
+	MissingShards []Shard    `json:"missing_shards,omitempty"`
 }
 
 // Run is the content of one run folder.

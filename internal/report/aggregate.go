@@ -20,7 +20,8 @@ const SummarySchema = 1
 // summary.json fields (all names are stable within a schema version):
 //
 //	schema      int       SummarySchema
-//	run         object    run.json when present: run_id, started, finished, args, hosteval_version, interrupted
+//	run         object    run.json when present: run_id, started, finished, args, hosteval_version, interrupted,
+//	                      suite, cases, shard (a shard's "K/N"), shards and missing_shards (a merged run's)
 //	run_id      string    the run's ID (see record.Run.ID)
 //	totals      object    cases, passed, failed, errored, pass_rate over the whole run
 //	groups      []object  one per scenario+variant+model, sorted by those names: see GroupStats

@@ -35,6 +35,11 @@ type Options struct {
 	RunID string
 	// Args are the command line, kept in run.json to reproduce the run.
 	Args []string
+	// Suite identifies the suite the cases came from (SuiteID), and Shard
+	// the slice of it they are (SelectShard; zero: all of it). Both are
+	// kept in run.json, where merge checks them.
+	Suite string
+	Shard record.Shard
 	// Concurrency bounds the cases running at once (default: the CPUs).
 	Concurrency int
 	// Share keeps servers marked shareable running across cases.
@@ -129,7 +134,8 @@ func Run(ctx context.Context, cases []*scenario.Case, opts Options) (*Result, er
 	if err := os.MkdirAll(filepath.Join(opts.Dir, "cases"), 0o755); err != nil {
 		return nil, fmt.Errorf("create run folder: %w", err)
 	}
-	info := record.RunInfo{RunID: opts.RunID, Started: start.UTC(), Args: opts.Args, Version: host.Version}
+	info := record.RunInfo{RunID: opts.RunID, Started: start.UTC(), Args: opts.Args, Version: host.Version,
+		Suite: opts.Suite, Cases: len(cases), Shard: opts.Shard}
 	if err := record.WriteRunInfo(opts.Dir, info); err != nil {
 		return nil, err
 	}
@@ -174,7 +180,7 @@ func Run(ctx context.Context, cases []*scenario.Case, opts Options) (*Result, er
 		res  = Result{Dir: opts.Dir, Total: len(cases)}
 		werr error
 	)
-	for i, c := range cases {
+	for _, c := range cases {
 		select {
 		case sem <- struct{}{}:
 		case <-starting.Done():
@@ -192,7 +198,9 @@ func Run(ctx context.Context, cases []*scenario.Case, opts Options) (*Result, er
 		}
 		g.Go(func() error {
 			defer func() { <-sem }()
-			rec := runCase(ctx, i, c, opts, pool, toks)
+			// Numbered as in the whole suite, so that the files of a
+			// shard's cases keep their names when shards are merged.
+			rec := runCase(ctx, c.Index, c, opts, pool, toks)
 			err := records.Write(&rec)
 			mu.Lock()
 			defer mu.Unlock()

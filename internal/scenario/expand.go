@@ -40,6 +40,9 @@ type Case struct {
 	Variant   string
 	ModelName string
 	Repeat    int // 0-based
+	// Index is the case's 0-based position in the suite's expansion: its
+	// number in the run folder (cases/0001-...), the same in every shard.
+	Index int
 
 	variant  *variant
 	model    ModelSpec
@@ -121,7 +124,7 @@ func (s *Suite) Cases(opts CaseOptions) ([]*Case, error) {
 						id += "/" + m.Name
 					}
 					cases = append(cases, &Case{
-						ID: id + "#" + strconv.Itoa(r), Scenario: sc, Variant: vname, ModelName: m.Name, Repeat: r,
+						ID: id + "#" + strconv.Itoa(r), Scenario: sc, Variant: vname, ModelName: m.Name, Repeat: r, Index: len(cases),
 						variant: v, model: m, settings: settings,
 					})
 				}

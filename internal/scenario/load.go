@@ -1,6 +1,8 @@
 package scenario
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -184,6 +186,12 @@ func errorAtKey(n *yamlx.Node, rel, format string, args ...any) {
 	n.Report(Problem{Line: n.At(rel).KeyLine(), Path: yamlx.Join(n.Path(), rel), Msg: fmt.Sprintf(format, args...)})
 }
 
+// source adds a file read to the suite's sources.
+func (l *loader) source(name string, data []byte) {
+	sum := sha256.Sum256(data)
+	l.suite.Sources = append(l.suite.Sources, Source{File: name, SHA256: hex.EncodeToString(sum[:])})
+}
+
 // loadFile reads one scenario file: one scenario per YAML document.
 func (l *loader) loadFile(name string) {
 	f := l.file(name)
@@ -192,6 +200,7 @@ func (l *loader) loadFile(name string) {
 		l.problems.Add(Problem{File: name, Msg: fileError(err)})
 		return
 	}
+	l.source(name, data)
 	for _, doc := range f.parse(data) {
 		if root := doc.Root(); root != nil {
 			l.scenario(f, root)

@@ -69,6 +69,17 @@ const (
 // documents within them.
 type Suite struct {
 	Scenarios []*Scenario
+	// Sources are the files the suite was read from, scenario files and
+	// the servers files they use, in the order they were read: what
+	// identifies a suite across machines (the shards of one run).
+	Sources []Source
+}
+
+// Source is one file a suite was read from, with the SHA-256 of its
+// content (hex).
+type Source struct {
+	File   string
+	SHA256 string
 }
 
 // Scenario is one scenario document. Its settings are reached through the

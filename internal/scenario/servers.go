@@ -61,6 +61,7 @@ func (l *loader) serversFile(abs, display string) *serversFile {
 		l.problems.Add(Problem{File: display, Msg: fileError(err)})
 		return sf
 	}
+	l.source(display, data)
 	docs := f.parse(data)
 	if len(docs) == 0 {
 		if l.problems.Len() == 0 {
