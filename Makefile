@@ -44,7 +44,7 @@ RELEASE_NAME := hosteval_$(RELEASE_VERSION:v%=%)
 RELEASE_PLATFORMS := linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 windows/arm64
 SHA256SUM := $(shell command -v sha256sum >/dev/null 2>&1 && echo sha256sum || echo shasum -a 256)
 
-FIXTURE_SERVERS := ./servers/cmdb ./servers/tickets ./servers/support ./servers/legacy ./servers/chaos
+FIXTURE_SERVERS := ./servers/cmdb ./servers/tickets ./servers/support ./servers/legacy ./servers/chaos ./servers/fakeapi
 IMAGE ?= hosteval:$(or $(VERSION),dev)
 
 # Tools that run from the Go module proxy, pinned here and never in go.mod.
@@ -54,7 +54,7 @@ GORELEASER_VERSION := v2.15.1
 GORELEASER := github.com/goreleaser/goreleaser/v2@$(GORELEASER_VERSION)
 
 .PHONY: all build run test vet conformance node-deps bench clean \
-	fuzz browser-deps view release release-check image lint lint-docker lint-ci lint-k8s goreleaser-check
+	fuzz browser-deps view cassettes release release-check image lint lint-docker lint-ci lint-k8s goreleaser-check
 
 all: build
 
@@ -195,6 +195,22 @@ lint-k8s:
 goreleaser-check:
 	@echo "==> checking .goreleaser.yaml (goreleaser $(GORELEASER_VERSION) check)"
 	@$(GO) run $(GORELEASER) check
+
+## cassettes: record the suite's real-model scenarios into scenarios/cassettes
+## (make run and make test replay them offline): against the project's test
+## endpoint (servers/fakeapi), or against a real one when OPENAI_BASE_URL is
+## set (make cassettes OPENAI_BASE_URL=http://host:8000/v1; the key, if any,
+## in OPENAI_API_KEY). Review the diff and commit it.
+CASSETTE_SCENARIOS := scenarios/real-ab.yaml scenarios/real-gate.yaml
+cassettes: build
+ifdef OPENAI_BASE_URL
+	@echo "==> recording scenarios/cassettes against $(OPENAI_BASE_URL)"
+	./$(BIN)/hosteval run -record scenarios/cassettes $(CASSETTE_SCENARIOS)
+else
+	@echo "==> recording scenarios/cassettes against the test endpoint (servers/fakeapi)"
+	./$(BIN)/fakeapi -config scenarios/cassettes/fakeapi.yaml -now 2026-01-01T00:00:00Z -- \
+	  ./$(BIN)/hosteval run -record scenarios/cassettes $(CASSETTE_SCENARIOS)
+endif
 
 clean:
 	rm -rf $(BIN) $(DIST) $(NODE_DIR)/node_modules $(LINT_DIR)/node_modules

@@ -57,15 +57,27 @@ for the whole run: a cached token asks no one; else the URL to open is
 printed (-open opens it) and the run waits for you (-person-timeout,
 default 5m). In CI use flow: client_credentials, or a cached token.
 
-Exit codes: 0 all passed and every gate held, 1 a case or gate failed,
-2 a usage, scenario or configuration error, 3 a case could not run (a
-server would not start, the model endpoint failed), 130 interrupted.
+
+Real models: -record DIR keeps every model request of every case, and the
+endpoint's answer, in DIR/<scenario>/[<variant>/]<model>.<repeat>.yaml;
+-replay DIR answers them from there, offline, and fails a case whose
+conversation asks something not recorded, saying what changed (a scenario's
+cassettes: does the same without a flag). Secrets never enter a cassette.
+-cache answers requests seen before from a local cache (docs/models.md).
+
+Exit codes: 0 all passed and every gate held, 1 a case or gate failed (a
+replayed conversation that left its cassette fails its case), 2 a usage,
+scenario or configuration error (also a model endpoint refusing the key,
+model name or URL), 3 a case could not run (a server would not start, the
+model endpoint failed after its retries), 130 interrupted.
 
 examples:
   hosteval run
   hosteval run -run 'ticket-.*' -repeat 5 scenarios/
   hosteval run -model openai:gpt-oss-120b -concurrency 4 scenarios/tickets.yaml
   hosteval run -gates scenarios/gates.yaml -baseline results/baseline
+  hosteval run -record scenarios/cassettes -model openai:gpt-oss-120b scenarios/ab.yaml
+  hosteval run -replay scenarios/cassettes scenarios/ab.yaml
   hosteval run -shard 2/4 -out results/shard-2 scenarios/`
 
 func runRun(ctx context.Context, e *env, args []string) error {
@@ -87,11 +99,17 @@ func runRun(ctx context.Context, e *env, args []string) error {
 	baseline := fs.String("baseline", "", "a run folder to compare with and to resolve 'baseline' in gates")
 	var budgets budgetFlags
 	budgets.register(fs)
+	var models modelFlags
+	models.register(fs)
 	var shards shardFlags
 	shards.register(fs)
 	var openBrowser bool
 	registerOpen(fs, &openBrowser)
 	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	cassettes, err := models.cassettes()
+	if err != nil {
 		return err
 	}
 	shard, err := shards.selected(e.getenv)
@@ -120,6 +138,10 @@ func runRun(ctx context.Context, e *env, args []string) error {
 			return usagef("-run: %w", err)
 		}
 		filter = re
+	}
+	cache, err := models.openCache(e.getenv)
+	if err != nil {
+		return err
 	}
 	suite, err := scenario.Load(paths...)
 	if err != nil {
@@ -188,6 +210,7 @@ func runRun(ctx context.Context, e *env, args []string) error {
 		Concurrency: *concurrency, Share: *share, Wire: *wire, Logs: *logs, Preflight: *preflight,
 		OnCase: prog.done,
 		Drain:  e.interrupt.first, DrainGrace: drainGrace, Abort: e.interrupt.second, Groups: e.groups,
+		Cassettes: cassettes, Cache: cache,
 	}
 	if budgets.set() {
 		opts.Override = budgets.apply
@@ -213,8 +236,11 @@ func runRun(ctx context.Context, e *env, args []string) error {
 	}
 	fmt.Fprintf(e.stderr, "%d cases: %d passed, %d failed, %d errors in %s; results in %s\n",
 		res.Ran, res.Passed, res.Failed, res.Errors, res.Elapsed.Round(time.Millisecond), dir)
-	if res.Interrupted {
+	switch {
+	case res.Interrupted:
 		return interruptedf("%d of %d cases did not run", res.Total-res.Ran, res.Total)
+	case res.ConfigErrors > 0:
+		return configf("%d of %d cases could not run: the model endpoint refused the configuration (a key, model name or URL)", res.ConfigErrors, res.Ran)
 	}
 	return runVerdict(res.Ran, res.Failed, res.Errors, verdict.Regressed)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,8 +13,10 @@ import (
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
+	"gopkg.in/yaml.v3"
 
 	"github.com/hosteval/hosteval/internal/fixtures"
+	"github.com/hosteval/hosteval/internal/model/fakeapi"
 )
 
 // End-to-end tests of the CLI: txtar scripts under testdata/script run the
@@ -71,6 +74,21 @@ func TestScripts(t *testing.T) {
 				if got != want {
 					ts.Fatalf("exit status %d, want %d", got, want)
 				}
+			},
+			// fakeapi FILE serves the test endpoint (internal/model/fakeapi)
+			// with the rules in FILE until the script ends, and sets
+			// OPENAI_BASE_URL to it.
+			"fakeapi": func(ts *testscript.TestScript, neg bool, args []string) {
+				if neg || len(args) != 1 {
+					ts.Fatalf("usage: fakeapi FILE")
+				}
+				var cfg fakeapi.Config
+				ts.Check(yaml.Unmarshal([]byte(ts.ReadFile(args[0])), &cfg))
+				h, err := fakeapi.New(cfg)
+				ts.Check(err)
+				srv := httptest.NewServer(h)
+				ts.Defer(srv.Close)
+				ts.Setenv("OPENAI_BASE_URL", srv.URL+"/v1")
 			},
 			// replace FILE OLD NEW replaces every OLD in FILE with NEW.
 			"replace": func(ts *testscript.TestScript, neg bool, args []string) {

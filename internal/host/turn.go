@@ -50,7 +50,9 @@ type TurnResult struct {
 // Ask runs one user turn: the model proposes, the host decides and runs,
 // until the model answers or max_steps model requests were made. One trace
 // per turn; step counts the turn's tool calls. A model error (the endpoint
-// failed for good) ends the turn with that error and what happened so far.
+// failed for good) ends the turn with that error and what happened so far;
+// the model's own malformed output ends it without an answer and without
+// an error, recorded as the request's model_error outcome.
 func (c *Conversation) Ask(ctx context.Context, question string) (TurnResult, error) {
 	h := c.h
 	c.turns++
@@ -69,11 +71,18 @@ func (c *Conversation) Ask(ctx context.Context, question string) (TurnResult, er
 			ToolDefBytes: defs.Bytes, ToolDefTokens: defs.Tokens, MS: record.RoundMS(msSince(t0)),
 			ToolCalls: len(resp.ToolCalls), Usage: resp.Usage,
 		}
+		modelError := answered(&mr, resp, err)
 		if err != nil {
 			mr.Error = err.Error()
 		}
 		h.emitJSON(mr)
 		res.Requests = append(res.Requests, mr)
+		if modelError {
+			// Scored, not retried: the turn ends without an answer.
+			h.step("model", "malformed output", map[string]any{"error": mr.Error})
+			res.MS = msSince(start)
+			return res, nil
+		}
 		if err != nil {
 			res.MS = msSince(start)
 			return res, fmt.Errorf("model %s: %w", c.model.Name(), err)

@@ -38,6 +38,12 @@ type Counts struct {
 	ModelRequests int
 	Turns         int
 	StoppedTurns  int
+	// ModelErrors counts model requests answered by the model's own
+	// malformed output (OutcomeModelError); Replayed those answered from
+	// a cassette, Cached those answered from the response cache.
+	ModelErrors int
+	Replayed    int
+	Cached      int
 
 	// One count per outcome but ok, which is what is left.
 	UnknownTools int
@@ -77,6 +83,18 @@ func (r *Record) Counts() Counts {
 		n.Steps += t.Steps
 		if t.Stopped {
 			n.StoppedTurns++
+		}
+	}
+	for i := range r.ModelRequests {
+		mr := &r.ModelRequests[i]
+		if mr.Outcome == OutcomeModelError {
+			n.ModelErrors++
+		}
+		switch mr.Replayed {
+		case ReplayedCassette:
+			n.Replayed++
+		case ReplayedCache:
+			n.Cached++
 		}
 	}
 	for i := range r.Calls {

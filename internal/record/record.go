@@ -166,6 +166,9 @@ type ModelRequest struct {
 	// Usage is what the endpoint reported; absent for scripted models.
 	Usage *Usage `json:"usage,omitempty"`
 	Error string `json:"error,omitempty"`
+	// The answer's endpoint figures, its source and its outcome: see
+	// models.go.
+	ModelAnswer
 }
 
 // Usage is token usage reported by a model endpoint.
@@ -262,6 +265,8 @@ type Record struct {
 	// ToolDefs describes the tool catalog offered to the model.
 	ToolDefs ToolDefs `json:"tool_defs"`
 	Usage    *Usage   `json:"usage,omitempty"`
+	// Cost, Judgements, Cassette and ErrorClass: see models.go.
+	CaseModels
 	// Settings are the host settings the case ran under (absent in
 	// records written before they were recorded).
 	Settings *Settings `json:"settings,omitempty"`

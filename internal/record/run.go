@@ -36,6 +36,11 @@ type RunInfo struct {
 	Args        []string `json:"args,omitempty"`
 	Version     string   `json:"hosteval_version,omitempty"`
 	Interrupted bool     `json:"interrupted"`
+	// Cache is what the response cache did (absent when it was off);
+	// Endpoints what each model endpoint went through. Both are written
+	// when the run ends.
+	Cache     *CacheStats     `json:"cache,omitempty"`
+	Endpoints []EndpointStats `json:"endpoints,omitempty"`
 	// Suite identifies what the run set out to run: a hash of the files
 	// the suite was read from and of its expanded case IDs. The shards of
 	// one suite share it, and merge refuses shards whose Suite differs.

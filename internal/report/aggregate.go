@@ -59,6 +59,7 @@ type Totals struct {
 	// the mean tool-definition tokens one of them carried.
 	ModelRequests int     `json:"model_requests"`
 	ToolDefTokens float64 `json:"tool_def_tokens_per_request"`
+	ModelFigures
 }
 
 // GroupKey identifies the cases that are repeats of one another.
@@ -170,7 +171,8 @@ type CaseStats struct {
 
 	Latency Latency       `json:"call_ms"`
 	Usage   *record.Usage `json:"usage,omitempty"`
-	Servers []ServerInfo  `json:"servers"`
+	ModelFigures
+	Servers []ServerInfo `json:"servers"`
 	// Settings are the host settings the case ran under, when recorded.
 	Settings *record.Settings `json:"settings,omitempty"`
 
@@ -220,6 +222,9 @@ type GroupStats struct {
 
 	Latency Latency       `json:"call_ms"`
 	Usage   *record.Usage `json:"usage,omitempty"`
+	// The model figures are sums; MeanCost is the cost per case.
+	ModelFigures
+	MeanCost float64 `json:"mean_cost"`
 
 	// callMS pools the calls' latencies, sorted, for significance tests.
 	callMS []float64
@@ -311,6 +316,7 @@ func CaseOf(rec *record.Record) CaseStats {
 		c.Usage = usage
 	}
 	c.Latency = latencyOf(c.callMS)
+	c.ModelFigures = modelFiguresOf(rec)
 	return c
 }
 
@@ -346,6 +352,7 @@ func Aggregate(run *record.Run) *Summary {
 		s.Totals.Passed += g.Passed
 		s.Totals.Failed += g.Failed
 		s.Totals.Errored += g.Errored
+		s.Totals.ModelFigures.add(g.ModelFigures)
 		i = j
 	}
 	if s.Totals.Cases > 0 {
@@ -476,6 +483,7 @@ func groupOf(cases []CaseStats) GroupStats {
 		g.MaxResultBytes = max(g.MaxResultBytes, c.MaxResultBytes)
 		g.ToolDefTokensTotal += c.ToolDefTokensTotal
 		g.Usage = g.Usage.Add(c.Usage)
+		g.ModelFigures.add(c.ModelFigures)
 		g.callMS = append(g.callMS, c.callMS...)
 	}
 	g.ErrorCodes = codeCounts(codes)
@@ -487,6 +495,7 @@ func groupOf(cases []CaseStats) GroupStats {
 	g.MeanResultBytes = resultBytes / n
 	g.MeanCaseMS = caseMS / n
 	g.MeanToolDefTokensTotal = defTotal / n
+	g.MeanCost = g.Cost / n
 	g.Latency = latencyOf(g.callMS)
 	return g
 }

@@ -98,7 +98,7 @@ func TestJUnitFailedWithoutExpectation(t *testing.T) {
 	if err := WriteJUnit(&buf, s); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(buf.String(), `<failure message="case failed" type="fail">turn 1 stopped at max_steps</failure>`) {
+	if !strings.Contains(buf.String(), `<failure message="turn 1 stopped at max_steps" type="case">turn 1 stopped at max_steps</failure>`) {
 		t.Errorf("a failed case without failed expectations has no <failure>:\n%s", buf.String())
 	}
 }

@@ -88,6 +88,18 @@ func caseTable(s *Summary, failedOnly bool) *Table {
 			usageCell(c.Usage),
 		})
 	}
+	if s.hasModelFigures() {
+		t.Columns = append(t.Columns, Column{Name: "model err", Right: true, Priority: 2},
+			Column{Name: "replayed", Right: true, Priority: 14}, Column{Name: "cost", Right: true, Priority: 13})
+		for i, j := 0, 0; i < len(s.Cases); i++ {
+			c := &s.Cases[i]
+			if failedOnly && c.Passed() {
+				continue
+			}
+			t.Rows[j] = append(t.Rows[j], badInt(c.ModelErrors), replayedCell(c.ModelFigures), costCell(c.Cost))
+			j++
+		}
+	}
 	return t
 }
 
@@ -122,7 +134,31 @@ func GroupTable(s *Summary) *Table {
 			usageCell(g.Usage),
 		})
 	}
+	if s.hasModelFigures() {
+		t.Columns = append(t.Columns, Column{Name: "model err", Right: true, Priority: 6},
+			Column{Name: "replayed", Right: true, Priority: 17}, Column{Name: "cost/case", Right: true, Priority: 16})
+		for i := range s.Groups {
+			g := &s.Groups[i]
+			t.Rows[i] = append(t.Rows[i], badInt(g.ModelErrors), replayedCell(g.ModelFigures), costCell(g.MeanCost))
+		}
+		t.Notes = append(t.Notes, modelNotes(s)...)
+	}
 	return t
+}
+
+// hasModelFigures reports whether a run talked to a model endpoint (or
+// replayed what one said), so that its tables get the columns of real
+// models: a run of scripted models is spared three columns of dashes.
+func (s *Summary) hasModelFigures() bool {
+	if s.Totals.ModelFigures != (ModelFigures{}) || (s.Run != nil && s.Run.Cache != nil) {
+		return true
+	}
+	for i := range s.Cases {
+		if s.Cases[i].Usage != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // LatencyTable has the call latency of each group, vegeta style.

@@ -21,6 +21,8 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/hosteval/hosteval/internal/host"
+	"github.com/hosteval/hosteval/internal/model"
+	"github.com/hosteval/hosteval/internal/model/replay"
 	"github.com/hosteval/hosteval/internal/record"
 	"github.com/hosteval/hosteval/internal/scenario"
 	"github.com/hosteval/hosteval/internal/tokens"
@@ -73,6 +75,16 @@ type Options struct {
 	// makes its own when nil. A caller that passes one can kill the
 	// servers itself.
 	Groups *host.ProcessGroups
+
+	// Cassettes, if set, overrides where and how the scenarios' cases
+	// keep their cassettes (models.go).
+	Cassettes *Cassettes
+	// Cache, if set, answers model requests seen before.
+	Cache *replay.Cache
+	// Endpoints holds the limits of every model endpoint of the run; Run
+	// makes one when nil and registers every case's models in it before
+	// the first case starts.
+	Endpoints *model.Endpoints
 }
 
 // Which cases' logs a run writes.
@@ -87,8 +99,11 @@ type Result struct {
 	Dir                    string
 	Total, Ran             int
 	Passed, Failed, Errors int
-	Interrupted            bool
-	Elapsed                time.Duration
+	// ConfigErrors counts the errored cases whose model endpoint refused
+	// what was configured (a wrong key, model name or URL).
+	ConfigErrors int
+	Interrupted  bool
+	Elapsed      time.Duration
 }
 
 // Run runs the cases concurrently, each with fresh servers (except shared
@@ -96,7 +111,9 @@ type Result struct {
 // moment it finishes, synced, so that nothing finished is lost to a crash or
 // Ctrl-C. A failing case is a record, never an error: Run returns an error
 // only when the run itself cannot go on (the folder cannot be written), or
-// a *scenario.LoadError when the preflight found tool names no server offers.
+// a *scenario.LoadError when the preflight found tool names no server offers
+// or the cases' models disagree (two limits for one endpoint, two cases
+// with one cassette).
 func Run(ctx context.Context, cases []*scenario.Case, opts Options) (*Result, error) {
 	if opts.Concurrency <= 0 {
 		opts.Concurrency = runtime.NumCPU()
@@ -106,6 +123,12 @@ func Run(ctx context.Context, cases []*scenario.Case, opts Options) (*Result, er
 	}
 	if opts.Groups == nil {
 		opts.Groups = host.NewProcessGroups()
+	}
+	if opts.Endpoints == nil {
+		opts.Endpoints = model.NewEndpoints()
+	}
+	if problems := checkRun(cases, opts); len(problems) > 0 {
+		return nil, &scenario.LoadError{Problems: problems}
 	}
 	start := time.Now()
 	if err := os.MkdirAll(filepath.Join(opts.Dir, "cases"), 0o755); err != nil {
@@ -192,6 +215,9 @@ func Run(ctx context.Context, cases []*scenario.Case, opts Options) (*Result, er
 				res.Failed++
 			default:
 				res.Errors++
+				if rec.ErrorClass == string(model.FailureConfig) {
+					res.ConfigErrors++
+				}
 			}
 			if opts.OnCase != nil {
 				opts.OnCase(&rec, res)
@@ -233,6 +259,7 @@ func Run(ctx context.Context, cases []*scenario.Case, opts Options) (*Result, er
 	}
 	res.Elapsed = time.Since(start)
 	info.Finished, info.Interrupted = time.Now().UTC(), res.Interrupted
+	info.Cache, info.Endpoints = runStats(opts)
 	if err := record.WriteRunInfo(opts.Dir, info); err != nil && werr == nil {
 		werr = err
 	}
@@ -300,11 +327,21 @@ func runCase(ctx context.Context, idx int, c *scenario.Case, opts Options, pool 
 	}
 	var infra error
 	var logs *caseLogs
+	var wire *caseWire
 	defer func() {
 		if p := recover(); p != nil {
 			// A bug in a case must not take the batch (and its records) down.
 			infra = fmt.Errorf("panic: %v", p)
 		}
+		if wire != nil {
+			err := wire.close()
+			if _, left := leftCassette(err); left || (err != nil && infra == nil) {
+				// A server's request not recorded is the first cause.
+				infra = err
+			}
+			rec.Cassette = wire.rec
+		}
+		rec.Cost = caseCost(&rec)
 		defer func() {
 			if logs == nil {
 				return
@@ -315,6 +352,12 @@ func runCase(ctx context.Context, idx int, c *scenario.Case, opts Options, pool 
 				rec.Error = err.Error()
 			}
 		}()
+		if text, left := leftCassette(infra); left {
+			// No verdict for a conversation that left its recording.
+			rec.Status, rec.Error, rec.ErrorClass = record.StatusFail, text, record.ErrorReplayMiss
+			rec.MS = record.MS(time.Since(start))
+			return
+		}
 		rec.Expectations = scenario.Evaluate(c, &rec)
 		rec.Status = record.StatusPass
 		for _, e := range rec.Expectations {
@@ -323,7 +366,7 @@ func runCase(ctx context.Context, idx int, c *scenario.Case, opts Options, pool 
 			}
 		}
 		if infra != nil {
-			rec.Status, rec.Error = record.StatusError, infra.Error()
+			rec.Status, rec.Error, rec.ErrorClass = record.StatusError, infra.Error(), errorClass(infra)
 		}
 		rec.MS = record.MS(time.Since(start))
 	}()
@@ -348,10 +391,16 @@ func runCase(ctx context.Context, idx int, c *scenario.Case, opts Options, pool 
 		infra = fmt.Errorf("model: %w", err)
 		return rec
 	}
+	if wire, err = openWire(c, opts); err != nil {
+		infra = err
+		return rec
+	}
+	m = model.Using(m, wire.wire)
 	hopts.SessionID, hopts.Log, hopts.ServerLog, hopts.Pool, hopts.Tokens = rec.SessionID, &logs.log, &logs.log, pool, toks
 	if logs.wire != nil {
 		hopts.Wire = logs.wire
 	}
+	wire.serve(&hopts)
 	h, err := host.Start(ctx, hopts)
 	if err != nil {
 		infra = caseError(parent, ctx, c, err)
@@ -401,6 +450,10 @@ func runCase(ctx context.Context, idx int, c *scenario.Case, opts Options, pool 
 	closeHost()
 	if ctx.Err() != nil {
 		infra = caseError(parent, ctx, c, ctx.Err())
+		return rec
+	}
+	if rec.Judgements, err = grade(ctx, c, &rec, wire); err != nil {
+		infra = caseError(parent, ctx, c, err)
 	}
 	return rec
 }
@@ -462,6 +515,13 @@ func preflight(ctx context.Context, cases []*scenario.Case, pool *host.Pool, tok
 			if err != nil {
 				return nil
 			}
+			// A replayed server is checked against its stand-in; a case
+			// whose cassettes are missing fails on its own.
+			w, err := openWire(c, opts)
+			if err != nil {
+				return nil
+			}
+			withStandIns(&hopts, w.standIns)
 			hopts.Pool, hopts.Tokens = pool, toks
 			h, err := host.Start(ctx, hopts)
 			if err != nil {

@@ -37,6 +37,14 @@ func TestDefaultSuite(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// The real-model scenarios replay from the suite's committed cassettes.
+	cassettes, err := filepath.Abs("../../scenarios/cassettes")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(cassettes, filepath.Join(dir, "cassettes")); err != nil {
+		t.Fatal(err)
+	}
 	suite, err := scenario.Load(dir)
 	if err != nil {
 		t.Fatal(err)

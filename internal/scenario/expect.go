@@ -383,6 +383,14 @@ func count(key string, rec *record.Record) (int, []string) {
 		return n.Calls, nil
 	case "model_requests":
 		return n.ModelRequests, nil
+	case "model_errors":
+		var turns []string
+		for _, mr := range rec.ModelRequests {
+			if mr.Outcome == record.OutcomeModelError {
+				turns = append(turns, fmt.Sprintf("turn %d request %d", mr.Turn, mr.Index))
+			}
+		}
+		return n.ModelErrors, turns
 	case "elicitations":
 		return n.Elicitations, nil
 	case "declined":

@@ -21,7 +21,8 @@ import (
 
 // Load reads scenario files and folders. A folder contributes every *.yaml
 // and *.yml file in it, recursively, except files named servers.yaml and
-// gates.yaml and anything under a testdata or hidden folder. Every problem
+// gates.yaml and anything under a testdata, cassettes or hidden folder (a
+// cassettes folder holds recorded model requests, which are YAML too). Every problem
 // in every file is reported at once, in a *LoadError, before anything runs.
 //
 // ${VAR} in server definitions is expanded from the environment when
@@ -112,7 +113,7 @@ func (l *loader) collect(paths []string) []string {
 			}
 			name := d.Name()
 			if d.IsDir() {
-				if p != root && (name == "testdata" || strings.HasPrefix(name, ".")) {
+				if p != root && (name == "testdata" || name == "cassettes" || strings.HasPrefix(name, ".")) {
 					return filepath.SkipDir
 				}
 				return nil
@@ -260,9 +261,17 @@ func (l *loader) scenario(f *fileCtx, root *yamlx.Node) {
 			s.index = len(sc.states)
 			sc.states = append(sc.states, *e.state)
 		}
+		if j, ok := e.check.(*judgeExpect); ok {
+			j.index = len(sc.judges)
+			sc.judges = append(sc.judges, e.judge)
+		}
 		sc.expects = append(sc.expects, &expectation{line: e.line, check: e.check})
 	}
 	f.gates(root, d.Gates, sc)
+	f.checkJudges(sc)
+	if d.Cassettes != nil {
+		sc.cassettes = f.cassettes(d.Cassettes)
+	}
 	f.checkRefs(sc)
 	l.suite.Scenarios = append(l.suite.Scenarios, sc)
 }

@@ -61,6 +61,7 @@ func TestLoadBroken(t *testing.T) {
 		{"models", []string{"testdata/broken/models.yaml"}},
 		{"variants", []string{"testdata/broken/variants.yaml"}},
 		{"expect", []string{"testdata/broken/expect.yaml"}},
+		{"real", []string{"testdata/broken/real.yaml"}},
 		{"syntax", []string{"testdata/broken/syntax.yaml"}},
 		{"unquoted", []string{"testdata/broken/unquoted.yaml"}},
 		{"badservers", []string{"testdata/broken/badservers/uses.yaml"}},

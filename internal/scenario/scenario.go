@@ -111,6 +111,8 @@ type Scenario struct {
 	timeout       time.Duration
 	expects       []*expectation
 	states        []host.CallRequest
+	judges        []*judgeSpec
+	cassettes     *cassettes
 	refs          []toolRef
 }
 
@@ -136,6 +138,9 @@ type serverDef struct {
 	// oauth is its oauth: block (url servers only); the command builds its
 	// handler (see NewOAuth).
 	oauth *oauth.Config
+	// record is set by record_server: its answers are kept in the case's
+	// cassette, and served from it in replay.
+	record bool
 }
 
 // hostSettings are the host settings of a scenario or a variant. Nil means

@@ -41,6 +41,7 @@ type scenarioDoc struct {
 	Timeout     *duration           `yaml:"timeout" doc:"The deadline of one case, servers' start included (default 60s)." example:"30s"`
 	Expect      []expectDoc         `yaml:"expect" doc:"What must hold after the conversation; each expectation is one of the kinds below, chosen by its keys."`
 	Gates       []string            `yaml:"gates" want:"a list of gates" doc:"Gates on this scenario's groups (one per variant and model): \"<metric> <op> <number>\" or \"... baseline\"; see the gate metrics." example:"[\"pass_rate >= 1\"]"`
+	Cassettes   *cassettesDoc       `yaml:"cassettes" doc:"Where the cases' model requests (and the answers of servers with record_server) are recorded and replayed: one file per case, so a suite recorded once against a real endpoint runs offline. run -record DIR and -replay DIR override it."`
 }
 
 // hostDoc are the host settings of a scenario or a variant.
@@ -77,6 +78,7 @@ type serverDoc struct {
 	ConnectTimeout    *duration         `yaml:"connect_timeout" doc:"Starting and connecting this server, instead of the host's connect_timeout (an npx or JVM server starts slowly)." example:"30s"`
 	DiscoverTimeout   *duration         `yaml:"discover_timeout" doc:"This server's server/discover attempt, instead of the host's." example:"20s"`
 	InitializeTimeout *duration         `yaml:"initialize_timeout" doc:"This server's initialize handshake, instead of the host's." example:"20s"`
+	RecordServer      *bool             `yaml:"record_server" doc:"Keep this server's answers (handshake, tool list, tool results) in each case's cassette, and in replay serve them from a stand-in instead of starting the server: for a server whose answers change over time (a live API). Only with cassettes (the scenario's or run -record/-replay); not with shareable." example:"true"`
 }
 
 // inlineServerDoc is a server defined in a scenario's servers list.

@@ -210,6 +210,10 @@ func (f *fileCtx) serverDef(d serverDoc, n *yamlx.Node, name string) *serverDef 
 	}
 	spec.InheritEnv = d.InheritEnv != nil && *d.InheritEnv
 	spec.Shareable = d.Shareable != nil && *d.Shareable
+	def.record = d.RecordServer != nil && *d.RecordServer
+	if def.record && spec.Shareable {
+		errorAtKey(n, "record_server", "a shareable server cannot be recorded: it outlives the case whose cassette would hold its answers")
+	}
 	def.caseDir = f.checkCaseDir(n, spec)
 	if f.l.problems.Len() > before {
 		return nil
