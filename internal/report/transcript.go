@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"encoding/json"
+	"fmt"
 	"regexp"
 	"slices"
 	"strings"
@@ -173,7 +174,7 @@ func NewTranscript(runID string, rec *record.Record, logs CaseLogs) *Transcript 
 		Scenario: rec.Scenario, Variant: rec.Variant, Model: rec.Model,
 		Status: rec.Status, Error: rec.Error, Where: where(rec.File, rec.Line),
 		Started: rec.Started, MS: rec.MS, Servers: rec.Servers, ToolDefs: rec.ToolDefs,
-		Usage: rec.Usage, Settings: rec.Settings, Expectations: rec.Expectations,
+		Usage: rec.Usage, Settings: rec.Settings, Expectations: withGrades(rec),
 		Logs: rec.Logs, Notes: slices.Clone(logs.Notes),
 	}
 	serverLines := parseLogLines(logs.Log)
@@ -204,6 +205,34 @@ func NewTranscript(runID string, rec *record.Record, logs CaseLogs) *Transcript 
 		}
 	}
 	return t
+}
+
+// withGrades is rec's expectations with each judge's grade and reason as
+// the detail of its expectation (by line), also where the expectation
+// held: a person reads why the judge passed an answer, not only why it
+// failed one.
+func withGrades(rec *record.Record) []record.Expectation {
+	exps := slices.Clone(rec.Expectations)
+	for _, j := range rec.Judgements {
+		for i := range exps {
+			if exps[i].Line == j.Line && j.Line > 0 && exps[i].Detail == "" {
+				exps[i].Detail = gradeText(j)
+			}
+		}
+	}
+	return exps
+}
+
+// gradeText is a judge's grade as a sentence.
+func gradeText(j record.Judgement) string {
+	if j.Error != "" {
+		return "no grade (judge " + j.Judge + "): " + j.Error
+	}
+	op := ">="
+	if !j.Passed {
+		op = "<"
+	}
+	return fmt.Sprintf("score %.2f %s %.2f (judge %s): %s", j.Score, op, j.Threshold, j.Judge, j.Reason)
 }
 
 // turnsOf puts the record's requests and calls under their turns, in

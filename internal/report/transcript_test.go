@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"html"
 	"strings"
 	"testing"
 	"time"
@@ -329,5 +330,54 @@ func TestWireAnswerBeforeRequest(t *testing.T) {
 	want := []string{"+24.4 ms -> request tools/call #3, 5 B", "+24.2 ms <- result tools/call #3, 5 B"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("wire (-want +got):\n%s", diff)
+	}
+}
+
+// TestTranscriptRealModels: a replayed request, the model's malformed
+// output and a judge's grade (one that held, one that failed) are told in
+// every layout.
+func TestTranscriptRealModels(t *testing.T) {
+	rec := &record.Record{
+		CaseID: "r#0", Scenario: "r", Model: "openai:gpt-oss-120b", Status: record.StatusFail,
+		Turns: []record.Turn{{Question: "q?", TraceID: "aaa", Requests: 2}},
+		ModelRequests: []record.ModelRequest{
+			{TraceID: "aaa", Turn: 1, Index: 1, MS: 812, ModelAnswer: record.ModelAnswer{Replayed: record.ReplayedCassette, Cost: 0.0012}},
+			{TraceID: "aaa", Turn: 1, Index: 2, Error: "does not match the expected format", ModelAnswer: record.ModelAnswer{Outcome: record.OutcomeModelError}},
+		},
+		Expectations: []record.Expectation{
+			{Name: "judge helpful", Line: 7, Passed: true},
+			{Name: "judge names the owner", Line: 8, Detail: "score 0.20 < 0.70 (judge gpt-oss): no owner named"},
+		},
+		CaseModels: record.CaseModels{Judgements: []record.Judgement{
+			{Line: 7, Judge: "gpt-oss", Score: 0.9, Threshold: 0.7, Passed: true, Reason: "answers the question"},
+			{Line: 8, Judge: "gpt-oss", Score: 0.2, Threshold: 0.7, Reason: "no owner named"},
+		}},
+	}
+	tr := NewTranscript("run", rec, CaseLogs{})
+	for _, layout := range []struct {
+		name  string
+		write func(*bytes.Buffer) error
+	}{
+		{"text", func(b *bytes.Buffer) error { return WriteTranscriptText(b, tr) }},
+		{"markdown", func(b *bytes.Buffer) error { return WriteTranscriptMarkdown(b, tr, TranscriptLinks{}) }},
+		{"html", func(b *bytes.Buffer) error { return WriteTranscriptHTML(b, tr, TranscriptLinks{}) }},
+	} {
+		var b bytes.Buffer
+		if err := layout.write(&b); err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range []string{
+			"replayed from the cassette (usage and time as recorded)",
+			"cost 0.0012",
+			"the model's malformed output (model_error)",
+			"score 0.90 >= 0.70 (judge gpt-oss): answers the question",
+			"score 0.20 < 0.70 (judge gpt-oss): no owner named",
+		} {
+			// Each layout escapes in its own way; the words are the same.
+			got := html.UnescapeString(strings.ReplaceAll(b.String(), `\_`, "_"))
+			if !strings.Contains(got, want) {
+				t.Errorf("%s: no %q in\n%s", layout.name, want, b.String())
+			}
+		}
 	}
 }

@@ -134,7 +134,15 @@ func requestLine(r *TranscriptRequest) string {
 	if u := r.Usage; u != nil {
 		fmt.Fprintf(&b, ", usage %d prompt + %d completion = %d tokens", u.PromptTokens, u.CompletionTokens, u.TotalTokens)
 	}
+	if r.Cost > 0 {
+		fmt.Fprintf(&b, ", cost %s", strconv.FormatFloat(r.Cost, 'g', 4, 64))
+	}
+	if r.Replayed != "" {
+		fmt.Fprintf(&b, ", replayed from the %s (usage and time as recorded)", r.Replayed)
+	}
 	switch {
+	case r.Outcome == record.OutcomeModelError:
+		b.WriteString(" → the model's malformed output (model_error)")
 	case r.Error != "":
 	case r.ToolCalls > 0:
 		fmt.Fprintf(&b, " → %s", plural(r.ToolCalls, "tool call"))
