@@ -9,6 +9,7 @@
 //	catalog   measure what a tool catalog costs in model context
 //	tools     list the host's namespaced tool table
 //	chat      talk to a model through the host, or call tools by hand
+//	lab       the host as a web page: chat, forms, calls and logs
 //	version   print the version
 //
 // Exit codes: 0 every case passed and every gate held; 1 a case or a gate
@@ -87,6 +88,7 @@ func commands() []command {
 		catalogCommand,
 		toolsCommand,
 		chatCommand,
+		labCommand,
 		conformanceCommand,
 		schemaCommand,
 		{name: "version", summary: "print the version", usage: "hosteval version", run: func(_ context.Context, e *env, _ []string) error {
