@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"sync"
 
@@ -177,7 +178,7 @@ type state struct {
 	calls     []*Row
 	logs      []LogLine
 	logN      int
-	wire      []WireMessage
+	wire      []*WireMessage
 	join      map[string]*wireJoin // by server
 	questions map[string]*question // pending, by item id
 	nextID    int
@@ -298,6 +299,10 @@ func (s *state) addLog(source string, line []byte) {
 type wireJoin struct {
 	pending map[string]string // request id -> call
 	current string
+	// early holds the answers seen before their request: the trace
+	// records a request once it is written, and a fast server may have
+	// answered by then.
+	early map[string]*WireMessage
 }
 
 // addWire adds one line of the host's wire trace.
@@ -317,7 +322,7 @@ func (s *state) addWire(line []byte) {
 	if json.Unmarshal(line, &e) != nil || e.Stream == "stderr" {
 		return // the server's stderr is in the logs already
 	}
-	m := WireMessage{MS: e.MS, Server: e.Server, Dir: e.Dir, Kind: e.Kind, ID: e.ID, Method: e.Method, Bytes: e.Bytes,
+	m := &WireMessage{MS: e.MS, Server: e.Server, Dir: e.Dir, Kind: e.Kind, ID: e.ID, Method: e.Method, Bytes: e.Bytes,
 		Message: table.Shorten(string(e.Message), maxWireMessage)}
 	if e.Kind == "invalid" {
 		m.Message = table.Shorten(e.Text, maxWireMessage)
@@ -326,10 +331,12 @@ func (s *state) addWire(line []byte) {
 	defer s.mu.Unlock()
 	j := s.join[e.Server]
 	if j == nil {
-		j = &wireJoin{pending: map[string]string{}}
+		j = &wireJoin{pending: map[string]string{}, early: map[string]*WireMessage{}}
 		s.join[e.Server] = j
 	}
 	id := string(e.ID)
+	answer := (e.Kind == "result" || e.Kind == "error") && e.Dir == "<-"
+	var moved *WireMessage // an early answer, to follow its request
 	switch {
 	case e.Kind == "request" && e.Dir == "->" && e.Method == "tools/call":
 		var msg struct {
@@ -340,21 +347,38 @@ func (s *state) addWire(line []byte) {
 		json.Unmarshal(e.Message, &msg)
 		trace, _ := msg.Params.Meta[record.MetaTraceID].(string)
 		step, _ := msg.Params.Meta[record.MetaStep].(float64)
-		if trace != "" {
-			m.call = callKey(trace, int(step))
-			j.pending[id] = m.call
-			j.current = m.call
+		if trace == "" {
+			break
 		}
-	case (e.Kind == "result" || e.Kind == "error") && e.Dir == "<-" && j.pending[id] != "":
+		m.call = callKey(trace, int(step))
+		if a := j.early[id]; a != nil {
+			a.call, a.Method = m.call, e.Method
+			delete(j.early, id)
+			moved = a
+			break
+		}
+		j.pending[id] = m.call
+		j.current = m.call
+	case answer && j.pending[id] != "":
 		m.call = j.pending[id]
 		delete(j.pending, id)
 		if len(j.pending) == 0 {
 			j.current = ""
 		}
+	case answer && e.Method == "":
+		j.early[id] = m
+		if len(j.early) > 64 {
+			clear(j.early) // answers to requests the trace never showed
+		}
 	case len(j.pending) > 0:
 		m.call = j.current
 	}
 	s.wire = append(s.wire, m)
+	if moved != nil {
+		if i := slices.Index(s.wire, moved); i >= 0 {
+			s.wire = append(slices.Delete(s.wire, i, i+1), moved)
+		}
+	}
 	if len(s.wire) > maxWire {
 		s.wire = s.wire[len(s.wire)-maxWire:]
 	}
@@ -387,7 +411,7 @@ func (s *state) detail(id string) (callDetail, bool) {
 		key := callKey(r.TraceID, r.Step)
 		for _, m := range s.wire {
 			if m.call == key && m.Server == r.Server {
-				d.Wire = append(d.Wire, m)
+				d.Wire = append(d.Wire, *m)
 			}
 		}
 		return d, true

@@ -157,7 +157,7 @@ function widget(f, id) {
     const blank = el("option", { value: "", text: required ? "Choose…" : "(none)" });
     if (required) blank.disabled = true;
     input.append(blank);
-    choices.forEach((c, i) => input.append(el("option", { value: String(i), text: c.title === String(c.value) ? c.title : `${c.title} (${c.value})` })));
+    choices.forEach((c, i) => input.append(el("option", { value: String(i), text: c.title })));
     const at = has(spec.default) ? choices.findIndex((c) => same(c.value, spec.default)) : -1;
     input.value = at >= 0 ? String(at) : "";
     return {
@@ -193,7 +193,8 @@ function widget(f, id) {
   }
   if (spec.type === "string" || (!spec.type && !spec.properties && !spec.items)) {
     const type = { email: "email", uri: "url", date: "date" }[spec.format] || "text";
-    const long = !spec.format && (spec.maxLength === undefined || spec.maxLength > 120);
+    // Long text (a summary, a description) gets room; a name, a line.
+    const long = !spec.format && spec.maxLength >= 500;
     const input = long
       ? el("textarea", { id, name: f.name, rows: 2, required })
       : el("input", { id, name: f.name, type, required,

@@ -34,6 +34,12 @@ function fmtMS(ms) {
   return `${(ms / 1000).toFixed(1)} s`;
 }
 
+// num writes a figure for the table, whose header carries the unit.
+function num(ms) {
+  if (ms === undefined || ms === null) return "";
+  return ms < 10 ? ms.toFixed(1) : Math.round(ms).toLocaleString("en");
+}
+
 function fmtBytes(n) {
   if (n < 1000) return `${n} B`;
   if (n < 1e6) return `${(n / 1e3).toFixed(1)} kB`;
@@ -121,10 +127,10 @@ function showSetup(s) {
   for (const o of [...filter.options].slice(2)) o.remove();
   for (const sv of s.servers || []) {
     const part = sv.error
-      ? el("span", { class: "server fail" }, el("strong", { text: sv.name }), ` not available: ${sv.error}`)
-      : el("span", { class: "server" }, el("strong", { text: sv.name }), ` ${sv.protocol} · ${sv.tools} tools`);
+      ? el("span", { class: "server fail" }, el("strong", { text: sv.server }), ` not available: ${sv.error}`)
+      : el("span", { class: "server" }, el("strong", { text: sv.server }), ` ${sv.protocol} · ${sv.tools} tools`);
     servers.append(part);
-    filter.append(el("option", { value: sv.name, text: sv.name }));
+    filter.append(el("option", { value: sv.server, text: sv.server }));
   }
   const limits = s.limits || {};
   servers.append(el("span", { class: "server muted" },
@@ -292,17 +298,17 @@ function showCall(c) {
   page.calls.set(c.id, c);
   const cells = [
     el("td", { class: "num", text: c.step }),
-    el("td", { class: "tool" }, el("code", { text: c.name }), c.server !== "-" ? el("div", { class: "muted", text: c.server }) : null),
+    el("td", { class: "tool" }, toolName(c.name)),
     el("td", { class: "arg-keys", text: (c.arg_keys || []).join(", ") }),
     el("td", { class: "outcome" }, badge(c.outcome)),
     el("td", { class: "asked", text: c.asked_user ? "yes" : "no" }),
     el("td", { class: "approval", text: c.approval || "" }),
     el("td", { class: "num", text: c.rounds }),
-    el("td", { class: "num", text: fmtMS(c.ms) }),
-    el("td", { class: "num", text: fmtMS(c.server_ms) }),
-    el("td", { class: "num", text: c.person_ms ? fmtMS(c.person_ms) : "" }),
-    el("td", { class: "num", text: fmtBytes(c.result_bytes) }),
-    el("td", { class: "clipped" }, c.clipped ? badge("clipped") : ""),
+    el("td", { class: "num", text: num(c.ms) }),
+    el("td", { class: "num", text: num(c.server_ms) }),
+    el("td", { class: "num", text: c.person_ms ? num(c.person_ms) : "" }),
+    el("td", { class: "num", text: c.result_bytes.toLocaleString("en") }),
+    el("td", { class: "clipped", text: c.clipped ? "yes" : "" }),
   ];
   const row = el("tr", { tabindex: "0", "data-id": c.id, "data-outcome": c.outcome, "data-asked": String(c.asked_user) }, ...cells);
   row.addEventListener("click", () => openCall(c.id));
@@ -313,6 +319,16 @@ function showCall(c) {
   page.rows.set(c.id, row);
   $("no-calls").hidden = true;
   $("call-count").textContent = `(${page.rows.size})`;
+}
+
+// toolName shows server__tool so that a narrow column breaks it after
+// the server's name.
+function toolName(name) {
+  const code = el("code");
+  const at = name.indexOf("__");
+  if (at < 0) code.textContent = name;
+  else code.append(name.slice(0, at + 2), el("wbr"), name.slice(at + 2));
+  return code;
 }
 
 function figure(label, value) {
@@ -372,7 +388,7 @@ function wireList(messages) {
   const list = el("ol", { class: "wire" });
   for (const m of messages) {
     const summary = el("summary", {}, el("span", { class: `dir ${m.dir === "->" ? "out" : "in"}`, text: m.dir === "->" ? "→ to" : "← from" }),
-      ` ${m.server} `, el("strong", { text: m.method || "" }), ` ${m.kind} · ${fmtBytes(m.bytes)} · ${m.ms.toFixed(1)} ms`);
+      ` ${m.server} `, el("strong", { text: m.method || "" }), ` ${m.kind} · ${fmtBytes(m.bytes)} · at ${fmtMS(m.ms)}`);
     list.append(el("li", {}, el("details", {}, summary, el("pre", { text: pretty(m.message || "") }))));
   }
   return list;
@@ -385,7 +401,7 @@ function logItem(l) {
   const node = el("li", { class: `log ${l.source}`, "data-trace": l.trace_id || "", "data-step": String(l.step || ""), "data-server": l.source === "host" ? "host" : l.server || "" },
     el("span", { class: "src", text: who }), " ",
     el("span", { class: "op", text: l.operation || "" }),
-    l.trace_id ? el("span", { class: "trace muted", text: ` ${l.trace_id.slice(0, 8)}·${l.step}` }) : null,
+    l.trace_id ? el("span", { class: "trace muted", text: l.step ? `${l.trace_id.slice(0, 8)}·${l.step}` : l.trace_id.slice(0, 8) }) : null,
     el("code", { class: "line", text: l.text }));
   node.addEventListener("click", () => node.classList.toggle("expanded"));
   return node;
