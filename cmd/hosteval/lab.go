@@ -235,4 +235,3 @@ func openBrowser(e *env, url string) error {
 	go cmd.Wait()
 	return nil
 }
-

@@ -300,7 +300,9 @@ func TestFormsFromSchemasInChromium(t *testing.T) {
 	b := webtest.Browser(t)
 	do(t, b, chromedp.Navigate(s.url+"/"), chromedp.WaitVisible(chromedp.CSS("#tool")),
 		choose("#tool", "forms__survey"), chromedp.Click(chromedp.CSS("#call")), chromedp.WaitVisible(chromedp.CSS(pendingForm+" form")))
-	field := func(name string) string { return fmt.Sprintf(`document.querySelector('%s [data-field=%q]')`, pendingForm, name) }
+	field := func(name string) string {
+		return fmt.Sprintf(`document.querySelector('%s [data-field=%q]')`, pendingForm, name)
+	}
 	checks := []struct{ what, expr, want string }{
 		{"titled choices are a dropdown", field("team") + `.querySelector("select").textContent`, "Choose…SecurityOperations"},
 		{"the title labels the field", field("team") + `.querySelector("label").textContent`, "Team *"},

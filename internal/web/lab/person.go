@@ -77,7 +77,7 @@ type presence struct {
 	mu     sync.Mutex
 	grace  time.Duration
 	pages  int
-	ch  chan struct{}
+	ch     chan struct{}
 	closed bool // ch is closed
 	timer  *time.Timer
 }
