@@ -108,6 +108,7 @@ func Start(ctx context.Context, opts Options) (*Lab, error) {
 	h, err := host.Start(ctx, hopts)
 	if err != nil {
 		l.cancel()
+		l.pages.stop()
 		l.state.close()
 		return nil, err
 	}
