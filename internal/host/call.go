@@ -518,15 +518,14 @@ func (h *Host) askPerson(ctx context.Context, server, key string, p *mcp.ElicitP
 	}
 	switch ans.Action {
 	case ActionAccept:
-		content := withDefaults(schema, ans.Content)
-		if err := CheckAnswer(schema, content); err != nil {
+		if err := CheckAnswer(schema, withDefaults(schema, ans.Content)); err != nil {
 			// Nothing the form does not allow reaches the server, whoever
 			// answered (see schema_answer.go).
 			h.step("host", err.Error()+": declined, nothing of it sent", nil)
 			return decline(ActionDecline)
 		}
 		h.step("host", "the person accepted", nil)
-		return &mcp.ElicitResult{Action: ActionAccept, Content: content}
+		return &mcp.ElicitResult{Action: ActionAccept, Content: withDefaults(schema, ans.Content)}
 	case ActionCancel:
 		h.step("host", "the person cancelled", nil)
 		return decline(ActionCancel)

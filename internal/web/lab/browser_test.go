@@ -93,7 +93,7 @@ func TestSeedFlowInChromium(t *testing.T) {
 	var serverLog logLines
 	s := startLab(t, Options{
 		Host:  host.Options{Servers: []host.ServerSpec{fixture("cmdb"), fixture("tickets")}, ServerLog: &serverLog},
-		Model: rulesModel(t, seedRules), Title: "The host side",
+		Model: rulesModel(t, seedRules(t)), Title: "The host side",
 		Suggestions: []string{"who owns jump-prod-02? Open a ticket for it"},
 	})
 	b := webtest.Browser(t)
@@ -152,7 +152,10 @@ func TestSeedFlowInChromium(t *testing.T) {
 	}
 	webtest.Screenshot(t, b, "seed-flow")
 	if *updateDocs {
-		png, err := chromedp.Run(b, chromedp.CaptureScreenshot())
+		// The whole page from its top: the conversation with the answered
+		// form, and the side panel with the call open.
+		js[bool](t, b, `window.scrollTo(0, 0) === undefined`)
+		png, err := chromedp.Run(b, chromedp.FullScreenshot(100))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -34,23 +34,18 @@ func fixture(name string) host.ServerSpec {
 	return host.ServerSpec{Name: name, Command: filepath.Join(fixtureBin, name)}
 }
 
-// seedRules is the first seed text's turn as a rules model: a hostname in
-// the question looks the host up, then opens a ticket for it; the answer
-// is written from the ticket, or from why there is none.
-const seedRules = `
-name: seed
-rules:
-  - match: '\b[a-z]+(?:-[a-z]+)*-(?:prod|staging|dev)-\d{2}\b'
-    call: cmdb__get_asset
-    args: {hostname: '{{index .Groups 0}}'}
-    then:
-      call: tickets__open_ticket
-      args: {host: '{{.Result.hostname}}', summary: 'Brute force then a login from 203.0.113.77; owner {{.Result.owner}}'}
-answers:
-  - {tool: tickets__open_ticket, error: true, template: "No ticket was opened: {{.Error}}"}
-  - {error: true, template: "I could not do this: {{.Error}}"}
-  - {tool: tickets__open_ticket, template: "Opened {{.Result.id}} ({{.Result.priority}}) for {{.Result.host}}."}
-`
+// seedRules is the first seed text's turn as a rules model, as the README
+// runs it: a hostname in the question looks the host up, then opens a
+// ticket for it; the answer is written from the ticket, or from why there
+// is none.
+func seedRules(t testing.TB) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("..", "..", "..", "docs", "seed-rules.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}
 
 func rulesModel(t testing.TB, text string) model.Model {
 	t.Helper()
@@ -221,7 +216,7 @@ func TestNothingReachesTheServerUntilAButton(t *testing.T) {
 	var serverLog logLines
 	s := startLab(t, Options{
 		Host:  host.Options{Servers: []host.ServerSpec{fixture("cmdb"), fixture("tickets")}, ServerLog: &serverLog},
-		Model: rulesModel(t, seedRules),
+		Model: rulesModel(t, seedRules(t)),
 	})
 	defer s.page(t)()
 	openTicket := []string{`"method":"tools/call"`, `"tool":"open_ticket"`}
@@ -327,7 +322,7 @@ func TestAQuestionWithNoPageOpenIsNo(t *testing.T) {
 	var serverLog logLines
 	s := startLab(t, Options{
 		Host:      host.Options{Servers: []host.ServerSpec{fixture("cmdb"), fixture("tickets")}, ServerLog: &serverLog},
-		Model:     rulesModel(t, seedRules),
+		Model:     rulesModel(t, seedRules(t)),
 		PageGrace: 200 * time.Millisecond,
 	})
 	closePage := s.page(t)

@@ -360,7 +360,7 @@ async function openCall(id) {
     el("pre", { class: "args", text: c.arguments ? JSON.stringify(c.arguments, null, 2) : "(nothing was sent)" }),
     el("h4", { text: cut ? `Result as the model saw it (its first ${fmtBytes(result.length)} of ${fmtBytes(c.result_bytes)})` : "Result as the model saw it" }),
     el("pre", { class: "result", text: pretty(result) }),
-    el("h4", { text: `${c.server === "-" ? "The server's" : c.server + "'s"} records for this call (trace_id + step)` }),
+    el("h4", { text: c.server === "-" ? "Server records" : `Records of ${c.server} for this call (trace_id + step)` }),
     d.server_lines.length
       ? el("ol", { class: "logs server-lines" }, ...d.server_lines.map(logItem))
       : el("p", { class: "empty", text: c.rounds ? "None yet." : "None: nothing reached a server." }),
