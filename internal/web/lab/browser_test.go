@@ -20,9 +20,9 @@ import (
 	"github.com/hosteval/hosteval/internal/web/webtest"
 )
 
-// updateDocs rewrites the README's screenshot of the lab, docs/lab.png,
-// from the seed's flow.
-var updateDocs = flag.Bool("update-docs", false, "rewrite docs/lab.png from the browser test")
+// docsShot, when set, also saves the seed flow's page as the README's
+// picture (docs/lab.png), as view's -docs-screenshot does for its own.
+var docsShot = flag.Bool("docs-screenshot", false, "save the seed flow's page as docs/lab.png")
 
 // do runs browser steps and stops the test on the first that fails.
 func do(t testing.TB, ctx context.Context, steps ...chromedp.Action[chromedp.Void]) {
@@ -151,7 +151,7 @@ func TestSeedFlowInChromium(t *testing.T) {
 		t.Errorf("the open call's arguments = %q", got)
 	}
 	webtest.Screenshot(t, b, "seed-flow")
-	if *updateDocs {
+	if *docsShot {
 		// The whole page from its top: the conversation with the answered
 		// form, and the side panel with the call open.
 		js[bool](t, b, `window.scrollTo(0, 0) === undefined`)
