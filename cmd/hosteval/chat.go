@@ -171,6 +171,7 @@ func runChat(ctx context.Context, e *env, args []string) error {
 		}
 	}
 
+	// OAuth servers sign in here, before the host starts.
 	h, err := host.Start(ctx, opts)
 	if err != nil {
 		return err

@@ -416,3 +416,38 @@ func TestOtherSitesCannotDriveTheLab(t *testing.T) {
 		t.Errorf("%d calls ran, want none", n)
 	}
 }
+
+// TestStopEndsTheTurn: Stop cancels what runs; the open question is
+// withdrawn and nothing is sent.
+func TestStopEndsTheTurn(t *testing.T) {
+	t.Parallel()
+	var serverLog logLines
+	s := startLab(t, Options{
+		Host:  host.Options{Servers: []host.ServerSpec{fixture("cmdb"), fixture("tickets")}, ServerLog: &serverLog},
+		Model: rulesModel(t, seedRules(t)),
+	})
+	defer s.page(t)()
+	s.post(t, "/ask", map[string]string{"question": "who owns jump-prod-02? Open a ticket for it"})
+	s.waitFor(t, "the approval", func(s snapshot) bool { return pending(s, "approval") != nil })
+	if code, body := s.post(t, "/stop", map[string]string{}); code != http.StatusOK {
+		t.Fatalf("stop: %d %v", code, body)
+	}
+	snap := s.waitFor(t, "the turn to end", func(s snapshot) bool { return !s.Busy && lastOf(s, "error") != nil })
+	if got := lastOf(snap, "error").Text; got != "Stopped: what was in flight was cancelled." {
+		t.Errorf("the turn ended with %q", got)
+	}
+	if q := lastOf(snap, "question").Question; q.State != "withdrawn" {
+		t.Errorf("the approval ended as %+v, want withdrawn", q)
+	}
+	if n := serverLog.count(`"tool":"open_ticket"`); n != 0 {
+		t.Errorf("the tickets server saw %d open_ticket calls, want none", n)
+	}
+	// The lab takes the next question.
+	if code, body := s.post(t, "/ask", map[string]string{"question": "hello"}); code != http.StatusAccepted {
+		t.Errorf("ask after stop: %d %v", code, body)
+	}
+	snap = s.waitFor(t, "the answer", func(s snapshot) bool { return lastOf(s, "answer") != nil })
+	if got := lastOf(snap, "answer").Text; !strings.HasPrefix(got, "Name a host") {
+		t.Errorf("answer = %q, want the rules' fallback", got)
+	}
+}
