@@ -60,6 +60,28 @@ func rulesModel(t testing.TB, text string) model.Model {
 	return m
 }
 
+// seedLab serves the seed's servers, cmdb and tickets, with its rules
+// model, and returns the servers' log; grace is the page grace (0: the
+// default).
+func seedLab(t testing.TB, grace time.Duration) (*served, *logLines) {
+	t.Helper()
+	serverLog := &logLines{}
+	s := startLab(t, Options{
+		Host:      host.Options{Servers: []host.ServerSpec{fixture("cmdb"), fixture("tickets")}, ServerLog: serverLog},
+		Model:     rulesModel(t, seedRules(t)),
+		PageGrace: grace,
+	})
+	return s, serverLog
+}
+
+// askSeed asks the seed's question.
+func (s *served) askSeed(t testing.TB) {
+	t.Helper()
+	if code, body := s.post(t, "/ask", map[string]string{"question": "who owns jump-prod-02? Open a ticket for it"}); code != http.StatusAccepted {
+		t.Fatalf("ask: %d %v", code, body)
+	}
+}
+
 // logLines collects JSON lines, safe for concurrent writers.
 type logLines struct {
 	mu  sync.Mutex
@@ -213,17 +235,11 @@ func (s *served) page(t testing.TB) (close func()) {
 // answer the form does not allow is refused, naming the field.
 func TestNothingReachesTheServerUntilAButton(t *testing.T) {
 	t.Parallel()
-	var serverLog logLines
-	s := startLab(t, Options{
-		Host:  host.Options{Servers: []host.ServerSpec{fixture("cmdb"), fixture("tickets")}, ServerLog: &serverLog},
-		Model: rulesModel(t, seedRules(t)),
-	})
+	s, serverLog := seedLab(t, 0)
 	defer s.page(t)()
 	openTicket := []string{`"method":"tools/call"`, `"tool":"open_ticket"`}
 
-	if code, body := s.post(t, "/ask", map[string]string{"question": "who owns jump-prod-02? Open a ticket for it"}); code != http.StatusAccepted {
-		t.Fatalf("ask: %d %v", code, body)
-	}
+	s.askSeed(t)
 	snap := s.waitFor(t, "the approval", func(s snapshot) bool { return pending(s, "approval") != nil })
 	approval := pending(snap, "approval")
 	if q := approval.Question; q.Name != "tickets__open_ticket" || q.Arguments["host"] != "jump-prod-02" || q.Effect != "it is not read-only" {
@@ -319,16 +335,9 @@ func (l *logLines) waitCount(t testing.TB, want int, subs ...string) {
 // grace, and nothing is sent.
 func TestAQuestionWithNoPageOpenIsNo(t *testing.T) {
 	t.Parallel()
-	var serverLog logLines
-	s := startLab(t, Options{
-		Host:      host.Options{Servers: []host.ServerSpec{fixture("cmdb"), fixture("tickets")}, ServerLog: &serverLog},
-		Model:     rulesModel(t, seedRules(t)),
-		PageGrace: 200 * time.Millisecond,
-	})
+	s, serverLog := seedLab(t, 200*time.Millisecond)
 	closePage := s.page(t)
-	if code, body := s.post(t, "/ask", map[string]string{"question": "who owns jump-prod-02? Open a ticket for it"}); code != http.StatusAccepted {
-		t.Fatalf("ask: %d %v", code, body)
-	}
+	s.askSeed(t)
 	s.waitFor(t, "the approval", func(s snapshot) bool { return pending(s, "approval") != nil })
 	closePage()
 	snap := s.waitFor(t, "the answer", func(s snapshot) bool { return lastOf(s, "answer") != nil })
@@ -421,13 +430,9 @@ func TestOtherSitesCannotDriveTheLab(t *testing.T) {
 // withdrawn and nothing is sent.
 func TestStopEndsTheTurn(t *testing.T) {
 	t.Parallel()
-	var serverLog logLines
-	s := startLab(t, Options{
-		Host:  host.Options{Servers: []host.ServerSpec{fixture("cmdb"), fixture("tickets")}, ServerLog: &serverLog},
-		Model: rulesModel(t, seedRules(t)),
-	})
+	s, serverLog := seedLab(t, 0)
 	defer s.page(t)()
-	s.post(t, "/ask", map[string]string{"question": "who owns jump-prod-02? Open a ticket for it"})
+	s.askSeed(t)
 	s.waitFor(t, "the approval", func(s snapshot) bool { return pending(s, "approval") != nil })
 	if code, body := s.post(t, "/stop", map[string]string{}); code != http.StatusOK {
 		t.Fatalf("stop: %d %v", code, body)
