@@ -147,6 +147,9 @@ func TestSeedFlowInChromium(t *testing.T) {
 	if got := js[int](t, b, `document.querySelectorAll("#detail .wire li").length`); got != 4 {
 		t.Errorf("the open call shows %d wire messages, want 4", got)
 	}
+	if got := js[string](t, b, `document.querySelector("#detail .sentence").textContent`); !strings.HasPrefix(got, "open_ticket on tickets answered: ") {
+		t.Errorf("the open call says %q", got)
+	}
 	if got := js[string](t, b, `document.querySelector("#detail pre.args").textContent`); !strings.Contains(got, `"host": "jump-prod-02"`) {
 		t.Errorf("the open call's arguments = %q", got)
 	}

@@ -76,9 +76,10 @@ type Question struct {
 }
 
 // Row is a row of the side panel: one host.tool_call event, with its
-// arguments and result.
+// arguments and result, and what became of it in a sentence.
 type Row struct {
-	ID string `json:"id"`
+	ID       string `json:"id"`
+	Sentence string `json:"sentence"`
 	record.Call
 }
 
@@ -254,7 +255,7 @@ func (s *state) addStep(st host.Step) {
 func (s *state) addCall(ev record.Call) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	row := &Row{ID: s.newID("c"), Call: ev}
+	row := &Row{ID: s.newID("c"), Sentence: host.Explain(ev), Call: ev}
 	s.calls = append(s.calls, row)
 	cp := *row
 	s.publish("call", event{Call: &cp})

@@ -351,7 +351,7 @@ async function openCall(id) {
   const cut = c.result_bytes > new TextEncoder().encode(result).length;
   box.replaceChildren(
     el("div", { class: "detail-head" }, el("h3", {}, `step ${c.step} · `, el("code", { text: c.name }), " ", badge(c.outcome)), logs, close),
-    el("p", { class: "sentence" }, explain(c)),
+    el("p", { class: "sentence", text: c.sentence }),
     el("div", { class: "cards" },
       figure("ms", fmtMS(c.ms)), figure("server", fmtMS(c.server_ms)), figure("person", fmtMS(c.person_ms || 0)),
       figure("rounds", String(c.rounds)), figure("result", fmtBytes(c.result_bytes)), figure("asked the person", c.asked_user ? "yes" : "no")),
@@ -368,20 +368,6 @@ async function openCall(id) {
     d.wire.length ? wireList(d.wire) : el("p", { class: "empty", text: "None." }),
   );
   box.hidden = false;
-}
-
-// explain is what became of a call, in a sentence (as host.Explain says it).
-function explain(c) {
-  const what = `${c.tool} on ${c.server}`;
-  switch (c.outcome) {
-    case "ok": return `${what} answered: ${c.result_bytes} bytes went back to the model${c.clipped ? `, cut from ${c.raw_bytes} to the result budget` : ""}.`;
-    case "tool_error": return `${what} reported a failure: ${c.error}`;
-    case "unknown_tool": return `No tool is named "${c.name}", so nothing was sent.`;
-    case "bad_arguments": return `Nothing was sent: ${c.error}`;
-    case "denied": return `Not approved, so nothing was sent to ${c.server}.`;
-    case "timeout": return `${what} did not answer in time; it may still finish the work.`;
-  }
-  return `The call failed: ${c.error || "no reason given"}`;
 }
 
 function wireList(messages) {
