@@ -13,6 +13,7 @@
 //	tools     list the host's namespaced tool table
 //	chat      talk to a model through the host, or call tools by hand
 //	merge     merge the run folders of a suite's shards into one run
+//	lab       the host as a web page: chat, forms, calls and logs
 //	version   print the version
 //
 // Exit codes: 0 every case passed and every gate held; 1 a case or a gate
@@ -96,6 +97,7 @@ func commands() []command {
 		catalogCommand,
 		toolsCommand,
 		chatCommand,
+		labCommand,
 		conformanceCommand,
 		schemaCommand,
 		mergeCommand,

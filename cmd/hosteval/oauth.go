@@ -32,7 +32,7 @@ type oauthSeams struct {
 
 // registerOpen registers -open on a command that starts servers.
 func registerOpen(fs *flag.FlagSet, open *bool) {
-	fs.BoolVar(open, "open", false, "open the browser when a server's OAuth needs you to authorise it (the URL is printed either way)")
+	fs.BoolVar(open, "open", false, "open a browser ($HOSTEVAL_BROWSER, or the system's) when a server's OAuth needs you to authorise it, and on lab's page (the URL is printed either way)")
 }
 
 // logins builds the OAuth handlers of a command and logs them in.
@@ -54,18 +54,18 @@ type logins struct {
 	names    []string
 }
 
-// newLogins returns the logins of a command: -open (openBrowser) launches
+// newLogins returns the logins of a command: -open (open) launches
 // the person's browser; in CI, or with no terminal to print the URL on and
 // no browser to open, an authorization that needs a person fails at once.
-func newLogins(e *env, openBrowser bool, person time.Duration) *logins {
+func newLogins(e *env, open bool, person time.Duration) *logins {
 	l := &logins{e: e, person: person, cache: e.oauth.cache}
 	switch {
 	case e.oauth.open != nil:
 		l.open = e.oauth.open
 	case ciSet(e):
 		l.unattended = "CI is set"
-	case openBrowser:
-		l.open = oauth.OpenBrowser
+	case open:
+		l.open = func(_ context.Context, url string) error { return openBrowser(e, url) }
 	case !stderrTerminal(e):
 		l.unattended = "stderr is not a terminal, and -open is not given"
 	}

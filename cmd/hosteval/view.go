@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
-	"runtime"
 
 	"golang.org/x/sync/errgroup"
 
@@ -72,25 +70,11 @@ func runView(ctx context.Context, e *env, args []string) error {
 	g.Go(func() error { return v.Serve(ctx, ln) })
 	if *open {
 		g.Go(func() error {
-			if err := openBrowser(url); err != nil {
+			if err := openBrowser(e, url); err != nil {
 				fmt.Fprintf(e.stderr, "hosteval: view: -open: %v; open %s by hand\n", err, url)
 			}
 			return nil
 		})
 	}
 	return g.Wait()
-}
-
-// openBrowser asks the system to open url in the default browser.
-func openBrowser(url string) error {
-	var cmd *exec.Cmd
-	switch runtime.GOOS {
-	case "darwin":
-		cmd = exec.Command("open", url)
-	case "windows":
-		cmd = exec.Command("rundll32", "url.dll,FileProtocolHandler", url)
-	default:
-		cmd = exec.Command("xdg-open", url)
-	}
-	return cmd.Run()
 }

@@ -539,6 +539,12 @@ func (h *Host) askPerson(ctx context.Context, server, key string, p *mcp.ElicitP
 	ask.Rule = ans.Rule
 	switch ans.Action {
 	case ActionAccept:
+		if err := CheckAnswer(schema, withDefaults(schema, ans.Content)); err != nil {
+			// Nothing the form does not allow reaches the server, whoever
+			// answered (see schema_answer.go).
+			h.step("host", err.Error()+": declined, nothing of it sent", nil)
+			return decline(ActionDecline)
+		}
 		h.step("host", "the person accepted", nil)
 		res := &mcp.ElicitResult{Action: ActionAccept, Content: withDefaults(schema, ans.Content)}
 		ask.Action, ask.Content = ActionAccept, res.Content

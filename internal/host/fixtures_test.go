@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"gopkg.in/yaml.v3"
 
 	"github.com/hosteval/hosteval/internal/model"
@@ -324,6 +325,8 @@ func TestTicketConfirmation(t *testing.T) {
 		{"decline", ModeAuto, false, ElicitAnswer{Action: ActionDecline}, nil, "tool_error", "declined: no ticket was opened", 2, true},
 		{"decline over 2025-11-25", ModeLegacy, false, ElicitAnswer{Action: ActionDecline}, nil, "tool_error", "declined: no ticket was opened", 1, true},
 		{"cancel", ModeAuto, false, ElicitAnswer{Action: ActionCancel}, nil, "tool_error", "closed the form: no ticket was opened", 2, true},
+		{"an answer the form does not allow is declined, not sent", ModeAuto, false, ElicitAnswer{Action: ActionAccept, Content: map[string]any{"priority": "P7"}}, nil, "tool_error", "declined: no ticket was opened", 2, true},
+		{"the same over 2025-11-25", ModeLegacy, false, ElicitAnswer{Action: ActionAccept, Content: map[string]any{"priority": "P1", "owner": "me"}}, nil, "tool_error", "declined: no ticket was opened", 1, true},
 		{"no canned answer", ModeAuto, false, ElicitAnswer{}, ErrNoAnswer, "tool_error", "declined: no ticket was opened", 2, true},
 		{"no elicitation capability", ModeAuto, true, ElicitAnswer{}, nil, "tool_error", "No ticket was opened", 1, false},
 		{"no elicitation capability over 2025-11-25", ModeLegacy, true, ElicitAnswer{}, nil, "tool_error", "No ticket was opened", 1, false},
@@ -364,8 +367,17 @@ func TestTicketConfirmation(t *testing.T) {
 func TestEventsJoinServerLogs(t *testing.T) {
 	t.Parallel()
 	var hostLog, serverLog logLines
+	var (
+		mu   sync.Mutex
+		seen []record.Call
+	)
 	h := startHost(t, Options{
 		Servers: []ServerSpec{fixture("cmdb"), fixture("tickets")}, Log: &hostLog, ServerLog: &serverLog,
+		Calls: func(ev record.Call) {
+			mu.Lock()
+			seen = append(seen, ev)
+			mu.Unlock()
+		},
 		Elicitor: Canned{Answers: []CannedAnswer{{Server: "tickets", Action: ActionAccept, Content: map[string]any{"priority": "P1"}}}},
 		Approver: CannedApprovals{Tools: []string{"tickets__open_ticket"}},
 	})
@@ -379,6 +391,15 @@ func TestEventsJoinServerLogs(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.Close() // every server line is in
+	// Calls hears of each call with what the log line leaves out.
+	mu.Lock()
+	if diff := cmp.Diff(res.Calls, seen); diff != "" {
+		t.Errorf("Calls heard (-turn +heard):\n%s", diff)
+	}
+	if len(seen) != 2 || seen[1].Arguments["host"] != "jump-prod-02" || !strings.Contains(seen[1].Result, "INC-4100") {
+		t.Errorf("Calls heard %+v, want open_ticket's arguments and result", seen)
+	}
+	mu.Unlock()
 	events := hostLog.entries(map[string]any{"operation": record.OpToolCall, "trace_id": res.TraceID})
 	if len(events) != 2 {
 		t.Fatalf("%d host.tool_call events for the trace, want 2", len(events))

@@ -236,6 +236,9 @@ func NewID() string {
 // and no result text: logs are for joining and counting, and arguments and
 // results may hold what a log should not. Records keep both.
 func (h *Host) emit(ev record.Call) {
+	if h.opts.Calls != nil {
+		h.opts.Calls(ev)
+	}
 	ev.Arguments, ev.Result = nil, ""
 	h.emitJSON(ev)
 }

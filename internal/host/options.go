@@ -8,6 +8,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/hosteval/hosteval/internal/record"
 	"github.com/hosteval/hosteval/internal/tokens"
 )
 
@@ -155,6 +156,11 @@ type Options struct {
 	// Steps, if set, is told of each step of a turn as it happens (the
 	// chat's "[model] wants ..." lines). It is called from one goroutine at a time.
 	Steps func(Step)
+	// Calls, if set, is told of each call's event as the call ends, with
+	// the arguments and the result (its first 4 KiB) that the Log's line
+	// leaves out: what a live view of the calls shows (the lab's side
+	// panel). Calls running at once call it at once.
+	Calls func(record.Call)
 	// TerminateGrace is how long a stdio server gets to exit after its input
 	// is closed before it is signalled (default 100ms).
 	TerminateGrace time.Duration

@@ -8,8 +8,6 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"os/exec"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -247,23 +245,6 @@ func (rh *redirectHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case rh.results <- cb:
 	default: // answered already: a reload
 	}
-}
-
-// OpenBrowser opens url in the person's browser (xdg-open, open, or the
-// Windows URL handler): an Options.Open for chat and the lab.
-func OpenBrowser(ctx context.Context, url string) error {
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	var cmd *exec.Cmd
-	switch runtime.GOOS {
-	case "darwin":
-		cmd = exec.CommandContext(ctx, "open", url)
-	case "windows":
-		cmd = exec.CommandContext(ctx, "rundll32", "url.dll,FileProtocolHandler", url)
-	default:
-		cmd = exec.CommandContext(ctx, "xdg-open", url)
-	}
-	return cmd.Run()
 }
 
 // FollowRedirects returns an Options.Open that plays a person for an

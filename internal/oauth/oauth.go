@@ -50,7 +50,7 @@ type Options struct {
 	// a server, and a cache that could not be written (nil: discarded).
 	Out io.Writer
 	// Open, if set, is called with the authorization URL after it is
-	// printed: OpenBrowser launches the person's browser; FollowRedirects
+	// printed: the CLI's -open launches the person's browser; FollowRedirects
 	// plays a person for an authorization server that approves at once
 	// (tests, the conformance suite).
 	Open func(ctx context.Context, url string) error

@@ -461,7 +461,7 @@ func runCase(ctx context.Context, idx int, c *scenario.Case, opts Options, pool 
 // caseHostOptions are a case's host options: its folder made under dir
 // (when it uses one), the run's override and process groups.
 func caseHostOptions(c *scenario.Case, dir string, opts Options) (host.Options, error) {
-	caseDir, err := prepareCaseDir(c, dir)
+	caseDir, err := PrepareCaseDir(c, dir)
 	hopts := c.HostOptionsIn(caseDir)
 	if opts.Override != nil {
 		opts.Override(&hopts)
