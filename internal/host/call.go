@@ -83,17 +83,18 @@ func (c *callState) person() float64 {
 // fails: every failure is a short text for the model and an outcome in the
 // event.
 func (h *Host) Call(ctx context.Context, req CallRequest) (string, record.Call) {
-	return h.call(ctx, req, false)
+	return h.call(ctx, h.tab(), req, false)
 }
 
 // Check runs a call for the harness, not the model: any tool in the table,
 // offered or not, and without asking the person (the harness reading state
 // after a conversation is not an effect the model proposed).
 func (h *Host) Check(ctx context.Context, req CallRequest) (string, record.Call) {
-	return h.call(ctx, req, true)
+	return h.call(ctx, h.tab(), req, true)
 }
 
-func (h *Host) call(ctx context.Context, req CallRequest, harness bool) (string, record.Call) {
+// call runs a call of a tool in tab, the table the model was given.
+func (h *Host) call(ctx context.Context, tab *toolTable, req CallRequest, harness bool) (string, record.Call) {
 	start := time.Now()
 	ev := record.Call{
 		Operation: record.OpToolCall, Time: start.UTC(), SessionID: h.sessionID,
@@ -118,7 +119,7 @@ func (h *Host) call(ctx context.Context, req CallRequest, harness bool) (string,
 		return text, ev
 	}
 
-	tool := h.table.all[req.Name]
+	tool := tab.all[req.Name]
 	if tool == nil || (!harness && !tool.Offered) {
 		h.step("host", "no such tool: nothing sent", map[string]any{"decision": "unknown_tool"})
 		return finish(fmt.Sprintf("error: there is no tool named %q. Use only the tools you were given.", req.Name), record.OutcomeUnknownTool)

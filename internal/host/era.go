@@ -163,7 +163,9 @@ func (h *Host) connect(ctx context.Context, spec ServerSpec) (*serverConn, error
 	if res := s.session.InitializeResult(); res != nil && res.ServerInfo != nil {
 		s.info.ServerName, s.info.ServerVersion = res.ServerInfo.Name, res.ServerInfo.Version
 	}
-	tools, err := listTools(ctx, s.session)
+	// A change the server announces from here on is after this listing.
+	s.listedChanges = s.watch.changed()
+	tools, err := listTools(ctx, s)
 	if err != nil {
 		if s.proc != nil {
 			if why := s.proc.ended(); why != "" {
@@ -177,8 +179,8 @@ func (h *Host) connect(ctx context.Context, spec ServerSpec) (*serverConn, error
 		s.session, s.proc = nil, nil
 		return fail(fmt.Errorf("list tools of %s: %w", spec.Name, err))
 	}
-	s.tools = tools
-	s.info.Tools = len(tools)
+	s.setListing(tools)
+	s.info.Tools = len(tools.tools)
 	s.info.ConnectMS = msSince(start)
 	s.info.Time = time.Now().UTC()
 	return s, nil
@@ -253,6 +255,7 @@ func (h *Host) dial(ctx context.Context, s *serverConn, revision string, b budge
 	client.AddSendingMiddleware(hs.middleware)
 
 	wire := h.wire.forServer(name)
+	w := newWatch()
 	var transport mcp.Transport
 	var proc *process
 	switch {
@@ -263,7 +266,7 @@ func (h *Host) dial(ctx context.Context, s *serverConn, revision string, b budge
 		}
 		transport = t
 	case s.spec.URL != "":
-		t, err := httpTransport(s.spec, wire)
+		t, err := httpTransport(s.spec, wire, w)
 		if err != nil {
 			return hs, fmt.Errorf("connect %s: %w", name, err)
 		}
@@ -285,9 +288,9 @@ func (h *Host) dial(ctx context.Context, s *serverConn, revision string, b budge
 		transport = &mcp.IOTransport{Reader: r, Writer: w, MaxLineLength: maxMessageBytes}
 	}
 	if s.spec.URL == "" {
-		// The streamable HTTP connection cannot be wrapped (see tasks.go).
-		s.tasks = newTaskWatch()
-		transport = taskWatchTransport{handshakeTransport{guardedTransport{transport}, hs}, s.tasks}
+		// The streamable HTTP connection cannot be wrapped: its tap does
+		// the same on the bodies (see http.go).
+		transport = watchTransport{handshakeTransport{guardedTransport{transport}, hs}, w}
 	}
 
 	cctx, cancel := context.WithCancelCause(ctx)
@@ -298,7 +301,7 @@ func (h *Host) dial(ctx context.Context, s *serverConn, revision string, b budge
 	if err != nil {
 		return hs, connectFailure(name, context.Cause(cctx), hs, proc, err)
 	}
-	s.session, s.proc = cs, proc
+	s.session, s.proc, s.watch = cs, proc, w
 	return hs, nil
 }
 

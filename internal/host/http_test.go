@@ -666,8 +666,13 @@ func TestHTTPWireTrace(t *testing.T) {
 			call(t, h, "web__lookup", `{"key": "traced"}`)
 			var got []string
 			for _, e := range wire.entries(map[string]any{"server": "web", "stream": "http"}) {
+				if m := fmt.Sprint(e["method"]); strings.HasPrefix(m, "subscriptions/") || strings.HasPrefix(m, "notifications/subscriptions/") {
+					continue // the subscriptions/listen stream runs beside the calls
+				}
 				got = append(got, fmt.Sprintf("%s %s %s", e["dir"], e["kind"], e["method"]))
 			}
+			// The server offers tools.listChanged: the host listens for it.
+			wire.waitFor(t, map[string]any{"server": "web", "dir": "->", "method": "subscriptions/listen"}, 10*time.Second)
 			want := []string{
 				"-> request server/discover", "<- result server/discover",
 				"-> request tools/list", "<- result tools/list",

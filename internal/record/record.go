@@ -24,6 +24,7 @@ const (
 	OpToolCall     = "host.tool_call"
 	OpModelRequest = "host.model_request"
 	OpConnect      = "host.connect"
+	OpToolsChanged = "host.tools_changed"
 )
 
 // Outcomes of one tool call, as the host saw it.
@@ -118,6 +119,33 @@ type ModelRequest struct {
 	Error string `json:"error,omitempty"`
 }
 
+// ToolChange is one server's tools changing during a case: the
+// host.tools_changed event. The server said so (notifications/tools/
+// list_changed, on a call's stream or a subscriptions/listen stream); the
+// host listed its tools again and, before its next model request, offered
+// the new table. Tools are the server's own names.
+type ToolChange struct {
+	Operation string    `json:"operation"` // always OpToolsChanged
+	Time      time.Time `json:"ts"`
+	SessionID string    `json:"session_id"`
+	TraceID   string    `json:"trace_id"`
+	Turn      int       `json:"turn"`
+	// Index is the turn's model request (1-based) that was the first to
+	// get the new table.
+	Index   int      `json:"index"`
+	Server  string   `json:"server"`
+	Added   []string `json:"added,omitempty"`
+	Removed []string `json:"removed,omitempty"`
+	// Changed are tools listed before and after whose definition as the
+	// server wrote it differs.
+	Changed []string `json:"changed,omitempty"`
+	// Tools, ToolDefBytes and ToolDefTokens describe the whole tools array
+	// offered from then on: what every later model request carries.
+	Tools         int `json:"tools"`
+	ToolDefBytes  int `json:"tool_def_bytes"`
+	ToolDefTokens int `json:"tool_def_tokens"`
+}
+
 // Usage is token usage reported by a model endpoint.
 type Usage struct {
 	PromptTokens     int `json:"prompt_tokens"`
@@ -206,8 +234,10 @@ type Record struct {
 	// Checks are the harness's own calls after the conversation (state checks).
 	Checks []Call `json:"checks,omitempty"`
 
-	// ToolDefs describes the tool catalog offered to the model.
-	ToolDefs ToolDefs `json:"tool_defs"`
+	// ToolDefs describes the tool catalog offered to the model at the
+	// start; ToolChanges are the changes to it during the case.
+	ToolDefs    ToolDefs     `json:"tool_defs"`
+	ToolChanges []ToolChange `json:"tool_changes,omitempty"`
 	Usage    *Usage   `json:"usage,omitempty"`
 	// Settings are the host settings the case ran under (absent in
 	// records written before they were recorded).
