@@ -100,8 +100,8 @@ type jsonBody struct {
 	wire  *serverWire
 	watch *watch
 	read  bool
-	rest []byte
-	err  error
+	rest  []byte
+	err   error
 }
 
 func (b *jsonBody) Read(p []byte) (int, error) {

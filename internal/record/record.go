@@ -238,7 +238,7 @@ type Record struct {
 	// start; ToolChanges are the changes to it during the case.
 	ToolDefs    ToolDefs     `json:"tool_defs"`
 	ToolChanges []ToolChange `json:"tool_changes,omitempty"`
-	Usage    *Usage   `json:"usage,omitempty"`
+	Usage       *Usage       `json:"usage,omitempty"`
 	// Settings are the host settings the case ran under (absent in
 	// records written before they were recorded).
 	Settings *Settings `json:"settings,omitempty"`
