@@ -38,6 +38,15 @@ const (
 	OutcomeDenied       = "denied"        // the person did not approve it; nothing sent
 )
 
+// CodeInvalidResult is the error code the host records for a server's
+// answer that the protocol makes invalid although it is well-formed JSON-RPC
+// (a resultType the host does not know): JSON-RPC's internal error, since no
+// code of the server's exists.
+const CodeInvalidResult = -32603
+
+// Code returns a pointer to code, for Call.ErrorCode.
+func Code(code int) *int { return &code }
+
 // Approval decisions for a call.
 const (
 	ApprovalAuto     = "auto"     // on the server's auto-run list
@@ -62,8 +71,11 @@ type Call struct {
 	// Arguments are the arguments as sent (absent when nothing was sent).
 	Arguments map[string]any `json:"arguments,omitempty"`
 	Outcome   string         `json:"outcome"`
-	// ErrorCode is the JSON-RPC error code of a protocol error (0 for none).
-	ErrorCode int `json:"error_code,omitempty"`
+	// ErrorCode is the JSON-RPC error code of a protocol error, absent for
+	// none: a server's error with code 0 keeps its 0. The host records
+	// CodeInvalidResult for an answer it must treat as invalid (an unknown
+	// resultType).
+	ErrorCode *int `json:"error_code,omitempty"`
 	// Error is the short text the model was given for a failed call.
 	Error     string `json:"error,omitempty"`
 	Approval  string `json:"approval,omitempty"`
@@ -77,6 +89,12 @@ type Call struct {
 	// of those were declined or cancelled (including url-mode and unanswered ones).
 	Elicitations int `json:"elicitations,omitempty"`
 	Declined     int `json:"declined,omitempty"`
+	// DeclineReasons say why the host declined a question for the person
+	// when the person's answer could not be sent: it did not fit the
+	// server's form (naming the field).
+	DeclineReasons []string `json:"decline_reasons,omitempty"`
+	// Progress is what the server reported of the call's progress.
+	Progress *Progress `json:"progress,omitempty"`
 	// MS is wall time in the host, from dispatch to answer. ServerMS is the
 	// part spent waiting on the server; PersonMS the part spent waiting on the
 	// person (approval and elicitation).
@@ -96,6 +114,21 @@ type Call struct {
 	Result string `json:"result,omitempty"`
 	// Protocol is the revision negotiated with the server that ran the call.
 	Protocol string `json:"protocol,omitempty"`
+}
+
+// Progress is what a server reported of one call's progress
+// (notifications/progress for the progress token the host sends with every
+// round).
+type Progress struct {
+	// Count is how many notifications came, over all the call's rounds.
+	Count int `json:"count"`
+	// Progress, Total and Message are the last notification's.
+	Progress float64  `json:"progress"`
+	Total    *float64 `json:"total,omitempty"`
+	Message  string   `json:"message,omitempty"`
+	// Extended counts the notifications that moved a round's time limit
+	// (host progress_extends).
+	Extended int `json:"extended,omitempty"`
 }
 
 // ModelRequest is one request to the model: the host.model_request event.

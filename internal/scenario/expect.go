@@ -147,7 +147,7 @@ func (t *toolExpect) describeCall(i int, c record.Call) string {
 	}{
 		{t.askedUser != nil, fmt.Sprintf("asked_user=%t", c.AskedUser)},
 		{t.rounds != nil, fmt.Sprintf("rounds=%d", c.Rounds)},
-		{t.errorCode != nil, fmt.Sprintf("error_code=%d", c.ErrorCode)},
+		{t.errorCode != nil, "error_code=" + codeText(c.ErrorCode)},
 		{t.args != nil || t.argsExact != nil, "args=" + render(normalize(c.Arguments))},
 		{t.clipped != nil, fmt.Sprintf("clipped=%t", c.Clipped)},
 		{t.resultMatches != nil, "result=" + strconv.Quote(table.Shorten(c.Result, 120))},
@@ -166,7 +166,7 @@ func (t *toolExpect) matches(c record.Call) bool {
 		t.approval != nil && c.Approval != *t.approval,
 		t.askedUser != nil && c.AskedUser != *t.askedUser,
 		t.rounds != nil && c.Rounds != *t.rounds,
-		t.errorCode != nil && c.ErrorCode != *t.errorCode,
+		t.errorCode != nil && (c.ErrorCode == nil || *c.ErrorCode != *t.errorCode),
 		t.errorMatches != nil && !t.errorMatches.MatchString(c.Error),
 		t.clipped != nil && c.Clipped != *t.clipped,
 		t.resultMatches != nil && !t.resultMatches.MatchString(c.Result):
@@ -244,6 +244,14 @@ func callList(calls []record.Call) string {
 		names[i] = c.Name
 	}
 	return "calls: " + strings.Join(names, ", ")
+}
+
+// codeText shows a call's error code, "none" for none.
+func codeText(code *int) string {
+	if code == nil {
+		return "none"
+	}
+	return strconv.Itoa(*code)
 }
 
 func orNone(s string) string {
@@ -406,7 +414,7 @@ func count(key string, rec *record.Record) (int, []string) {
 		switch {
 		case !counted(c):
 		case key == "protocol_errors":
-			names = append(names, fmt.Sprintf("%s %d", c.Name, c.ErrorCode))
+			names = append(names, c.Name+" "+codeText(c.ErrorCode))
 		default:
 			names = append(names, c.Name)
 		}

@@ -35,7 +35,7 @@ func evalRecord() *record.Record {
 				Arguments: map[string]any{"host": "jump-prod-02", "priority": 1.0, "tags": []any{"ssh"}}, Result: `{"id":"INC-4100"}`,
 				Elicitations: 2, Declined: 1},
 			{Name: "delete_everything", Outcome: "unknown_tool", Error: `there is no tool named "delete_everything".`},
-			{Name: "cmdb__find_assets", Outcome: "error", ErrorCode: -32003, Rounds: 1, Error: "forbidden: not your team"},
+			{Name: "cmdb__find_assets", Outcome: "error", ErrorCode: record.Code(-32003), Rounds: 1, Error: "forbidden: not your team"},
 			{Name: "cmdb__find_assets", Outcome: "ok", Rounds: 1, Clipped: true, ResultBytes: 4000, RawBytes: 9000, Result: "[{...}]"},
 			{Name: "tickets__list_tickets", Outcome: "timeout", Rounds: 1, Error: "no answer within 2 seconds."},
 		},
