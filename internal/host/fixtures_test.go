@@ -12,11 +12,10 @@ import (
 	"testing"
 	"time"
 
-	"gopkg.in/yaml.v3"
-
 	"github.com/hosteval/hosteval/internal/model"
 	"github.com/hosteval/hosteval/internal/record"
 	"github.com/hosteval/hosteval/internal/table"
+	"github.com/hosteval/hosteval/internal/yamlx"
 )
 
 // logLines collects JSON lines written to it (a server log, the host's
@@ -84,7 +83,7 @@ func code(ev record.Call) string {
 func script(t *testing.T, steps string) model.Model {
 	t.Helper()
 	var s []model.ScriptStep
-	if err := yaml.Unmarshal([]byte(steps), &s); err != nil {
+	if err := yamlx.Decode("script", []byte(steps), &s, nil); err != nil {
 		t.Fatal(err)
 	}
 	m, err := model.New(model.Config{Scripted: s})

@@ -15,9 +15,12 @@ import (
 // with notifications/tools/list_changed: on the stream of a call it is
 // answering, on a 2025-11-25 session, or on the subscriptions/listen stream
 // the SDK opens on a 2026-07-28 connection to a server that offers
-// tools.listChanged. The watch notes each one as it is read (in order with
-// the answers around it, so a notification sent before a call's result is
-// seen before the call returns). Before each model request the turn loop
+// tools.listChanged. The watch notes each one as it is read: in order with
+// the answers around it on one stream (stdio, or a call's own event stream),
+// so a notification a server sends before a call's result is seen before the
+// call returns. Over Streamable HTTP a subscriptions/listen stream is a
+// stream of its own, which nothing orders with a call's answer: a change is
+// taken at the first model request after the host has read it. Before each model request the turn loop
 // asks refresh to list those servers' tools again, every page, and to
 // build a new table when they differ; that request, and every later one,
 // gets the new table. A table is never changed while a model request is
