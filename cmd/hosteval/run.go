@@ -41,7 +41,8 @@ records the run as interrupted, and hosteval exits (what finished is
 already on disk).
 
 The budgets (-connect-timeout, -discover-timeout, -initialize-timeout,
--tool-timeout, -person-timeout) override the scenarios' host settings.
+-tool-timeout, -person-timeout, -max-tool-time; -progress-extends) override
+the scenarios' host settings.
 
 Exit codes: 0 all passed and every gate held, 1 a case or gate failed,
 2 a usage, scenario or configuration error, 3 a case could not run (a

@@ -12,10 +12,15 @@
 //     honest cause when a server dies (exit status, signal, a closed stdout,
 //     bytes that are not JSON-RPC);
 //   - the tool table: server__tool names, sanitised, collisions refused,
-//     allow/deny lists, description overrides, definitions rendered once;
+//     allow/deny lists, description overrides, definitions rendered once
+//     with each server's inputSchema as it sent it; a new table between
+//     model requests when a server says its tools changed (follow.go);
 //   - the call: unknown names, bad arguments, approval for effects, the
-//     per-round timeout, protocol errors, tool errors, dead servers, the
-//     input_required rounds run by the host itself, the result budget;
+//     per-round timeout and the server's progress, protocol errors, tool
+//     errors, dead servers, the input_required rounds run by the host
+//     itself, answers that the protocol makes invalid, the result budget;
+//   - the wire: what the SDK's types lose, read and written as the server
+//     wrote it (watch.go);
 //   - the person: Elicitor and Approver, one question at a time;
 //   - the turn loop (Conversation), and events: one host.tool_call record per
 //     call and one host.model_request record per model request, joinable
@@ -26,7 +31,7 @@
 // Every wait has a named budget. A budget exists to catch a broken server,
 // never a slow machine: each default holds on a busy 2-core CI runner (load
 // average 25) starting npm servers, and the person's time is never a tool's
-// time. The host owns the first five; the last two are listed so that the
+// time. The host owns the first six; the last two are listed so that the
 // whole model is in one place.
 //
 //	budget      what it measures                                default  scenario host:        servers.yaml        flag
@@ -38,6 +43,9 @@
 //	            counted from when the server has read it
 //	tool        each round of a tool call, the person's time    10s      tool_timeout          -                   -tool-timeout
 //	            excluded; then "no answer within N s"
+//	max tool    a round that the server's progress extends      2m       max_tool_time         -                   -max-tool-time
+//	            (progress_extends, -progress-extends: each
+//	            report gives the round "tool" again from then)
 //	person      the person's answer to an approval or a         none     person_timeout        -                   -person-timeout
 //	            server's question; then no
 //	model       one model request, retries included             2m       model openai.timeout  -                   (internal/model)

@@ -472,6 +472,66 @@ func (s *serverExpect) eval(rec *record.Record) (bool, string) {
 	return false, detail
 }
 
+// toolsChangedExpect is an expectation on the changes of one server's
+// tools during the case.
+type toolsChangedExpect struct {
+	server                  string
+	added, removed, changed []string
+	count                   *intRange
+}
+
+func (c *toolsChangedExpect) name() string {
+	parts := []string{"tools_changed " + c.server}
+	for _, l := range []struct {
+		key   string
+		names []string
+	}{{"added", c.added}, {"removed", c.removed}, {"changed", c.changed}} {
+		if len(l.names) > 0 {
+			parts = append(parts, l.key+"="+strings.Join(l.names, ","))
+		}
+	}
+	if c.count != nil {
+		parts = append(parts, c.count.render("count"))
+	}
+	return strings.Join(parts, " ")
+}
+
+func (c *toolsChangedExpect) eval(rec *record.Record) (bool, string) {
+	var changes []record.ToolChange
+	for _, ch := range rec.ToolChanges {
+		if ch.Server == c.server {
+			changes = append(changes, ch)
+		}
+	}
+	var fails []string
+	switch {
+	case c.count != nil && !c.count.contains(len(changes)):
+		fails = append(fails, fmt.Sprintf("the tools of %s changed %s", c.server, times(len(changes))))
+	case c.count == nil && len(changes) == 0:
+		fails = append(fails, fmt.Sprintf("the tools of %s never changed", c.server))
+	}
+	for _, l := range []struct {
+		what  string
+		want  []string
+		names func(record.ToolChange) []string
+	}{
+		{"added", c.added, func(ch record.ToolChange) []string { return ch.Added }},
+		{"removed", c.removed, func(ch record.ToolChange) []string { return ch.Removed }},
+		{"changed", c.changed, func(ch record.ToolChange) []string { return ch.Changed }},
+	} {
+		var got []string
+		for _, ch := range changes {
+			got = append(got, l.names(ch)...)
+		}
+		for _, name := range l.want {
+			if !slices.Contains(got, name) {
+				fails = append(fails, fmt.Sprintf("%s was not %s (%s: %s)", name, l.what, l.what, orNone(strings.Join(got, ", "))))
+			}
+		}
+	}
+	return len(fails) == 0, strings.Join(fails, "; ")
+}
+
 // stateExpect is a call the harness makes after the conversation, and what
 // its result must hold.
 type stateExpect struct {

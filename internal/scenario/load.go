@@ -249,6 +249,11 @@ func (l *loader) scenario(f *fileCtx, root *yamlx.Node) {
 			s.index = len(sc.states)
 			sc.states = append(sc.states, *e.state)
 		}
+		if c, ok := e.check.(*toolsChangedExpect); ok {
+			for _, name := range c.added {
+				sc.added = append(sc.added, host.Namespaced(c.server, name))
+			}
+		}
 		sc.expects = append(sc.expects, &expectation{line: e.line, check: e.check})
 	}
 	f.gates(root, d.Gates, sc)
@@ -268,6 +273,8 @@ func (f *fileCtx) hostSettings(h *hostDoc, n *yamlx.Node, refs *[]toolRef) hostS
 		discoverTimeout:   (*time.Duration)(h.DiscoverTimeout),
 		initializeTimeout: (*time.Duration)(h.InitializeTimeout),
 		toolTimeout:       (*time.Duration)(h.ToolTimeout),
+		progressExtends:   h.ProgressExtends,
+		maxToolTime:       (*time.Duration)(h.MaxToolTime),
 		personTimeout:     (*time.Duration)(h.PersonTimeout),
 		maxResultBytes:    (*int)(h.MaxResultBytes),
 		maxArgBytes:       (*int)(h.MaxArgBytes),
