@@ -431,3 +431,35 @@ func TestCheckAnswer(t *testing.T) {
 		}
 	}
 }
+
+// A tool's parameters are its inputSchema as the server wrote it, key order
+// and escapes kept (only whitespace goes): a re-encoded map would sort the
+// properties the model reads and change what the catalog costs. The listed
+// form has the server's own name and description around the same bytes.
+func TestDefinitionsCarryTheSchemaAsSent(t *testing.T) {
+	t.Parallel()
+	const schema = `{"type": "object",
+	  "properties": {"zeta": {"type": "string", "description": "a \u003cfirst\u003e field"}, "alpha": {"type": "integer"}},
+	  "required": ["zeta"]}`
+	const compact = `{"type":"object","properties":{"zeta":{"type":"string","description":"a \u003cfirst\u003e field"},"alpha":{"type":"integer"}},"required":["zeta"]}`
+	for _, tr := range rawTransports {
+		t.Run(tr.name, func(t *testing.T) {
+			t.Parallel()
+			srv := newRawServer(t, Revision20260728)
+			srv.answer("tools/list", `{"tools":[{"name":"pick","description":"Pick <one>.","inputSchema":`+schema+`,"annotations":{"readOnlyHint":true}}]}`)
+			h := startRaw(t, tr.spec(srv, "raw"), Options{})
+			tool := h.Offered()[0]
+			want := `{"type":"function","function":{"name":"raw__pick","description":"[raw] Pick <one>.","parameters":` + compact + `}}`
+			if string(tool.Def) != want || string(h.ToolsJSON()) != "["+want+"]" {
+				t.Errorf("definition\n got %s\nwant %s", tool.Def, want)
+			}
+			listed, err := tool.ListedDef()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := `{"type":"function","function":{"name":"pick","description":"Pick <one>.","parameters":` + compact + `}}`; string(listed) != want {
+				t.Errorf("listed definition\n got %s\nwant %s", listed, want)
+			}
+		})
+	}
+}
