@@ -48,6 +48,21 @@ func readCatalogString(t *testing.T, doc string) *catalog.Catalog {
 	return c
 }
 
+// startServers starts a host on the servers of a servers file.
+func startServers(t *testing.T, servers string) *host.Host {
+	t.Helper()
+	specs, err := scenario.LoadServers(servers)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := host.Start(context.Background(), host.Options{Servers: specs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { h.Close() })
+	return h
+}
+
 func TestCatalogCommand(t *testing.T) {
 	dir, servers := catalogServers(t)
 
@@ -58,15 +73,7 @@ func TestCatalogCommand(t *testing.T) {
 	whole := readCatalogString(t, doc)
 
 	t.Run("the host's exact bytes", func(t *testing.T) {
-		specs, err := scenario.LoadServers(servers)
-		if err != nil {
-			t.Fatal(err)
-		}
-		h, err := host.Start(context.Background(), host.Options{Servers: specs})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { h.Close() })
+		h := startServers(t, servers)
 		defs := h.ToolDefs()
 		if got, want := whole.Total.Bytes, len(h.ToolsJSON()); got != want {
 			t.Errorf("total bytes = %d, want len(ToolsJSON()) = %d", got, want)
@@ -102,15 +109,7 @@ func TestCatalogCommand(t *testing.T) {
 		if listed.Form != catalog.FormListed || whole.Form != catalog.FormSent {
 			t.Errorf("forms %q and %q, want listed and sent", listed.Form, whole.Form)
 		}
-		specs, err := scenario.LoadServers(servers)
-		if err != nil {
-			t.Fatal(err)
-		}
-		h, err := host.Start(context.Background(), host.Options{Servers: specs})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { h.Close() })
+		h := startServers(t, servers)
 		var names []string
 		for i, ht := range h.Offered() {
 			ct := listed.Tools[i]

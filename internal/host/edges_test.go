@@ -15,11 +15,6 @@ import (
 // The spec's edges, each through the raw server (rawserver_test.go) on
 // both transports: what the server writes is exactly what the test says.
 
-// rawTool is a read-only tool as a server lists it.
-func rawTool(name string) string {
-	return fmt.Sprintf(`{"name":%q,"inputSchema":{"type":"object"},"annotations":{"readOnlyHint":true}}`, name)
-}
-
 // startRaw starts a host on one raw server, reached by spec, and checks
 // that it connected.
 func startRaw(t *testing.T, spec ServerSpec, opts Options) *Host {
@@ -43,15 +38,13 @@ func TestUnknownResultTypeIsInvalid(t *testing.T) {
 	for _, tr := range rawTransports {
 		t.Run(tr.name, func(t *testing.T) {
 			t.Parallel()
-			srv := newRawServer(t, Revision20260728)
-			srv.answer("tools/list", `{"tools":[`+rawTool("bogus")+`,`+rawTool("task")+`,`+rawTool("complete")+`,`+rawTool("absent")+`]}`)
-			srv.on("tools/call", func(req rawMessage, send func(string)) {
+			srv := newToolServer(t, func(req rawMessage, send func(string)) {
 				var p struct {
 					Name string `json:"name"`
 				}
 				json.Unmarshal(req.Params, &p)
 				send(rawResult(req.ID, results[p.Name]))
-			})
+			}, "bogus", "task", "complete", "absent")
 			h := startRaw(t, tr.spec(srv, "raw"), Options{})
 			for _, tt := range []struct {
 				tool, resultType string
@@ -129,9 +122,7 @@ func TestRequestStateEchoedByteExact(t *testing.T) {
 		for _, state := range states {
 			t.Run(tr.name+"/"+state, func(t *testing.T) {
 				t.Parallel()
-				srv := newRawServer(t, Revision20260728)
-				srv.answer("tools/list", `{"tools":[`+rawTool("confirm")+`]}`)
-				srv.on("tools/call", func(req rawMessage, send func(string)) {
+				srv := newToolServer(t, func(req rawMessage, send func(string)) {
 					var p map[string]json.RawMessage
 					json.Unmarshal(req.Params, &p)
 					if _, ok := p["requestState"]; !ok {
@@ -139,7 +130,7 @@ func TestRequestStateEchoedByteExact(t *testing.T) {
 						return
 					}
 					send(rawResult(req.ID, `{"resultType":"complete","content":[{"type":"text","text":"done"}]}`))
-				})
+				}, "confirm")
 				h := startRaw(t, tr.spec(srv, "raw"), Options{})
 				if text, ev := call(t, h, "raw__confirm", `{}`); ev.Outcome != record.OutcomeOK || ev.Rounds != 2 {
 					t.Fatalf("outcome %s, rounds %d, text %q; want ok after 2 rounds", ev.Outcome, ev.Rounds, text)
@@ -191,9 +182,7 @@ func TestErrorCodeZeroIsKept(t *testing.T) {
 	for _, tr := range rawTransports {
 		t.Run(tr.name, func(t *testing.T) {
 			t.Parallel()
-			srv := newRawServer(t, Revision20260728)
-			srv.answer("tools/list", `{"tools":[`+rawTool("plain")+`]}`)
-			srv.on("tools/call", func(req rawMessage, send func(string)) { send(rawError(req.ID, 0, "plain failure")) })
+			srv := newToolServer(t, func(req rawMessage, send func(string)) { send(rawError(req.ID, 0, "plain failure")) }, "plain")
 			var log logLines
 			h := startRaw(t, tr.spec(srv, "raw"), Options{Log: &log})
 			text, ev := call(t, h, "raw__plain", `{}`)
@@ -361,9 +350,7 @@ func TestNoElicitationAsksNobody(t *testing.T) {
 	for _, tr := range rawTransports {
 		t.Run(tr.name, func(t *testing.T) {
 			t.Parallel()
-			srv := newRawServer(t, Revision20260728)
-			srv.answer("tools/list", `{"tools":[`+rawTool("notify")+`]}`)
-			srv.on("tools/call", answerEcho)
+			srv := newToolServer(t, answerEcho, "notify")
 			person := &recordingPerson{}
 			h := startRaw(t, tr.spec(srv, "raw"), Options{Elicitor: person, NoElicitation: true})
 			text, ev := call(t, h, "raw__notify", `{}`)

@@ -39,11 +39,7 @@ func TestToolTableFollowsTheServer(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var outcomes []string
-			for _, c := range res.Calls {
-				outcomes = append(outcomes, c.Name+" "+c.Outcome)
-			}
-			if diff := cmp.Diff([]string{"support__get_ticket ok", "support__escalate ok"}, outcomes); diff != "" {
+			if diff := cmp.Diff([]string{"support__get_ticket ok", "support__escalate ok"}, outcomes(res.Calls)); diff != "" {
 				t.Fatalf("calls (-want +got):\n%s", diff)
 			}
 			after := h.ToolDefs()
@@ -86,12 +82,8 @@ func TestToolTableDoesNotChangeMidRequest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var outcomes []string
-	for _, c := range res.Calls {
-		outcomes = append(outcomes, c.Name+" "+c.Outcome)
-	}
 	want := []string{"support__get_ticket ok", "support__escalate unknown_tool", "support__escalate ok"}
-	if diff := cmp.Diff(want, outcomes); diff != "" {
+	if diff := cmp.Diff(want, outcomes(res.Calls)); diff != "" {
 		t.Errorf("calls (-want +got):\n%s", diff)
 	}
 	if len(res.ToolChanges) != 1 || res.ToolChanges[0].Index != 2 {
@@ -165,12 +157,12 @@ func TestToolTableFollowsAnHTTPServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var outcomes []string
+	var results []string
 	for _, c := range res.Calls {
-		outcomes = append(outcomes, c.Name+" "+c.Outcome+" "+c.Result)
+		results = append(results, c.Result)
 	}
-	want := []string{`web__unlock ok {"key":"","value":"unlocked"}`, `web__unlock ok {"key":"","value":"again"}`, `web__secret ok {"key":"","value":"secret"}`}
-	if diff := cmp.Diff(want, outcomes); diff != "" {
+	want := []string{`{"key":"","value":"unlocked"}`, `{"key":"","value":"again"}`, `{"key":"","value":"secret"}`}
+	if diff := cmp.Diff(want, results); diff != "" {
 		t.Errorf("calls (-want +got):\n%s", diff)
 	}
 	if len(res.ToolChanges) != 1 {
@@ -200,6 +192,15 @@ func (m *waitingModel) Next(ctx context.Context, req model.Request) (model.Respo
 		m.wait()
 	}
 	return m.Model.Next(ctx, req)
+}
+
+// outcomes lists each call's name and outcome.
+func outcomes(calls []record.Call) []string {
+	out := make([]string, len(calls))
+	for i, c := range calls {
+		out[i] = c.Name + " " + c.Outcome
+	}
+	return out
 }
 
 // cmpIgnoreTime leaves out the time of events.

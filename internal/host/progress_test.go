@@ -59,9 +59,7 @@ func TestProgress(t *testing.T) {
 // reports for another token change nothing.
 func TestProgressTokenOnEveryRound(t *testing.T) {
 	t.Parallel()
-	srv := newRawServer(t, Revision20260728)
-	srv.answer("tools/list", `{"tools":[`+rawTool("confirm")+`]}`)
-	srv.on("tools/call", func(req rawMessage, send func(string)) {
+	srv := newToolServer(t, func(req rawMessage, send func(string)) {
 		var p struct {
 			Meta struct {
 				Token string `json:"progressToken"`
@@ -76,7 +74,7 @@ func TestProgressTokenOnEveryRound(t *testing.T) {
 			return
 		}
 		send(rawResult(req.ID, `{"resultType":"complete","content":[{"type":"text","text":"done"}]}`))
-	})
+	}, "confirm")
 	h := startRaw(t, srv.spec("raw"), Options{})
 	_, ev := call(t, h, "raw__confirm", `{}`)
 	if ev.Outcome != record.OutcomeOK || ev.Rounds != 2 {

@@ -59,6 +59,24 @@ func newRawServer(t testing.TB, revision string) *rawServer {
 	return &rawServer{t: t, revision: revision, caps: `{"tools":{}}`, handlers: map[string]rawHandler{}, pending: map[string]chan json.RawMessage{}}
 }
 
+// newToolServer returns a 2026-07-28 raw server that lists a read-only
+// tool of each name (rawTool) and answers tools/call with call.
+func newToolServer(t testing.TB, call rawHandler, names ...string) *rawServer {
+	s := newRawServer(t, Revision20260728)
+	tools := make([]string, len(names))
+	for i, name := range names {
+		tools[i] = rawTool(name)
+	}
+	s.answer("tools/list", `{"tools":[`+strings.Join(tools, ",")+`]}`)
+	s.on("tools/call", call)
+	return s
+}
+
+// rawTool is a read-only tool as a server lists it.
+func rawTool(name string) string {
+	return fmt.Sprintf(`{"name":%q,"inputSchema":{"type":"object"},"annotations":{"readOnlyHint":true}}`, name)
+}
+
 // on sets the handler of method.
 func (s *rawServer) on(method string, h rawHandler) {
 	s.mu.Lock()
