@@ -216,6 +216,12 @@ func (t *Terminal) Elicit(ctx context.Context, req ElicitRequest) (ElicitAnswer,
 				fmt.Fprintf(t.out, "  %v\n", err)
 				continue
 			}
+			// The rest of the form's rules (lengths, formats, bounds), as
+			// the host checks the answer before sending it.
+			if problem := checkValue(f.spec, v); problem != "" {
+				fmt.Fprintf(t.out, "  %s: %s\n", f.name, problem)
+				continue
+			}
 			content[f.name] = v
 			break
 		}
@@ -250,6 +256,7 @@ type formField struct {
 	enum                   []any
 	def                    any
 	required               bool
+	spec                   map[string]any // the property's schema
 }
 
 func (f formField) describe() string {
@@ -320,7 +327,7 @@ func formFields(schema map[string]any) []formField {
 	var fields []formField
 	for name, p := range props {
 		spec, _ := p.(map[string]any)
-		f := formField{name: name, required: required[name], def: spec["default"]}
+		f := formField{name: name, required: required[name], def: spec["default"], spec: spec}
 		f.typ, _ = spec["type"].(string)
 		f.description, _ = spec["description"].(string)
 		if f.description == "" {

@@ -17,7 +17,8 @@ func TestTerminalElicit(t *testing.T) {
 		"properties": map[string]any{
 			"priority": map[string]any{"type": "string", "enum": []any{"P1", "P2", "P3"}, "description": "P1 = drop everything, P3 = next business day"},
 			"notify":   map[string]any{"type": "boolean", "default": true},
-			"hours":    map[string]any{"type": "integer"},
+			"hours":    map[string]any{"type": "integer", "minimum": 1},
+			"email":    map[string]any{"type": "string", "format": "email"},
 		},
 		"required": []any{"priority"},
 	}
@@ -31,8 +32,8 @@ func TestTerminalElicit(t *testing.T) {
 		{
 			name:  "accept with values, a bad value asked again, a default left to the host",
 			req:   ElicitRequest{Server: "tickets", Mode: "form", Message: "Open an incident ticket for jump-prod-02?", Schema: schema},
-			input: "y\nP7\nP1\nsoon\n4\n\n",
-			want:  ElicitAnswer{Action: ActionAccept, Content: map[string]any{"priority": "P1", "hours": int64(4)}},
+			input: "y\nP7\nP1\nnot an address\nana@example.com\nsoon\n0\n4\n\n",
+			want:  ElicitAnswer{Action: ActionAccept, Content: map[string]any{"priority": "P1", "email": "ana@example.com", "hours": int64(4)}},
 			output: []string{
 				"[tickets asks] Open an incident ticket for jump-prod-02?",
 				"priority (string, required, one of P1, P2, P3): P1 = drop everything, P3 = next business day",
@@ -40,7 +41,9 @@ func TestTerminalElicit(t *testing.T) {
 				"hours (integer)",
 				"Accept? [y/N]",
 				"priority must be one of the choices",
+				`email: "not an address" is not a valid email`,
 				"hours must be a whole number",
+				"hours: 0 is less than the minimum 1",
 			},
 		},
 		{name: "anything but y declines", req: ElicitRequest{Server: "tickets", Mode: "form", Message: "Open?", Schema: schema},
