@@ -609,13 +609,13 @@ func (h *Host) askPerson(ctx context.Context, server, key string, p *mcp.ElicitP
 	case ActionAccept:
 		content := withDefaults(schema, ans.Content)
 		if err := CheckAnswer(schema, content); err != nil {
-			// What does not fit the server's form is not sent: the
-			// server would act on data it never asked for.
-			reason := "the answer does not fit the form: " + err.Error()
+			// Nothing the form does not allow reaches the server, whoever
+			// answered (see schema_answer.go); the call records why.
+			reason := err.Error()
 			if key != "" {
-				reason = fmt.Sprintf("the answer to %s does not fit the form: %s", key, err)
+				reason = strings.Replace(reason, "the answer", "the answer to "+key, 1)
 			}
-			h.step("host", reason+": declined", map[string]any{"key": key})
+			h.step("host", reason+": declined, nothing of it sent", map[string]any{"key": key})
 			st.mu.Lock()
 			st.reasons = append(st.reasons, reason)
 			st.mu.Unlock()

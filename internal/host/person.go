@@ -216,12 +216,6 @@ func (t *Terminal) Elicit(ctx context.Context, req ElicitRequest) (ElicitAnswer,
 				fmt.Fprintf(t.out, "  %v\n", err)
 				continue
 			}
-			// The rest of the form's rules (lengths, formats, bounds), as
-			// the host checks the answer before sending it.
-			if problem := checkValue(f.spec, v); problem != "" {
-				fmt.Fprintf(t.out, "  %s: %s\n", f.name, problem)
-				continue
-			}
 			content[f.name] = v
 			break
 		}
@@ -253,10 +247,10 @@ func isYes(s string) bool {
 
 type formField struct {
 	name, typ, description string
-	enum                   []any
+	spec                   map[string]any
+	choices                []Choice
 	def                    any
 	required               bool
-	spec                   map[string]any // the property's schema
 }
 
 func (f formField) describe() string {
@@ -265,12 +259,19 @@ func (f formField) describe() string {
 	if f.required {
 		b.WriteString(", required")
 	}
-	if len(f.enum) > 0 {
-		choices := make([]string, len(f.enum))
-		for i, e := range f.enum {
-			choices[i] = fmt.Sprint(e)
+	if len(f.choices) > 0 {
+		choices := make([]string, len(f.choices))
+		for i, c := range f.choices {
+			choices[i] = fmt.Sprint(c.Value)
+			if c.Title != choices[i] {
+				choices[i] += " (" + c.Title + ")"
+			}
 		}
-		fmt.Fprintf(&b, ", one of %s", strings.Join(choices, ", "))
+		what := "one of"
+		if f.typ == "array" {
+			what = "any of, comma-separated:"
+		}
+		fmt.Fprintf(&b, ", %s %s", what, strings.Join(choices, ", "))
 	}
 	if f.def != nil {
 		fmt.Fprintf(&b, ", default %v", f.def)
@@ -306,11 +307,38 @@ func (f formField) parse(text string) (any, error) {
 		default:
 			return nil, fmt.Errorf("%s must be yes or no", f.name)
 		}
+	case "array":
+		var list []any
+		for part := range strings.SplitSeq(text, ",") {
+			if part = strings.TrimSpace(part); part != "" {
+				list = append(list, f.choiceValue(part))
+			}
+		}
+		v = list
+	default:
+		if len(f.choices) > 0 {
+			if !slices.ContainsFunc(f.choices, func(c Choice) bool { return fmt.Sprint(c.Value) == text }) {
+				return nil, fmt.Errorf("%s must be one of the choices", f.name)
+			}
+			v = f.choiceValue(text)
+		}
 	}
-	if len(f.enum) > 0 && !slices.ContainsFunc(f.enum, func(e any) bool { return fmt.Sprint(e) == text }) {
-		return nil, fmt.Errorf("%s must be one of the choices", f.name)
+	// The same check the host makes before it answers (schema_answer.go),
+	// so that the person can correct a value rather than see the form declined.
+	if msg := checkValue(f.spec, v); msg != "" {
+		return nil, fmt.Errorf("%s %s", f.name, msg)
 	}
 	return v, nil
+}
+
+// choiceValue returns the choice written as text, with its own type.
+func (f formField) choiceValue(text string) any {
+	for _, c := range f.choices {
+		if fmt.Sprint(c.Value) == text {
+			return c.Value
+		}
+	}
+	return text
 }
 
 // formFields lists a form schema's properties in a stable order.
@@ -327,14 +355,11 @@ func formFields(schema map[string]any) []formField {
 	var fields []formField
 	for name, p := range props {
 		spec, _ := p.(map[string]any)
-		f := formField{name: name, required: required[name], def: spec["default"], spec: spec}
+		f := formField{name: name, spec: spec, required: required[name], def: spec["default"], choices: Choices(spec)}
 		f.typ, _ = spec["type"].(string)
 		f.description, _ = spec["description"].(string)
 		if f.description == "" {
 			f.description, _ = spec["title"].(string)
-		}
-		if e, ok := spec["enum"].([]any); ok {
-			f.enum = e
 		}
 		fields = append(fields, f)
 	}
