@@ -221,7 +221,7 @@ func (h *Host) ToolDefs() record.ToolDefs { return h.tab().toolDefs() }
 func (h *Host) UnknownNames() []string { return h.tab().unknown }
 
 // ModelTools returns the offered tools in the model's shape.
-func (h *Host) ModelTools() []model.Tool { return h.tab().model() }
+func (h *Host) ModelTools() []model.Tool { return h.tab().modelTools() }
 
 // NewID returns a random 128-bit id as 32 hex digits: the shape of a W3C
 // trace id, used for sessions and traces alike.

@@ -152,7 +152,7 @@ func buildTable(servers []*serverConn, opts Options) (*toolTable, error) {
 	}
 	t.json = append(append([]byte("["), bytes.Join(defs, []byte(","))...), ']')
 	t.tokens = sync.OnceValue(func() int { return opts.Tokens.Count(string(t.json)) })
-	t.model = sync.OnceValue(t.modelTools)
+	t.model = sync.OnceValue(t.renderModelTools)
 	return t, nil
 }
 
@@ -247,8 +247,11 @@ func (t *toolTable) toolDefs() record.ToolDefs {
 	return record.ToolDefs{Tools: len(t.offered), Bytes: len(t.json), Tokens: t.tokens()}
 }
 
-// modelTools returns the offered tools in the model's shape.
-func (t *toolTable) modelTools() []model.Tool {
+// modelTools returns the offered tools in the model's shape. Every request
+// of every conversation on the table gets the same slice: models read it.
+func (t *toolTable) modelTools() []model.Tool { return t.model() }
+
+func (t *toolTable) renderModelTools() []model.Tool {
 	out := make([]model.Tool, len(t.offered))
 	for i, tool := range t.offered {
 		var def struct {

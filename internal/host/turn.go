@@ -66,7 +66,7 @@ func (c *Conversation) Ask(ctx context.Context, question string) (TurnResult, er
 		res.ToolChanges = append(res.ToolChanges, h.refresh(ctx, res.TraceID, c.turns, i)...)
 		tab := h.tab()
 		defs := tab.toolDefs()
-		req := model.Request{Messages: c.messages, Tools: tab.model(), ToolsJSON: tab.json}
+		req := model.Request{Messages: c.messages, Tools: tab.modelTools(), ToolsJSON: tab.json}
 		t0 := time.Now()
 		resp, err := c.model.Next(ctx, req)
 		mr := record.ModelRequest{
