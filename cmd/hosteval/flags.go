@@ -21,6 +21,10 @@ import (
 // the host's default, in that order.
 type budgetFlags struct {
 	connect, discover, initialize, tool, person time.Duration
+	// maxTool and progressExtends: a server's progress may extend a round
+	// up to maxTool.
+	maxTool         time.Duration
+	progressExtends bool
 }
 
 func (b *budgetFlags) register(fs *flag.FlagSet) {
@@ -36,6 +40,8 @@ func (b *budgetFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&b.initialize, "initialize-timeout", 0, "how long the 2025-11-25 initialize handshake may take"+def(d.InitializeTimeout, "the host's"))
 	fs.DurationVar(&b.tool, "tool-timeout", 0, "how long to wait for each round of a tool call"+def(d.ToolTimeout, "the host's"))
 	fs.DurationVar(&b.person, "person-timeout", 0, "how long to wait for the person to approve or answer; then the answer is no"+def(d.PersonTimeout, "no limit"))
+	fs.BoolVar(&b.progressExtends, "progress-extends", false, "let a server's progress give a round of a tool call the tool timeout again, up to -max-tool-time")
+	fs.DurationVar(&b.maxTool, "max-tool-time", 0, "the most one round of a tool call may take when progress extends it"+def(d.MaxToolTime, "the host's"))
 }
 
 // check reports a negative budget.
@@ -43,7 +49,7 @@ func (b *budgetFlags) check() error {
 	for _, f := range []struct {
 		name string
 		d    time.Duration
-	}{{"connect-timeout", b.connect}, {"discover-timeout", b.discover}, {"initialize-timeout", b.initialize}, {"tool-timeout", b.tool}, {"person-timeout", b.person}} {
+	}{{"connect-timeout", b.connect}, {"discover-timeout", b.discover}, {"initialize-timeout", b.initialize}, {"tool-timeout", b.tool}, {"person-timeout", b.person}, {"max-tool-time", b.maxTool}} {
 		if f.d < 0 {
 			return usagef("-%s %v: want a duration of 0 or more", f.name, f.d)
 		}
@@ -59,10 +65,13 @@ func (b *budgetFlags) apply(o *host.Options) {
 	for _, f := range []struct {
 		dst *time.Duration
 		v   time.Duration
-	}{{&o.ConnectTimeout, b.connect}, {&o.DiscoverTimeout, b.discover}, {&o.InitializeTimeout, b.initialize}, {&o.ToolTimeout, b.tool}, {&o.PersonTimeout, b.person}} {
+	}{{&o.ConnectTimeout, b.connect}, {&o.DiscoverTimeout, b.discover}, {&o.InitializeTimeout, b.initialize}, {&o.ToolTimeout, b.tool}, {&o.PersonTimeout, b.person}, {&o.MaxToolTime, b.maxTool}} {
 		if f.v > 0 {
 			*f.dst = f.v
 		}
+	}
+	if b.progressExtends {
+		o.ProgressExtends = true
 	}
 }
 

@@ -50,7 +50,8 @@ $HOSTEVAL_SHARD=K/N, or in a Kubernetes Indexed Job from -shard-count N
 with $JOB_COMPLETION_INDEX (0-based: index i runs shard i+1 of N).
 
 The budgets (-connect-timeout, -discover-timeout, -initialize-timeout,
--tool-timeout, -person-timeout) override the scenarios' host settings.
+-tool-timeout, -person-timeout, -max-tool-time; -progress-extends) override
+the scenarios' host settings.
 
 Servers with an oauth: block are authorised before the first case, once
 for the whole run: a cached token asks no one; else the URL to open is

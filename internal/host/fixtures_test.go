@@ -13,11 +13,11 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"gopkg.in/yaml.v3"
 
 	"github.com/hosteval/hosteval/internal/model"
 	"github.com/hosteval/hosteval/internal/record"
 	"github.com/hosteval/hosteval/internal/table"
+	"github.com/hosteval/hosteval/internal/yamlx"
 )
 
 // logLines collects JSON lines written to it (a server log, the host's
@@ -73,11 +73,19 @@ func (l *logLines) waitFor(t *testing.T, match map[string]any, timeout time.Dura
 	}
 }
 
+// code shows a call's error code, "none" for none.
+func code(ev record.Call) string {
+	if ev.ErrorCode == nil {
+		return "none"
+	}
+	return fmt.Sprint(*ev.ErrorCode)
+}
+
 // script builds a scripted model from YAML steps.
 func script(t *testing.T, steps string) model.Model {
 	t.Helper()
 	var s []model.ScriptStep
-	if err := yaml.Unmarshal([]byte(steps), &s); err != nil {
+	if err := yamlx.Decode("script", []byte(steps), &s, nil); err != nil {
 		t.Fatal(err)
 	}
 	m, err := model.New(model.Config{Scripted: s})
@@ -173,8 +181,8 @@ func TestProtocolErrorReachesTheModel(t *testing.T) {
 		t.Errorf("discovery offered %d tools, want 2: discovery works for a caller without access", n)
 	}
 	text, ev := call(t, h, "support__get_ticket", `{"ticket_id": "T-30002"}`)
-	if ev.Outcome != record.OutcomeError || ev.ErrorCode != -32003 {
-		t.Errorf("outcome %s, code %d; want error, -32003", ev.Outcome, ev.ErrorCode)
+	if ev.Outcome != record.OutcomeError || code(ev) != "-32003" {
+		t.Errorf("outcome %s, code %s; want error, -32003", ev.Outcome, code(ev))
 	}
 	if want := "error: forbidden: you have no access to this organization"; text != want {
 		t.Errorf("text = %q, want %q", text, want)
@@ -199,10 +207,13 @@ func TestProtocolModes(t *testing.T) {
 		// reads requests and does not wait out the discover budget.
 		{"legacy", []string{"-discover=silent"}, ModeAuto, record.Server{Protocol: "2025-11-25", Offered: "2025-11-25", Restarted: true, EraReason: "answered ping, not discover"}, ""},
 		{"legacy", []string{"-discover=unknown"}, ModeLegacy, record.Server{Protocol: "2025-11-25", Offered: "2025-11-25", EraReason: "legacy mode"}, ""},
-		{"legacy", []string{"-discover=unknown"}, ModePinned, record.Server{Offered: "2025-11-25", VersionFailure: true, EraReason: "discover error code -32601"},
-			"server legacy speaks 2025-11-25, not 2026-07-28: the protocol mode is pinned to 2026-07-28"},
+		// Pinned refuses on the answer to discover: nothing of the legacy
+		// handshake is sent, so what the server offers is known only when
+		// discover says.
+		{"legacy", []string{"-discover=unknown"}, ModePinned, record.Server{VersionFailure: true, EraReason: "discover error code -32601"},
+			"server legacy does not speak 2026-07-28 (server/discover: error -32601): the protocol mode is pinned to 2026-07-28"},
 		{"legacy", []string{"-discover=unsupported"}, ModePinned, record.Server{Offered: "2025-11-25", VersionFailure: true, EraReason: "discover error code -32022"},
-			"server legacy speaks 2025-11-25, not 2026-07-28"},
+			"server legacy does not speak 2026-07-28 (server/discover: error -32022)"},
 		{"legacy", []string{"-discover=silent"}, ModePinned, record.Server{VersionFailure: true, EraReason: "answered ping, not discover"},
 			"server legacy did not answer server/discover (answered ping, not discover; pinned to 2026-07-28)"},
 	}

@@ -112,6 +112,14 @@ type Options struct {
 	// ToolTimeout bounds the wait for each round of a tool call (default 10s).
 	// The person's time (approval, a server's question) is never part of it.
 	ToolTimeout time.Duration
+	// ProgressExtends lets a server's progress notification give the round
+	// in flight ToolTimeout again from then, up to MaxToolTime of tool time
+	// in all (the spec's "reset the timeout clock on progress, always
+	// enforce a maximum"). Off, progress is recorded and changes nothing.
+	ProgressExtends bool
+	// MaxToolTime is that hard maximum of one round (default 2m; never
+	// less than ToolTimeout).
+	MaxToolTime time.Duration
 	// PersonTimeout bounds the wait for the person to approve a call or
 	// answer a server's question; when it runs out the answer is no
 	// (zero: wait as long as the call's context allows).
@@ -206,6 +214,9 @@ func (o Options) withDefaults() Options {
 	if o.ToolTimeout <= 0 {
 		o.ToolTimeout = DefaultToolTimeout
 	}
+	if o.MaxToolTime <= 0 {
+		o.MaxToolTime = DefaultMaxToolTime
+	}
 	if o.MaxResultBytes == 0 {
 		o.MaxResultBytes = 4000
 	}
@@ -242,6 +253,7 @@ const (
 	DefaultDiscoverTimeout   = 20 * time.Second
 	DefaultInitializeTimeout = 20 * time.Second
 	DefaultToolTimeout       = 10 * time.Second
+	DefaultMaxToolTime       = 2 * time.Minute
 )
 
 // budgets are the connection budgets for one server: the host's, with the

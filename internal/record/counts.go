@@ -20,9 +20,10 @@ func SentNothing(outcome string) bool {
 }
 
 // ProtocolError reports whether the server answered the call with a
-// JSON-RPC error (a code); other errors are transport failures, dead
-// servers or too many rounds.
-func (c *Call) ProtocolError() bool { return c.Outcome == OutcomeError && c.ErrorCode != 0 }
+// JSON-RPC error (a code, 0 included) or an answer the protocol makes
+// invalid; other errors are transport failures, dead servers or too many
+// rounds.
+func (c *Call) ProtocolError() bool { return c.Outcome == OutcomeError && c.ErrorCode != nil }
 
 // Counts are the counted figures of one case. Expectations ("unknown_tools:
 // 0") and reports (a case's figures, a group's sums) both read them, so that
@@ -119,7 +120,7 @@ func (r *Record) Counts() Counts {
 			if n.ErrorCodes == nil {
 				n.ErrorCodes = map[int]int{}
 			}
-			n.ErrorCodes[c.ErrorCode]++
+			n.ErrorCodes[*c.ErrorCode]++
 		}
 		if c.AskedUser {
 			n.AskedUser++

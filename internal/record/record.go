@@ -24,6 +24,7 @@ const (
 	OpToolCall     = "host.tool_call"
 	OpModelRequest = "host.model_request"
 	OpConnect      = "host.connect"
+	OpToolsChanged = "host.tools_changed"
 )
 
 // Outcomes of one tool call, as the host saw it.
@@ -36,6 +37,15 @@ const (
 	OutcomeBadArguments = "bad_arguments" // not a JSON object, or too large; nothing sent
 	OutcomeDenied       = "denied"        // the person did not approve it; nothing sent
 )
+
+// CodeInvalidResult is the error code the host records for a server's
+// answer that the protocol makes invalid although it is well-formed JSON-RPC
+// (a resultType the host does not know): JSON-RPC's internal error, since no
+// code of the server's exists.
+const CodeInvalidResult = -32603
+
+// Code returns a pointer to code, for Call.ErrorCode.
+func Code(code int) *int { return &code }
 
 // Approval decisions for a call.
 const (
@@ -65,8 +75,11 @@ type Call struct {
 	// the model asked for, even when it was not a JSON object.
 	Proposed string `json:"proposed,omitempty"`
 	Outcome  string `json:"outcome"`
-	// ErrorCode is the JSON-RPC error code of a protocol error (0 for none).
-	ErrorCode int `json:"error_code,omitempty"`
+	// ErrorCode is the JSON-RPC error code of a protocol error, absent for
+	// none: a server's error with code 0 keeps its 0. The host records
+	// CodeInvalidResult for an answer it must treat as invalid (an unknown
+	// resultType).
+	ErrorCode *int `json:"error_code,omitempty"`
 	// Error is the short text the model was given for a failed call.
 	Error     string `json:"error,omitempty"`
 	Approval  string `json:"approval,omitempty"`
@@ -84,6 +97,8 @@ type Call struct {
 	// its approval, then each question a server asked, with the answer
 	// (absent in records written before they were recorded).
 	Asks []Ask `json:"asks,omitempty"`
+	// Progress is what the server reported of the call's progress.
+	Progress *Progress `json:"progress,omitempty"`
 	// MS is wall time in the host, from dispatch to answer. ServerMS is the
 	// part spent waiting on the server; PersonMS the part spent waiting on the
 	// person (approval and elicitation).
@@ -147,6 +162,21 @@ type Ask struct {
 	PersonMS float64 `json:"person_ms"`
 }
 
+// Progress is what a server reported of one call's progress
+// (notifications/progress for the progress token the host sends with every
+// round).
+type Progress struct {
+	// Count is how many notifications came, over all the call's rounds.
+	Count int `json:"count"`
+	// Progress, Total and Message are the last notification's.
+	Progress float64  `json:"progress"`
+	Total    *float64 `json:"total,omitempty"`
+	Message  string   `json:"message,omitempty"`
+	// Extended counts the notifications that moved a round's time limit
+	// (host progress_extends).
+	Extended int `json:"extended,omitempty"`
+}
+
 // ModelRequest is one request to the model: the host.model_request event.
 type ModelRequest struct {
 	Operation string    `json:"operation"` // always OpModelRequest
@@ -169,6 +199,33 @@ type ModelRequest struct {
 	// The answer's endpoint figures, its source and its outcome: see
 	// models.go.
 	ModelAnswer
+}
+
+// ToolChange is one server's tools changing during a case: the
+// host.tools_changed event. The server said so (notifications/tools/
+// list_changed, on a call's stream or a subscriptions/listen stream); the
+// host listed its tools again and, before its next model request, offered
+// the new table. Tools are the server's own names.
+type ToolChange struct {
+	Operation string    `json:"operation"` // always OpToolsChanged
+	Time      time.Time `json:"ts"`
+	SessionID string    `json:"session_id"`
+	TraceID   string    `json:"trace_id"`
+	Turn      int       `json:"turn"`
+	// Index is the turn's model request (1-based) that was the first to
+	// get the new table.
+	Index   int      `json:"index"`
+	Server  string   `json:"server"`
+	Added   []string `json:"added,omitempty"`
+	Removed []string `json:"removed,omitempty"`
+	// Changed are tools listed before and after whose definition as the
+	// server wrote it differs.
+	Changed []string `json:"changed,omitempty"`
+	// Tools, ToolDefBytes and ToolDefTokens describe the whole tools array
+	// offered from then on: what every later model request carries.
+	Tools         int `json:"tools"`
+	ToolDefBytes  int `json:"tool_def_bytes"`
+	ToolDefTokens int `json:"tool_def_tokens"`
 }
 
 // Usage is token usage reported by a model endpoint.
@@ -262,9 +319,11 @@ type Record struct {
 	// Checks are the harness's own calls after the conversation (state checks).
 	Checks []Call `json:"checks,omitempty"`
 
-	// ToolDefs describes the tool catalog offered to the model.
-	ToolDefs ToolDefs `json:"tool_defs"`
-	Usage    *Usage   `json:"usage,omitempty"`
+	// ToolDefs describes the tool catalog offered to the model at the
+	// start; ToolChanges are the changes to it during the case.
+	ToolDefs    ToolDefs     `json:"tool_defs"`
+	ToolChanges []ToolChange `json:"tool_changes,omitempty"`
+	Usage       *Usage       `json:"usage,omitempty"`
 	// Cost, Judgements, Cassette and ErrorClass: see models.go.
 	CaseModels
 	// Settings are the host settings the case ran under (absent in

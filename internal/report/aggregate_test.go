@@ -26,9 +26,9 @@ func TestCaseOf(t *testing.T) {
 			{Outcome: record.OutcomeOK, MS: 10, ResultBytes: 100, AskedUser: true},
 			{Outcome: record.OutcomeUnknownTool, MS: 0.01, ResultBytes: 40},
 			{Outcome: record.OutcomeTimeout, MS: 2000, ResultBytes: 30},
-			{Outcome: record.OutcomeError, ErrorCode: -32603, MS: 5, ResultBytes: 20},
-			{Outcome: record.OutcomeError, ErrorCode: -32602, MS: 3, ResultBytes: 20},
-			{Outcome: record.OutcomeError, ErrorCode: -32603, MS: 7, ResultBytes: 20},
+			{Outcome: record.OutcomeError, ErrorCode: record.Code(-32603), MS: 5, ResultBytes: 20},
+			{Outcome: record.OutcomeError, ErrorCode: record.Code(-32602), MS: 3, ResultBytes: 20},
+			{Outcome: record.OutcomeError, ErrorCode: record.Code(-32603), MS: 7, ResultBytes: 20},
 			{Outcome: record.OutcomeError, MS: 1, ResultBytes: 25}, // dead server: no code
 			{Outcome: record.OutcomeOK, MS: 50, ResultBytes: 4000, RawBytes: 90000, Clipped: true},
 			{Outcome: record.OutcomeDenied, MS: 900, ResultBytes: 33, AskedUser: true},

@@ -20,8 +20,8 @@ import (
 // headline is "tool_error, 82 B to the model" and the like.
 func (c *TranscriptCall) headline() string {
 	s := c.Outcome
-	if c.ErrorCode != 0 {
-		s += " " + strconv.Itoa(c.ErrorCode)
+	if c.ErrorCode != nil {
+		s += " " + strconv.Itoa(*c.ErrorCode)
 	}
 	return s
 }

@@ -429,6 +429,7 @@ func runCase(ctx context.Context, idx int, c *scenario.Case, opts Options, pool 
 			Requests: len(res.Requests), Stopped: res.Stopped, MS: record.RoundMS(res.MS)}
 		rec.Calls = append(rec.Calls, res.Calls...)
 		rec.ModelRequests = append(rec.ModelRequests, res.Requests...)
+		rec.ToolChanges = append(rec.ToolChanges, res.ToolChanges...)
 		for _, r := range res.Requests {
 			rec.Usage = rec.Usage.Add(r.Usage)
 		}

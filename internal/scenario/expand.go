@@ -276,6 +276,11 @@ func CheckTools(c *Case, tools []string) []Problem {
 	for _, t := range tools {
 		have[t] = true
 	}
+	// A tool a server adds during the case is not listed yet.
+	for _, t := range c.Scenario.added {
+		have[t] = true
+	}
+	tools = slices.Concat(tools, c.Scenario.added)
 	// Keyed by the scenario's servers only: a name of any other server is
 	// skipped below.
 	connected := map[string]bool{}

@@ -265,6 +265,11 @@ func (l *loader) scenario(f *fileCtx, root *yamlx.Node) {
 			j.index = len(sc.judges)
 			sc.judges = append(sc.judges, e.judge)
 		}
+		if c, ok := e.check.(*toolsChangedExpect); ok {
+			for _, name := range c.added {
+				sc.added = append(sc.added, host.Namespaced(c.server, name))
+			}
+		}
 		sc.expects = append(sc.expects, &expectation{line: e.line, check: e.check})
 	}
 	f.gates(root, d.Gates, sc)
@@ -288,6 +293,8 @@ func (f *fileCtx) hostSettings(h *hostDoc, n *yamlx.Node, refs *[]toolRef) hostS
 		discoverTimeout:   (*time.Duration)(h.DiscoverTimeout),
 		initializeTimeout: (*time.Duration)(h.InitializeTimeout),
 		toolTimeout:       (*time.Duration)(h.ToolTimeout),
+		progressExtends:   h.ProgressExtends,
+		maxToolTime:       (*time.Duration)(h.MaxToolTime),
 		personTimeout:     (*time.Duration)(h.PersonTimeout),
 		maxResultBytes:    (*int)(h.MaxResultBytes),
 		maxArgBytes:       (*int)(h.MaxArgBytes),

@@ -114,6 +114,9 @@ type Scenario struct {
 	judges        []*judgeSpec
 	cassettes     *cassettes
 	refs          []toolRef
+	// added are the namespaced tools that tools_changed expectations say a
+	// server adds during the case: other expectations may name them.
+	added []string
 }
 
 // variant is a named set of overrides; each variant is a case of its own.
@@ -151,6 +154,8 @@ type hostSettings struct {
 	discoverTimeout   *time.Duration
 	initializeTimeout *time.Duration
 	toolTimeout       *time.Duration
+	progressExtends   *bool
+	maxToolTime       *time.Duration
 	personTimeout     *time.Duration
 	maxResultBytes    *int
 	maxArgBytes       *int
@@ -173,6 +178,8 @@ func (s hostSettings) over(o hostSettings) hostSettings {
 	r.discoverTimeout = cmp.Or(o.discoverTimeout, s.discoverTimeout)
 	r.initializeTimeout = cmp.Or(o.initializeTimeout, s.initializeTimeout)
 	r.toolTimeout = cmp.Or(o.toolTimeout, s.toolTimeout)
+	r.progressExtends = cmp.Or(o.progressExtends, s.progressExtends)
+	r.maxToolTime = cmp.Or(o.maxToolTime, s.maxToolTime)
 	r.personTimeout = cmp.Or(o.personTimeout, s.personTimeout)
 	r.maxResultBytes = cmp.Or(o.maxResultBytes, s.maxResultBytes)
 	r.maxArgBytes = cmp.Or(o.maxArgBytes, s.maxArgBytes)
@@ -212,6 +219,8 @@ func (s hostSettings) apply(o *host.Options) {
 	setIf(&o.DiscoverTimeout, s.discoverTimeout)
 	setIf(&o.InitializeTimeout, s.initializeTimeout)
 	setIf(&o.ToolTimeout, s.toolTimeout)
+	setIf(&o.ProgressExtends, s.progressExtends)
+	setIf(&o.MaxToolTime, s.maxToolTime)
 	setIf(&o.PersonTimeout, s.personTimeout)
 	setIf(&o.MaxResultBytes, s.maxResultBytes)
 	setIf(&o.MaxArgBytes, s.maxArgBytes)

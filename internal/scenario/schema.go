@@ -51,6 +51,8 @@ type hostDoc struct {
 	DiscoverTimeout   *duration           `yaml:"discover_timeout" doc:"The server/discover attempt in auto mode before the host falls back to 2025-11-25 (default: half of connect_timeout)." example:"5s"`
 	InitializeTimeout *duration           `yaml:"initialize_timeout" doc:"The 2025-11-25 initialize handshake, on its own (default: the host's)." example:"10s"`
 	ToolTimeout       *duration           `yaml:"tool_timeout" doc:"One round of a tool call; the person's time is never part of it (default 10s)." example:"2s"`
+	ProgressExtends   *bool               `yaml:"progress_extends" doc:"Whether a server's progress notification gives the round in flight tool_timeout again from then, up to max_tool_time in all (default false: progress is recorded on the call and changes nothing)." example:"true"`
+	MaxToolTime       *duration           `yaml:"max_tool_time" doc:"The most one round of a tool call may take when progress extends it: the hard maximum (default 2m; never less than tool_timeout)." example:"2m"`
 	PersonTimeout     *duration           `yaml:"person_timeout" doc:"How long the person may take to approve a call or answer a question; then the answer is no (default: as long as the case allows)." example:"30s"`
 	MaxResultBytes    *resultBudget       `yaml:"max_result_bytes" doc:"The result budget: a longer result is cut and labelled (default 4000; -1: none)." example:"4000"`
 	MaxArgBytes       *positive           `yaml:"max_arg_bytes" doc:"The largest arguments of one call, in bytes (default 16384)." example:"16384"`
