@@ -74,7 +74,10 @@ type TranscriptTurn struct {
 // TranscriptRequest is one request to the model and the calls it proposed.
 type TranscriptRequest struct {
 	record.ModelRequest
-	Calls []TranscriptCall
+	// ToolChanges are the changes to the tool table that this request was
+	// the first to carry (a server's tools/list_changed).
+	ToolChanges []record.ToolChange
+	Calls       []TranscriptCall
 }
 
 // TranscriptCall is one tool call with what the transcript adds to its
@@ -266,7 +269,13 @@ func turnsOf(rec *record.Record, entry func(*record.Call) TranscriptCall) []Tran
 		if mr.Turn < 1 {
 			continue
 		}
-		turns[mr.Turn-1].Requests = append(turns[mr.Turn-1].Requests, TranscriptRequest{ModelRequest: mr})
+		tr := TranscriptRequest{ModelRequest: mr}
+		for _, ch := range rec.ToolChanges {
+			if ch.Turn == mr.Turn && ch.Index == mr.Index {
+				tr.ToolChanges = append(tr.ToolChanges, ch)
+			}
+		}
+		turns[mr.Turn-1].Requests = append(turns[mr.Turn-1].Requests, tr)
 		if mr.TraceID != "" {
 			if _, ok := byTrace[mr.TraceID]; !ok {
 				byTrace[mr.TraceID] = mr.Turn - 1

@@ -340,8 +340,11 @@ func TestTranscriptRealModels(t *testing.T) {
 	rec := &record.Record{
 		CaseID: "r#0", Scenario: "r", Model: "openai:gpt-oss-120b", Status: record.StatusFail,
 		Turns: []record.Turn{{Question: "q?", TraceID: "aaa", Requests: 2}},
+		ToolChanges: []record.ToolChange{{Turn: 1, Index: 2, Server: "cmdb", Added: []string{"cmdb__decommission"}, Tools: 3, ToolDefBytes: 2048, ToolDefTokens: 512}},
+		Calls: []record.Call{{TraceID: "aaa", Step: 1, Name: "cmdb__get_asset", Server: "cmdb", Tool: "get_asset", Outcome: "ok", Rounds: 1,
+			Progress: &record.Progress{Count: 3, Progress: 3, Total: ptr(4.0), Message: "scanning", Extended: 2}}},
 		ModelRequests: []record.ModelRequest{
-			{TraceID: "aaa", Turn: 1, Index: 1, MS: 812, ModelAnswer: record.ModelAnswer{Replayed: record.ReplayedCassette, Cost: 0.0012}},
+			{TraceID: "aaa", Turn: 1, Index: 1, MS: 812, ToolCalls: 1, ModelAnswer: record.ModelAnswer{Replayed: record.ReplayedCassette, Cost: 0.0012}},
 			{TraceID: "aaa", Turn: 1, Index: 2, Error: "does not match the expected format", ModelAnswer: record.ModelAnswer{Outcome: record.OutcomeModelError}},
 		},
 		Expectations: []record.Expectation{
@@ -368,6 +371,8 @@ func TestTranscriptRealModels(t *testing.T) {
 		}
 		for _, want := range []string{
 			"replayed from the cassette (usage and time as recorded)",
+			"3 notifications of progress, the last 3 of 4 (scanning), which gave the round more time 2 times",
+			"the tools of cmdb changed before it (added cmdb__decommission): 3 tools offered now, 2048 B (512 tokens)",
 			"cost 0.0012",
 			"the model's malformed output (model_error)",
 			"score 0.90 >= 0.70 (judge gpt-oss): answers the question",
@@ -381,3 +386,5 @@ func TestTranscriptRealModels(t *testing.T) {
 		}
 	}
 }
+
+func ptr[T any](v T) *T { return &v }

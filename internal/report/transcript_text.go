@@ -37,6 +37,18 @@ func (c *TranscriptCall) sent() string {
 		fmt.Fprintf(&b, " over %s", c.Protocol)
 	}
 	fmt.Fprintf(&b, "; %s, %s in the host (server %s, person %s)", plural(c.Call.Rounds, "round"), fmtDur(c.MS), fmtDur(c.ServerMS), fmtDur(c.PersonMS))
+	if p := c.Progress; p != nil {
+		fmt.Fprintf(&b, "; %s of progress, the last %s", plural(p.Count, "notification"), strconv.FormatFloat(p.Progress, 'g', -1, 64))
+		if p.Total != nil {
+			b.WriteString(" of " + strconv.FormatFloat(*p.Total, 'g', -1, 64))
+		}
+		if p.Message != "" {
+			fmt.Fprintf(&b, " (%s)", p.Message)
+		}
+		if p.Extended > 0 {
+			fmt.Fprintf(&b, ", which gave the round more time %s", plural(p.Extended, "time"))
+		}
+	}
 	return b.String()
 }
 
@@ -140,6 +152,9 @@ func requestLine(r *TranscriptRequest) string {
 	if r.Replayed != "" {
 		fmt.Fprintf(&b, ", replayed from the %s (usage and time as recorded)", r.Replayed)
 	}
+	for _, ch := range r.ToolChanges {
+		fmt.Fprintf(&b, "; %s", toolChangeText(ch))
+	}
 	switch {
 	case r.Outcome == record.OutcomeModelError:
 		b.WriteString(" → the model's malformed output (model_error)")
@@ -150,6 +165,21 @@ func requestLine(r *TranscriptRequest) string {
 		b.WriteString(" → an answer")
 	}
 	return b.String()
+}
+
+// toolChangeText says how a server's tools changed before a request.
+func toolChangeText(ch record.ToolChange) string {
+	var parts []string
+	for _, x := range []struct {
+		what  string
+		names []string
+	}{{"added", ch.Added}, {"removed", ch.Removed}, {"changed", ch.Changed}} {
+		if len(x.names) > 0 {
+			parts = append(parts, x.what+" "+strings.Join(x.names, ", "))
+		}
+	}
+	return fmt.Sprintf("the tools of %s changed before it (%s): %s offered now, %s (%d tokens)",
+		ch.Server, strings.Join(parts, "; "), plural(ch.Tools, "tool"), fmtSize(ch.ToolDefBytes), ch.ToolDefTokens)
 }
 
 // serverLine describes one server connection.
