@@ -339,7 +339,7 @@ func TestWireAnswerBeforeRequest(t *testing.T) {
 func TestTranscriptRealModels(t *testing.T) {
 	rec := &record.Record{
 		CaseID: "r#0", Scenario: "r", Model: "openai:gpt-oss-120b", Status: record.StatusFail,
-		Turns: []record.Turn{{Question: "q?", TraceID: "aaa", Requests: 2}},
+		Turns:       []record.Turn{{Question: "q?", TraceID: "aaa", Requests: 2}},
 		ToolChanges: []record.ToolChange{{Turn: 1, Index: 2, Server: "cmdb", Added: []string{"cmdb__decommission"}, Tools: 3, ToolDefBytes: 2048, ToolDefTokens: 512}},
 		Calls: []record.Call{{TraceID: "aaa", Step: 1, Name: "cmdb__get_asset", Server: "cmdb", Tool: "get_asset", Outcome: "ok", Rounds: 1,
 			Progress: &record.Progress{Count: 3, Progress: 3, Total: ptr(4.0), Message: "scanning", Extended: 2}}},
