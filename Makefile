@@ -2,49 +2,113 @@
 # Everything they need is installed here: Go modules through the Go module
 # proxy (go.mod pins them), and the pinned npm packages of tools/node
 # (third-party MCP servers, the conformance suite and its Node 22) into
-# tools/node/node_modules, never globally.
+# tools/node/node_modules, never globally. Each phase prints one "==>" line,
+# so that the long first build (minutes on 2 cores) is never silent.
+#
+# Shipping: `make release` (static binaries for six platforms and their
+# checksums in dist/), `make release-check` (builds them and checks each
+# file), `make image` (the container, needs a Docker engine), and the linters
+# of the shipping recipes: `make lint-docker lint-ci lint-k8s`.
 
 SHELL   := bash
 GO      ?= go
 BIN     := bin
+DIST    := dist
 NODE_DIR := tools/node
 NODE_STAMP := $(NODE_DIR)/node_modules/.npm-ci-done
+LINT_DIR := tools/lint
+LINT_STAMP := $(LINT_DIR)/node_modules/.npm-ci-done
+MODULES_STAMP := $(BIN)/.go-mod-download-done
 # make test must finish well within CI's limit on 2 cores.
 TEST_TIMEOUT ?= 15m
 
-.PHONY: all build run test vet conformance node-deps bench bench-peers fuzz clean
+# What the binaries say of themselves (`hosteval version`): the release tag at
+# HEAD if there is one, else a Go pseudo-version of HEAD (+dirty when the tree
+# had changes), the commit, and whether the tree had changes. The go command
+# stamps the same itself in a plain clone, but not in a git worktree, in a
+# tree without .git (the container build) or with -buildvcs=false, so they are
+# passed at link time. A release names its version: make release VERSION=v1.2.3
+BUILDINFO := github.com/hosteval/hosteval/internal/buildinfo
+VERSION  ?= $(shell git describe --tags --exact-match --match 'v[0-9]*' 2>/dev/null)
+REVISION ?= $(shell git rev-parse HEAD 2>/dev/null)
+MODIFIED ?= $(shell s=$$(git status --porcelain 2>/dev/null) && { [[ -z $$s ]] && echo false || echo true; })
+VERSION  := $(VERSION)
+REVISION := $(REVISION)
+MODIFIED := $(MODIFIED)
+BUILD_VERSION := $(or $(VERSION),$(if $(REVISION),v0.0.0-$(shell TZ=UTC git log -1 --format=%cd --date=format-local:%Y%m%d%H%M%S 2>/dev/null)-$(shell git rev-parse --short=12 HEAD 2>/dev/null)$(if $(filter true,$(MODIFIED)),+dirty)))
+LDFLAGS  := -X $(BUILDINFO).version=$(BUILD_VERSION) -X $(BUILDINFO).revision=$(REVISION) -X $(BUILDINFO).modified=$(MODIFIED)
+
+RELEASE_VERSION := $(BUILD_VERSION)
+# File names drop the leading v, as GoReleaser's do (.goreleaser.yaml).
+RELEASE_NAME := hosteval_$(RELEASE_VERSION:v%=%)
+RELEASE_PLATFORMS := linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 windows/arm64
+SHA256SUM := $(shell command -v sha256sum >/dev/null 2>&1 && echo sha256sum || echo shasum -a 256)
+
+FIXTURE_SERVERS := ./servers/cmdb ./servers/tickets ./servers/support ./servers/legacy ./servers/chaos ./servers/fakeapi
+IMAGE ?= hosteval:$(or $(VERSION),dev)
+
+# Tools that run from the Go module proxy, pinned here and never in go.mod.
+ACTIONLINT_VERSION := v1.7.12
+ACTIONLINT := github.com/rhysd/actionlint/cmd/actionlint@$(ACTIONLINT_VERSION)
+GORELEASER_VERSION := v2.15.1
+GORELEASER := github.com/goreleaser/goreleaser/v2@$(GORELEASER_VERSION)
+
+.PHONY: all build run test vet conformance node-deps bench bench-peers clean \
+	fuzz browser-deps view cassettes release release-check image lint lint-docker lint-ci lint-k8s goreleaser-check
 
 all: build
 
+# Downloaded once per go.sum; `go build` would do it anyway, silently.
+$(MODULES_STAMP): go.mod go.sum
+	@echo "==> downloading Go modules (go.mod; once per machine)"
+	@$(GO) mod download
+	@mkdir -p $(BIN) && touch $@
+
 ## build: every binary (the CLI and the fixture servers) into bin/
-build:
-	$(GO) build -o $(BIN)/ ./cmd/hosteval ./servers/cmdb ./servers/tickets ./servers/support ./servers/legacy ./servers/chaos
+build: $(MODULES_STAMP)
+	@echo "==> building hosteval and the fixture servers into $(BIN)/ (the first build compiles every dependency: minutes)"
+	@$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN)/ ./cmd/hosteval $(FIXTURE_SERVERS)
 
 ## node-deps: the pinned npm packages, installed from the lock file
 node-deps: $(NODE_STAMP)
 $(NODE_STAMP): $(NODE_DIR)/package.json $(NODE_DIR)/package-lock.json
-	npm ci --prefix $(NODE_DIR) --no-audit --no-fund --loglevel=error
-	touch $@
+	@echo "==> installing npm peers ($(NODE_DIR): MCP servers, the conformance suite, Node 22)"
+	@npm ci --prefix $(NODE_DIR) --no-audit --no-fund --loglevel=error
+	@touch $@
 
 ## run: build everything and run the default suite with scripted models
 run: build node-deps
+	@echo "==> running the suite (scenarios/)"
 	./$(BIN)/hosteval run scenarios/
 
 ## test: vet, the race-enabled tests (fixture servers, third-party servers
-## over stdio, end-to-end CLI scripts) and the conformance suite
-test: build node-deps vet
-	$(GO) test -race -timeout $(TEST_TIMEOUT) ./...
-	$(MAKE) conformance
+## over stdio, end-to-end CLI scripts, the pages in headless Chromium; their
+## screenshots go to artifacts/) and the conformance suite
+test: build node-deps browser-deps vet
+	@echo "==> running the tests with the race detector (go test -race ./...: several minutes)"
+	HOSTEVAL_ARTIFACTS=$(CURDIR)/artifacts $(GO) test -race -timeout $(TEST_TIMEOUT) ./...
+	@$(MAKE) --no-print-directory conformance
 
 vet:
-	$(GO) vet ./...
+	@echo "==> go vet"
+	@$(GO) vet ./...
+
+## browser-deps: Debian's chromium, for the browser tests, when it is missing
+browser-deps:
+	@echo "==> browser-deps: chromium for the browser tests"
+	@command -v chromium >/dev/null || (apt-get update && apt-get install -y chromium)
+
+## view: the pages over results/ on 127.0.0.1 (hosteval view)
+view: build
+	./$(BIN)/hosteval view results/
 
 ## conformance: the official MCP conformance suite against hosteval's host
 ## (hosteval conformance-client): every client scenario required for
 ## 2026-07-28, then the core suite, offline; fails on a regression and on a
 ## baseline entry (tools/conformance/expected-failures.yaml) that now passes
 conformance: build node-deps
-	tools/conformance/run.sh $(BIN)/hosteval
+	@echo "==> running the MCP conformance suite (tools/conformance/run.sh)"
+	@tools/conformance/run.sh $(BIN)/hosteval
 
 ## bench: the Go benchmarks (speed and memory targets)
 bench: build
@@ -74,5 +138,92 @@ fuzz:
 	  done; \
 	done
 
+## release: static hosteval binaries for every platform, and their SHA-256
+## sums, into dist/ (VERSION=v1.2.3; default: the tag at HEAD or a
+## pseudo-version). Nothing is published.
+release:
+	@[[ -n "$(REVISION)" ]] || { echo "make release: needs a git checkout (the revision is part of the release)" >&2; exit 2; }
+	@echo "==> building release $(RELEASE_VERSION) for $(words $(RELEASE_PLATFORMS)) platforms into $(DIST)/ (static, -trimpath)"
+	@$(if $(filter true,$(MODIFIED)),echo "    warning: the tree has uncommitted changes: the binaries say so (modified)")
+	@rm -rf $(DIST) && mkdir -p $(DIST)
+	@set -e; for p in $(RELEASE_PLATFORMS); do \
+		os=$${p%/*} arch=$${p#*/} ext=; [[ $$os != windows ]] || ext=.exe; \
+		out=$(DIST)/$(RELEASE_NAME)_$${os}_$${arch}$$ext; echo "    $$out"; \
+		CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch $(GO) build -trimpath \
+			-ldflags '-s -w -X $(BUILDINFO).version=$(RELEASE_VERSION) -X $(BUILDINFO).revision=$(REVISION) -X $(BUILDINFO).modified=$(MODIFIED)' \
+			-o $$out ./cmd/hosteval; \
+	done
+	@cd $(DIST) && $(SHA256SUM) $(RELEASE_NAME)_*_* > $(RELEASE_NAME)_checksums.txt
+	@echo "    $(DIST)/$(RELEASE_NAME)_checksums.txt"
+
+## release-check: make release, then check every file: ELF/Mach-O/PE for the
+## right architecture, static, CGO_ENABLED=0 and -trimpath, the version and
+## revision stamped, the checksums; this machine's binary is run
+release-check: release
+	@echo "==> checking the release files in $(DIST)/ (tools/releasecheck)"
+	@$(GO) run ./tools/releasecheck -dist $(DIST) -version '$(RELEASE_VERSION)' -revision '$(REVISION)'
+
+## image: the container image (Dockerfile); needs a Docker engine
+image:
+	@echo "==> building the container image $(IMAGE)"
+	docker build --build-arg VERSION=$(BUILD_VERSION) --build-arg REVISION=$(REVISION) --build-arg MODIFIED=$(MODIFIED) -t $(IMAGE) .
+
+lint: lint-docker lint-ci lint-k8s
+
+# The npm linters, pinned in tools/lint (its own lock file, like tools/node).
+$(LINT_STAMP): $(LINT_DIR)/package.json $(LINT_DIR)/package-lock.json
+	@echo "==> installing the npm linters ($(LINT_DIR))"
+	@npm ci --prefix $(LINT_DIR) --no-audit --no-fund --loglevel=error
+	@touch $@
+
+## lint-docker: the Dockerfile through two linters from npm: dockerfile-utils
+## (the syntax and flags of every instruction) and dockerfilelint (best
+## practice), then the house rules (go test ./deploy: non-root, exec-form
+## ENTRYPOINT, /results, the pinned Node). No Docker engine needed: the
+## image itself is built by `make image`
+lint-docker: $(LINT_STAMP)
+	@echo "==> linting the Dockerfile (dockerfile-utils, dockerfilelint, go test ./deploy)"
+	@node $(LINT_DIR)/node_modules/dockerfile-utils/bin/dockerfile-utils lint Dockerfile
+	@node $(LINT_DIR)/node_modules/dockerfilelint/bin/dockerfilelint Dockerfile
+	@$(GO) test -count=1 -run 'TestDockerfile|TestFixtureServers' ./deploy
+
+## lint-ci: the workflows (and their use of action.yml) through actionlint,
+## run from the Go module proxy, then action.yml itself (go test ./deploy:
+## strict keys, inputs, outputs, its scripts run as the runner runs them).
+## With shellcheck on PATH both check every run: script too
+lint-ci:
+	@echo "==> linting .github/workflows and action.yml (actionlint $(ACTIONLINT_VERSION), go test ./deploy)"
+	@command -v shellcheck >/dev/null || echo "    shellcheck is not installed (apt-get install shellcheck): the run: scripts go unchecked"
+	@$(GO) run $(ACTIONLINT) -no-color
+	@$(GO) test -count=1 -run 'TestAction|TestExampleWorkflow|TestShardRecipes' ./deploy
+
+## lint-k8s: the manifests of deploy/kubernetes decoded strictly into the
+## Kubernetes API types, offline (tools/k8scheck, its own go.mod)
+lint-k8s:
+	@echo "==> checking deploy/kubernetes against the Kubernetes API types (tools/k8scheck)"
+	@cd tools/k8scheck && $(GO) test -count=1 . && $(GO) run . ../../deploy/kubernetes
+
+## goreleaser-check: .goreleaser.yaml through GoReleaser's own check (built
+## from the Go module proxy on first use: several minutes)
+goreleaser-check:
+	@echo "==> checking .goreleaser.yaml (goreleaser $(GORELEASER_VERSION) check)"
+	@$(GO) run $(GORELEASER) check
+
+## cassettes: record the suite's real-model scenarios into scenarios/cassettes
+## (make run and make test replay them offline): against the project's test
+## endpoint (servers/fakeapi), or against a real one when OPENAI_BASE_URL is
+## set (make cassettes OPENAI_BASE_URL=http://host:8000/v1; the key, if any,
+## in OPENAI_API_KEY). Review the diff and commit it.
+CASSETTE_SCENARIOS := scenarios/real-ab.yaml scenarios/real-gate.yaml
+cassettes: build
+ifdef OPENAI_BASE_URL
+	@echo "==> recording scenarios/cassettes against $(OPENAI_BASE_URL)"
+	./$(BIN)/hosteval run -record scenarios/cassettes $(CASSETTE_SCENARIOS)
+else
+	@echo "==> recording scenarios/cassettes against the test endpoint (servers/fakeapi)"
+	./$(BIN)/fakeapi -config scenarios/cassettes/fakeapi.yaml -now 2026-01-01T00:00:00Z -- \
+	  ./$(BIN)/hosteval run -record scenarios/cassettes $(CASSETTE_SCENARIOS)
+endif
+
 clean:
-	rm -rf $(BIN) $(NODE_DIR)/node_modules $(BENCH_NPM)/node_modules
+	rm -rf $(BIN) $(DIST) $(NODE_DIR)/node_modules $(LINT_DIR)/node_modules $(BENCH_NPM)/node_modules

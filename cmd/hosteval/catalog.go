@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -31,6 +32,14 @@ and tokens at stake: a "$schema" in input schemas, the same "$defs" block
 repeated in several tools, "<", ">" and "&" (what a host that escapes them
 pays), long descriptions, and the "[server] " prefix the host adds.
 
+-as names the form counted (the report says which): sent (the default) is
+the array as hosteval sends it, with server__tool names and "[server] "
+before each description; listed is the tools as their servers listed them,
+in the same function format: each tool's own name and description. Both
+carry each inputSchema exactly as its server sent it (key order and all):
+listed is what a host that forwards tools unchanged sends, what a server
+author compares. -before compares only with a catalog of the same form.
+
 -json writes the measure as a JSON document ("kind": "hosteval.catalog",
 "schema": 1); -before compares with such a document, tool by tool. With
 -add and no -servers, only the added servers run and the servers file is
@@ -45,6 +54,7 @@ examples:
   hosteval catalog -servers cmdb,tickets -requests 5
   hosteval catalog -add 'everything=node tools/node/node_modules/@modelcontextprotocol/server-everything/dist/index.js'
   hosteval catalog -servers support -json > catalog.json
+  hosteval catalog -servers support -as listed
   hosteval catalog -servers support -before catalog.json`
 
 func runCatalog(ctx context.Context, e *env, args []string) error {
@@ -57,6 +67,7 @@ func runCatalog(ctx context.Context, e *env, args []string) error {
 	asJSON := fs.Bool("json", false, "write the JSON document instead of tables")
 	before := fs.String("before", "", "compare with this file, the -json output of an earlier catalog")
 	longTokens := fs.Int("long-tokens", catalog.DefaultLongTokens, "flag descriptions over this many tokens")
+	as := fs.String("as", catalog.FormSent, "the form counted: sent (as hosteval sends it) or listed (as the servers list their tools)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -69,11 +80,17 @@ func runCatalog(ctx context.Context, e *env, args []string) error {
 	if *longTokens < 1 {
 		return usagef("-long-tokens %d: want 1 or more", *longTokens)
 	}
-	opts := catalog.Options{RequestsPerTurn: *requests, LongTokens: *longTokens}
+	if *as != catalog.FormSent && *as != catalog.FormListed {
+		return usagef("-as %q: want sent or listed", *as)
+	}
+	opts := catalog.Options{RequestsPerTurn: *requests, LongTokens: *longTokens, Form: *as}
 	if *before != "" {
 		prev, err := readCatalog(*before)
 		if err != nil {
 			return usagef("-before: %w", err)
+		}
+		if prev.Form != *as {
+			return usagef("-before: %s was counted as %s, and this catalog as %s: compare like with like (-as %s)", *before, prev.Form, *as, prev.Form)
 		}
 		opts.Before = prev
 	}
@@ -81,7 +98,10 @@ func runCatalog(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	entries, array, err := offeredTools(ctx, hopts)
+	if err := hf.login(ctx); err != nil {
+		return err
+	}
+	entries, array, err := offeredTools(ctx, hopts, *as)
 	if err != nil {
 		return err
 	}
@@ -120,9 +140,10 @@ func catalogHostOptions(e *env, hf *hostFlags, adds addFlag) (host.Options, erro
 }
 
 // offeredTools starts the host, copies out the offered tools and the tools
-// array, and stops the servers before the (slower) measure. A server that
-// does not start fails it: a partial catalog would compare as tools removed.
-func offeredTools(ctx context.Context, opts host.Options) ([]catalog.Entry, []byte, error) {
+// array in the form asked for, and stops the servers before the (slower)
+// measure. A server that does not start fails it: a partial catalog would
+// compare as tools removed.
+func offeredTools(ctx context.Context, opts host.Options, form string) ([]catalog.Entry, []byte, error) {
 	h, err := host.Start(ctx, opts)
 	if err != nil {
 		return nil, nil, err
@@ -141,10 +162,24 @@ func offeredTools(ctx context.Context, opts host.Options) ([]catalog.Entry, []by
 		return nil, nil, usageError{unknown}
 	}
 	var entries []catalog.Entry
-	for _, t := range h.Offered() {
-		entries = append(entries, catalog.Entry{Name: t.Name, Server: t.Server, Def: t.Def})
+	if form == catalog.FormSent {
+		for _, t := range h.Offered() {
+			entries = append(entries, catalog.Entry{Name: t.Name, Server: t.Server, Def: t.Def})
+		}
+		return entries, h.ToolsJSON(), nil
 	}
-	return entries, h.ToolsJSON(), nil
+	// As listed: the same tools, each as its server wrote it.
+	defs := make([][]byte, 0, len(h.Offered()))
+	for _, t := range h.Offered() {
+		def, err := t.ListedDef()
+		if err != nil {
+			return nil, nil, fmt.Errorf("tool %s of server %s: %w", t.MCP.Name, t.Server, err)
+		}
+		entries = append(entries, catalog.Entry{Name: t.MCP.Name, Server: t.Server, Def: def})
+		defs = append(defs, def)
+	}
+	array := append(append([]byte("["), bytes.Join(defs, []byte(","))...), ']')
+	return entries, array, nil
 }
 
 func readCatalog(path string) (*catalog.Catalog, error) {

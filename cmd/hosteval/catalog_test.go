@@ -48,6 +48,21 @@ func readCatalogString(t *testing.T, doc string) *catalog.Catalog {
 	return c
 }
 
+// startServers starts a host on the servers of a servers file.
+func startServers(t *testing.T, servers string) *host.Host {
+	t.Helper()
+	specs, err := scenario.LoadServers(servers)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := host.Start(context.Background(), host.Options{Servers: specs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { h.Close() })
+	return h
+}
+
 func TestCatalogCommand(t *testing.T) {
 	dir, servers := catalogServers(t)
 
@@ -58,15 +73,7 @@ func TestCatalogCommand(t *testing.T) {
 	whole := readCatalogString(t, doc)
 
 	t.Run("the host's exact bytes", func(t *testing.T) {
-		specs, err := scenario.LoadServers(servers)
-		if err != nil {
-			t.Fatal(err)
-		}
-		h, err := host.Start(context.Background(), host.Options{Servers: specs})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { h.Close() })
+		h := startServers(t, servers)
 		defs := h.ToolDefs()
 		if got, want := whole.Total.Bytes, len(h.ToolsJSON()); got != want {
 			t.Errorf("total bytes = %d, want len(ToolsJSON()) = %d", got, want)
@@ -90,6 +97,54 @@ func TestCatalogCommand(t *testing.T) {
 		}
 		if len(got) != 4 {
 			t.Errorf("%d tools, want cmdb's 2 and tickets' 2", len(got))
+		}
+	})
+
+	t.Run("-as listed", func(t *testing.T) {
+		code, doc, stderr := runCLI(t, "catalog", "-servers-file", servers, "-as", "listed", "-json")
+		if code != exitOK {
+			t.Fatalf("exit %d, stderr:\n%s", code, stderr)
+		}
+		listed := readCatalogString(t, doc)
+		if listed.Form != catalog.FormListed || whole.Form != catalog.FormSent {
+			t.Errorf("forms %q and %q, want listed and sent", listed.Form, whole.Form)
+		}
+		h := startServers(t, servers)
+		var names []string
+		for i, ht := range h.Offered() {
+			ct := listed.Tools[i]
+			names = append(names, ct.Server+" "+ct.Name)
+			def, err := ht.ListedDef()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ct.Bytes != len(def) {
+				t.Errorf("%s: %d bytes, want the listed definition's %d", ct.Name, ct.Bytes, len(def))
+			}
+			// The server's own name and description, its schema as sent:
+			// go-sdk servers write "type" first, a re-encoded map would not.
+			var fn struct {
+				Function struct {
+					Name        string          `json:"name"`
+					Description string          `json:"description"`
+					Parameters  json.RawMessage `json:"parameters"`
+				} `json:"function"`
+			}
+			json.Unmarshal(def, &fn)
+			if fn.Function.Name != ht.MCP.Name || fn.Function.Description != ht.MCP.Description || !strings.HasPrefix(string(fn.Function.Parameters), `{"type":"object"`) {
+				t.Errorf("%s listed as %s", ht.Name, def)
+			}
+		}
+		if diff := cmp.Diff([]string{"cmdb find_assets", "cmdb get_asset", "tickets list_tickets", "tickets open_ticket"}, names); diff != "" {
+			t.Errorf("tools (-want +got):\n%s", diff)
+		}
+		// Without the prefix and with shorter names, listed costs less.
+		if listed.Total.Bytes >= whole.Total.Bytes || listed.Total.Tokens >= whole.Total.Tokens {
+			t.Errorf("listed %d bytes, %d tokens; sent %d, %d: want listed smaller", listed.Total.Bytes, listed.Total.Tokens, whole.Total.Bytes, whole.Total.Tokens)
+		}
+		code, out, _ := runCLI(t, "catalog", "-servers-file", servers, "-as", "listed")
+		if code != exitOK || !strings.Contains(out, "counted as listed: the servers' own tool names and descriptions") || strings.Contains(out, "cmdb__") {
+			t.Errorf("exit %d; want the listed form named and no server__ names:\n%s", code, out)
 		}
 	})
 
@@ -117,6 +172,7 @@ func TestCatalogCommand(t *testing.T) {
 			"4 tools offered: " + strconv.Itoa(whole.Total.Bytes) + " bytes, " + strconv.Itoa(whole.Total.Tokens) + " tokens",
 			"per turn of 5 model requests: " + strconv.Itoa(5*whole.Total.Tokens) + " tokens",
 			"server_prefix",
+			`counted as sent: the tools array hosteval sends, with server__tool names, "[server] " before each description`,
 		} {
 			if !strings.Contains(out, want) {
 				t.Errorf("output lacks %q:\n%s", want, out)
@@ -161,6 +217,10 @@ func TestCatalogCommand(t *testing.T) {
 		if err := os.WriteFile(notCatalog, []byte(`{"schema":1,"run":{}}`), 0o644); err != nil {
 			t.Fatal(err)
 		}
+		sent := filepath.Join(t.TempDir(), "sent.json")
+		if err := os.WriteFile(sent, []byte(doc), 0o644); err != nil {
+			t.Fatal(err)
+		}
 		tests := []struct {
 			name   string
 			args   []string
@@ -176,6 +236,8 @@ func TestCatalogCommand(t *testing.T) {
 			{"add a file's name", []string{"-servers", "cmdb", "-add", "cmdb=" + filepath.Join(dir, "cmdb")}, exitUsage, "-add cmdb: the servers file has a server of that name"},
 			{"before missing", []string{"-before", filepath.Join(dir, "nope.json")}, exitUsage, "-before: open"},
 			{"before not a catalog", []string{"-before", notCatalog}, exitUsage, `want "hosteval.catalog"`},
+			{"before of another form", []string{"-as", "listed", "-before", sent}, exitUsage, "was counted as sent, and this catalog as listed: compare like with like (-as sent)"},
+			{"as", []string{"-as", "raw"}, exitUsage, `-as "raw": want sent or listed`},
 			{"protocol", []string{"-protocol", "1999"}, exitUsage, "-protocol"},
 			{"unknown tool", []string{"-tools", "cmdb__nope"}, exitUsage, "-tools names tools no server offers: cmdb__nope"},
 			{"server does not start", []string{"-servers", "cmdb", "-add", "broken=" + filepath.Join(dir, "no-such-server")}, exitInfra, "server broken: "},

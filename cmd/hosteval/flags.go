@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -20,6 +21,10 @@ import (
 // the host's default, in that order.
 type budgetFlags struct {
 	connect, discover, initialize, tool, person time.Duration
+	// maxTool and progressExtends: a server's progress may extend a round
+	// up to maxTool.
+	maxTool         time.Duration
+	progressExtends bool
 }
 
 func (b *budgetFlags) register(fs *flag.FlagSet) {
@@ -35,6 +40,8 @@ func (b *budgetFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&b.initialize, "initialize-timeout", 0, "how long the 2025-11-25 initialize handshake may take"+def(d.InitializeTimeout, "the host's"))
 	fs.DurationVar(&b.tool, "tool-timeout", 0, "how long to wait for each round of a tool call"+def(d.ToolTimeout, "the host's"))
 	fs.DurationVar(&b.person, "person-timeout", 0, "how long to wait for the person to approve or answer; then the answer is no"+def(d.PersonTimeout, "no limit"))
+	fs.BoolVar(&b.progressExtends, "progress-extends", false, "let a server's progress give a round of a tool call the tool timeout again, up to -max-tool-time")
+	fs.DurationVar(&b.maxTool, "max-tool-time", 0, "the most one round of a tool call may take when progress extends it"+def(d.MaxToolTime, "the host's"))
 }
 
 // check reports a negative budget.
@@ -42,7 +49,7 @@ func (b *budgetFlags) check() error {
 	for _, f := range []struct {
 		name string
 		d    time.Duration
-	}{{"connect-timeout", b.connect}, {"discover-timeout", b.discover}, {"initialize-timeout", b.initialize}, {"tool-timeout", b.tool}, {"person-timeout", b.person}} {
+	}{{"connect-timeout", b.connect}, {"discover-timeout", b.discover}, {"initialize-timeout", b.initialize}, {"tool-timeout", b.tool}, {"person-timeout", b.person}, {"max-tool-time", b.maxTool}} {
 		if f.d < 0 {
 			return usagef("-%s %v: want a duration of 0 or more", f.name, f.d)
 		}
@@ -58,10 +65,13 @@ func (b *budgetFlags) apply(o *host.Options) {
 	for _, f := range []struct {
 		dst *time.Duration
 		v   time.Duration
-	}{{&o.ConnectTimeout, b.connect}, {&o.DiscoverTimeout, b.discover}, {&o.InitializeTimeout, b.initialize}, {&o.ToolTimeout, b.tool}, {&o.PersonTimeout, b.person}} {
+	}{{&o.ConnectTimeout, b.connect}, {&o.DiscoverTimeout, b.discover}, {&o.InitializeTimeout, b.initialize}, {&o.ToolTimeout, b.tool}, {&o.PersonTimeout, b.person}, {&o.MaxToolTime, b.maxTool}} {
 		if f.v > 0 {
 			*f.dst = f.v
 		}
+	}
+	if b.progressExtends {
+		o.ProgressExtends = true
 	}
 }
 
@@ -76,6 +86,9 @@ type hostFlags struct {
 	maxResultBytes int
 	maxSteps       int
 	noElicitation  bool
+	open           bool
+	// logins are the OAuth handlers of the servers options loaded.
+	logins *logins
 }
 
 func (f *hostFlags) register(fs *flag.FlagSet) {
@@ -87,6 +100,7 @@ func (f *hostFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.maxResultBytes, "max-result-bytes", 4000, "result budget in bytes (-1: none)")
 	fs.IntVar(&f.maxSteps, "max-steps", 8, "model requests per turn at most")
 	fs.BoolVar(&f.noElicitation, "no-elicitation", false, "declare no elicitation capability")
+	registerOpen(fs, &f.open)
 }
 
 // options builds host options from the flags, with the servers of the
@@ -96,10 +110,20 @@ func (f *hostFlags) options(e *env) (host.Options, error) {
 	if err != nil {
 		return host.Options{}, err
 	}
-	if opts.Servers, err = scenario.LoadServers(f.serversFile, splitList(f.servers)...); err != nil {
+	f.logins = newLogins(e, f.open, f.budgets.person)
+	if opts.Servers, err = scenario.LoadServersAuth(f.serversFile, splitList(f.servers), f.logins.build); err != nil {
 		return host.Options{}, usageError{err}
 	}
 	return opts, nil
+}
+
+// login authorises the servers with an oauth: block that options loaded
+// (see logins.login): call it after options and before host.Start.
+func (f *hostFlags) login(ctx context.Context) error {
+	if f.logins == nil {
+		return nil
+	}
+	return f.logins.login(ctx)
 }
 
 // optionsWithoutServers builds host options from the flags but the servers,

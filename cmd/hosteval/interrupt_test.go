@@ -4,9 +4,11 @@ import (
 	"errors"
 	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -184,6 +186,31 @@ func TestCommandsEndOnInterrupt(t *testing.T) {
 			func(t *testing.T, p *hostevalProc, dir string) int {
 				pgid := serverGroup(t, p, dir)
 				p.until(t, "the call> prompt", func() bool { return strings.Contains(p.stdout.String(), "call> ") })
+				return pgid
+			}},
+		{"lab serving a call in flight", []string{"lab", "-servers-file", "servers.yaml", "-servers", "hold"}, syscall.SIGTERM,
+			func(t *testing.T, p *hostevalProc, dir string) int {
+				pgid := serverGroup(t, p, dir)
+				addr := regexp.MustCompile(`hosteval lab: (http://127\.0\.0\.1:\d+/)`)
+				p.until(t, "the lab's address", func() bool { return addr.MatchString(p.stdout.String()) })
+				url := addr.FindStringSubmatch(p.stdout.String())[1]
+				req, _ := http.NewRequest("POST", url+"call", strings.NewReader(`{"name": "hold__search_knowledge", "arguments": "{\"query\": \"return window\"}"}`))
+				req.Header.Set("Content-Type", "application/json")
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil || resp.StatusCode != http.StatusAccepted {
+					t.Fatalf("POST /call: %v %v", resp, err)
+				}
+				resp.Body.Close()
+				// The host says it runs the call just before it sends it.
+				p.until(t, "the call to be sent", func() bool {
+					resp, err := http.Get(url + "state")
+					if err != nil {
+						return false
+					}
+					defer resp.Body.Close()
+					body, _ := io.ReadAll(resp.Body)
+					return strings.Contains(string(body), "read-only tool on the auto-run list: run it")
+				})
 				return pgid
 			}},
 		{"tools waiting for a server", []string{"tools", "-servers-file", "servers.yaml", "-servers", "hang", "-connect-timeout", "10m"}, os.Interrupt, serverGroup},

@@ -2,13 +2,18 @@
 //
 // Subcommands:
 //
+//	init      start a suite for a server: servers.yaml, a scenario per tool, gates
 //	run       run scenario files and write results/<run-id>/
 //	report    rebuild reports from a results folder
+//	show      print the transcript of one case of a run
+//	view      browse a results folder in a local web page
 //	compare   compare two runs, benchstat style
 //	gate      check a run against gates and a baseline
 //	catalog   measure what a tool catalog costs in model context
 //	tools     list the host's namespaced tool table
 //	chat      talk to a model through the host, or call tools by hand
+//	merge     merge the run folders of a suite's shards into one run
+//	lab       the host as a web page: chat, forms, calls and logs
 //	version   print the version
 //
 // Exit codes: 0 every case passed and every gate held; 1 a case or a gate
@@ -51,6 +56,8 @@ type env struct {
 	// starts, so that the second interrupt kills them all, grandchildren
 	// included.
 	groups *host.ProcessGroups
+	// oauth are a test's replacements for the person and the token cache.
+	oauth oauthSeams
 }
 
 // onInterrupt says what the first interrupt does to a command.
@@ -80,19 +87,21 @@ type command struct {
 
 func commands() []command {
 	return []command{
+		initCommand,
 		runCommand,
 		reportCommand,
+		showCommand,
+		viewCommand,
 		compareCommand,
 		gateCommand,
 		catalogCommand,
 		toolsCommand,
 		chatCommand,
+		labCommand,
 		conformanceCommand,
 		schemaCommand,
-		{name: "version", summary: "print the version", usage: "hosteval version", run: func(_ context.Context, e *env, _ []string) error {
-			_, err := fmt.Fprintln(e.stdout, "hosteval", host.Version)
-			return err
-		}},
+		mergeCommand,
+		versionCommand,
 	}
 }
 

@@ -64,11 +64,16 @@ func (p *progress) done(rec *record.Record, tally runner.Result) {
 
 // caseLine is one finished case: its verdict, id, time, and why it failed.
 func caseLine(rec *record.Record) string {
-	line := fmt.Sprintf("%-5s %s (%.2fs)", strings.ToUpper(rec.Status), rec.CaseID, rec.MS/1000)
-	switch rec.Status {
-	case record.StatusError:
+	replayed := ""
+	if c := rec.Cassette; c != nil && c.Replayed > 0 {
+		replayed = ", replayed"
+	}
+	line := fmt.Sprintf("%-5s %s (%.2fs%s)", strings.ToUpper(rec.Status), rec.CaseID, rec.MS/1000, replayed)
+	switch {
+	case rec.Error != "":
+		// An errored case, or one whose conversation left its cassette.
 		line += ": " + rec.Error
-	case record.StatusFail:
+	case rec.Status == record.StatusFail:
 		for _, e := range rec.Expectations {
 			if !e.Passed {
 				line += ": " + e.Name

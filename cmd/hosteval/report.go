@@ -23,7 +23,9 @@ const reportUsage = `usage: hosteval report [flags] DIR
 
 Rebuilds every report of a run from its records.jsonl alone (it works on an
 interrupted run): prints the tables, and rewrites summary.json, junit.xml,
-report.md and report.html in DIR. -format prints one format to stdout
+report.md and report.html in DIR, and under DIR/transcripts/ the transcript
+of each case that did not pass (-transcripts: of every case), as Markdown
+and HTML, linked from report.md and report.html. -format prints one format to stdout
 instead of the tables.
 
 examples:
@@ -96,10 +98,21 @@ func runReport(ctx context.Context, e *env, args []string) error {
 // baseline, and appends the Markdown summary to $GITHUB_STEP_SUMMARY when
 // it is set. It returns the checks' verdict.
 func writeReports(e *env, dir string, gates []report.Gate, base *report.Summary, jsonOut bool, view report.Options) (report.Verdict, error) {
-	s, err := report.Read(dir)
+	// One pass over the records makes the figures and the transcripts.
+	var runID string // the records' own when run.json has none
+	if info, err := record.ReadRunInfo(dir); err == nil {
+		runID = info.RunID
+	}
+	transcripts := report.NewTranscriptWriter(dir, runID, view.AllTranscripts)
+	s, err := report.ReadEach(dir, transcripts.Add)
+	stems, terr := transcripts.Close()
+	if err == nil {
+		err = terr
+	}
 	if err != nil {
 		return report.Verdict{}, err
 	}
+	view.Transcripts = stems
 	for _, w := range s.Warnings {
 		fmt.Fprintf(e.stderr, "hosteval: %s\n", w)
 	}
@@ -108,7 +121,11 @@ func writeReports(e *env, dir string, gates []report.Gate, base *report.Summary,
 		return report.Verdict{}, err
 	}
 	if path := e.getenv("GITHUB_STEP_SUMMARY"); path != "" {
-		if err := appendFile(path, func(w io.Writer) error { return report.WriteMarkdown(w, s, opts) }); err != nil {
+		// The step summary is a page of its own: a link into the run
+		// folder would lead nowhere from it.
+		step := opts
+		step.Transcripts = nil
+		if err := appendFile(path, func(w io.Writer) error { return report.WriteMarkdown(w, s, step) }); err != nil {
 			fmt.Fprintf(e.stderr, "hosteval: $GITHUB_STEP_SUMMARY: %v\n", err)
 		}
 	}

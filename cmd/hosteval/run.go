@@ -32,26 +32,54 @@ Runs every scenario in the given files and folders (default: scenarios/),
 each case with its own fresh server processes (except servers marked
 shareable), and writes results/<run-id>/: records.jsonl (one record per
 case, appended and synced as each case ends), run.json, summary.json,
-junit.xml, report.md, report.html, and under cases/ each case's log (the
+junit.xml, report.md, report.html, under cases/ each case's log (the
 host's events and the servers' request logs, interleaved; -logs failed
-keeps only those of cases that did not pass, for speed on large runs). Prints the table when done; -json prints summary.json
-instead. First Ctrl-C (or SIGTERM): no new cases start and running ones get
+keeps only those of cases that did not pass, for speed on large runs), and
+under transcripts/ the transcript of each case that did not pass, linked
+from report.md and report.html (hosteval show prints one; hosteval view
+shows the run in a browser). Prints the table when done; -json prints
+summary.json instead. First Ctrl-C (or SIGTERM): no new cases start and running ones get
 10s to finish; second: every server (and what it started) is killed, run.json
 records the run as interrupted, and hosteval exits (what finished is
 already on disk).
 
-The budgets (-connect-timeout, -discover-timeout, -initialize-timeout,
--tool-timeout, -person-timeout) override the scenarios' host settings.
+-shard K/N runs shard K of N: a deterministic, balanced slice of the
+cases (by a hash of their IDs, the same on every machine); hosteval merge
+joins the shards' run folders into one run. The shard may also come from
+$HOSTEVAL_SHARD=K/N, or in a Kubernetes Indexed Job from -shard-count N
+with $JOB_COMPLETION_INDEX (0-based: index i runs shard i+1 of N).
 
-Exit codes: 0 all passed and every gate held, 1 a case or gate failed,
-2 a usage, scenario or configuration error, 3 a case could not run (a
-server would not start, the model endpoint failed), 130 interrupted.
+The budgets (-connect-timeout, -discover-timeout, -initialize-timeout,
+-tool-timeout, -person-timeout, -max-tool-time; -progress-extends) override
+the scenarios' host settings.
+
+Servers with an oauth: block are authorised before the first case, once
+for the whole run: a cached token asks no one; else the URL to open is
+printed (-open opens it) and the run waits for you (-person-timeout,
+default 5m). In CI use flow: client_credentials, or a cached token.
+
+
+Real models: -record DIR keeps every model request of every case, and the
+endpoint's answer, in DIR/<scenario>/[<variant>/]<model>.<repeat>.yaml;
+-replay DIR answers them from there, offline, and fails a case whose
+conversation asks something not recorded, saying what changed (a scenario's
+cassettes: does the same without a flag). Secrets never enter a cassette.
+-cache answers requests seen before from a local cache (docs/models.md).
+
+Exit codes: 0 all passed and every gate held, 1 a case or gate failed (a
+replayed conversation that left its cassette fails its case), 2 a usage,
+scenario or configuration error (also a model endpoint refusing the key,
+model name or URL), 3 a case could not run (a server would not start, the
+model endpoint failed after its retries), 130 interrupted.
 
 examples:
   hosteval run
   hosteval run -run 'ticket-.*' -repeat 5 scenarios/
   hosteval run -model openai:gpt-oss-120b -concurrency 4 scenarios/tickets.yaml
-  hosteval run -gates scenarios/gates.yaml -baseline results/baseline`
+  hosteval run -gates scenarios/gates.yaml -baseline results/baseline
+  hosteval run -record scenarios/cassettes -model openai:gpt-oss-120b scenarios/ab.yaml
+  hosteval run -replay scenarios/cassettes scenarios/ab.yaml
+  hosteval run -shard 2/4 -out results/shard-2 scenarios/`
 
 func runRun(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "run", runUsage)
@@ -72,7 +100,21 @@ func runRun(ctx context.Context, e *env, args []string) error {
 	baseline := fs.String("baseline", "", "a run folder to compare with and to resolve 'baseline' in gates")
 	var budgets budgetFlags
 	budgets.register(fs)
+	var models modelFlags
+	models.register(fs)
+	var shards shardFlags
+	shards.register(fs)
+	var openBrowser bool
+	registerOpen(fs, &openBrowser)
 	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	cassettes, err := models.cassettes()
+	if err != nil {
+		return err
+	}
+	shard, err := shards.selected(e.getenv)
+	if err != nil {
 		return err
 	}
 	if *concurrency < 1 {
@@ -98,12 +140,17 @@ func runRun(ctx context.Context, e *env, args []string) error {
 		}
 		filter = re
 	}
+	cache, err := models.openCache(e.getenv)
+	if err != nil {
+		return err
+	}
 	suite, err := scenario.Load(paths...)
 	if err != nil {
 		// Every problem of the files, or a path that is not there.
 		return usageError{err}
 	}
-	copts := scenario.CaseOptions{Run: filter, Repeat: *repeat}
+	auth := newLogins(e, openBrowser, budgets.person)
+	copts := scenario.CaseOptions{Run: filter, Repeat: *repeat, OAuth: auth.build}
 	if *modelFlag != "" {
 		spec, err := parseModelFlag(*modelFlag, e.getenv)
 		if err != nil {
@@ -117,6 +164,17 @@ func runRun(ctx context.Context, e *env, args []string) error {
 	}
 	if len(cases) == 0 {
 		return usagef("no scenario matches -run %q", *runFilter)
+	}
+	suiteID := runner.SuiteID(suite, cases)
+	if !shard.IsZero() {
+		if *baseline != "" {
+			// A shard lacks the other shards' scenarios, which a comparison
+			// would count as vanished.
+			return usagef("-baseline compares whole runs: give it to hosteval merge, which joins the shards")
+		}
+		all := len(cases)
+		cases = runner.SelectShard(cases, shard)
+		fmt.Fprintf(e.stderr, "shard %s: %d of the suite's %d cases\n", shard, len(cases), all)
 	}
 	// Only the scenarios that run are judged by their own gates: a -run
 	// filter must not fail the gates of a scenario it left out.
@@ -137,6 +195,11 @@ func runRun(ctx context.Context, e *env, args []string) error {
 		}
 	}
 
+	// Before any case: a person's login is not a case's time.
+	if err := auth.login(ctx); err != nil {
+		return err
+	}
+
 	if *runID == "" {
 		*runID = newRunID()
 	}
@@ -144,10 +207,11 @@ func runRun(ctx context.Context, e *env, args []string) error {
 	start := time.Now()
 	prog := newProgress(e.stderr, isTerminal(e), len(cases), start)
 	opts := runner.Options{
-		Dir: dir, RunID: *runID, Args: append([]string{"hosteval", "run"}, args...),
+		Dir: dir, RunID: *runID, Args: append([]string{"hosteval", "run"}, args...), Suite: suiteID, Shard: shard,
 		Concurrency: *concurrency, Share: *share, Wire: *wire, Logs: *logs, Preflight: *preflight,
 		OnCase: prog.done,
 		Drain:  e.interrupt.first, DrainGrace: drainGrace, Abort: e.interrupt.second, Groups: e.groups,
+		Cassettes: cassettes, Cache: cache,
 	}
 	if budgets.set() {
 		opts.Override = budgets.apply
@@ -176,13 +240,24 @@ func runRun(ctx context.Context, e *env, args []string) error {
 	switch {
 	case res.Interrupted:
 		return interruptedf("%d of %d cases did not run", res.Total-res.Ran, res.Total)
-	case res.Errors > 0:
-		return fmt.Errorf("%d of %d cases could not run", res.Errors, res.Ran)
-	case res.Failed > 0 && verdict.Regressed:
-		return failedf("%d of %d cases failed, and the checks failed", res.Failed, res.Ran)
-	case res.Failed > 0:
-		return failedf("%d of %d cases failed", res.Failed, res.Ran)
-	case verdict.Regressed:
+	case res.ConfigErrors > 0:
+		return configf("%d of %d cases could not run: the model endpoint refused the configuration (a key, model name or URL)", res.ConfigErrors, res.Ran)
+	}
+	return runVerdict(res.Ran, res.Failed, res.Errors, verdict.Regressed)
+}
+
+// runVerdict is how a run of cases ends (run, and merge for the run it
+// makes): an error when a case could not run (3), a case failed or the
+// checks failed (1).
+func runVerdict(cases, failed, errored int, regressed bool) error {
+	switch {
+	case errored > 0:
+		return fmt.Errorf("%d of %d cases could not run", errored, cases)
+	case failed > 0 && regressed:
+		return failedf("%d of %d cases failed, and the checks failed", failed, cases)
+	case failed > 0:
+		return failedf("%d of %d cases failed", failed, cases)
+	case regressed:
 		return failedf("the checks failed")
 	}
 	return nil

@@ -4,15 +4,19 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
+	"gopkg.in/yaml.v3"
 
 	"github.com/hosteval/hosteval/internal/fixtures"
+	"github.com/hosteval/hosteval/internal/model/fakeapi"
 )
 
 // End-to-end tests of the CLI: txtar scripts under testdata/script run the
@@ -42,6 +46,12 @@ func TestScripts(t *testing.T) {
 		UpdateScripts: *update,
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("BIN", fixtureBin)
+			// The pinned npm servers (make node-deps).
+			nodeModules, err := filepath.Abs("../../tools/node/node_modules")
+			if err != nil {
+				return err
+			}
+			env.Setenv("NODE_MODULES", nodeModules)
 			env.Setenv("CI", "true")
 			return nil
 		},
@@ -64,6 +74,32 @@ func TestScripts(t *testing.T) {
 				if got != want {
 					ts.Fatalf("exit status %d, want %d", got, want)
 				}
+			},
+			// fakeapi FILE serves the test endpoint (internal/model/fakeapi)
+			// with the rules in FILE until the script ends, and sets
+			// OPENAI_BASE_URL to it.
+			"fakeapi": func(ts *testscript.TestScript, neg bool, args []string) {
+				if neg || len(args) != 1 {
+					ts.Fatalf("usage: fakeapi FILE")
+				}
+				var cfg fakeapi.Config
+				ts.Check(yaml.Unmarshal([]byte(ts.ReadFile(args[0])), &cfg))
+				h, err := fakeapi.New(cfg)
+				ts.Check(err)
+				srv := httptest.NewServer(h)
+				ts.Defer(srv.Close)
+				ts.Setenv("OPENAI_BASE_URL", srv.URL+"/v1")
+			},
+			// replace FILE OLD NEW replaces every OLD in FILE with NEW.
+			"replace": func(ts *testscript.TestScript, neg bool, args []string) {
+				if neg || len(args) != 3 {
+					ts.Fatalf("usage: replace FILE OLD NEW")
+				}
+				data := ts.ReadFile(args[0])
+				if !strings.Contains(data, args[1]) {
+					ts.Fatalf("%s has no %q", args[0], args[1])
+				}
+				ts.Check(os.WriteFile(ts.MkAbs(args[0]), []byte(strings.ReplaceAll(data, args[1], args[2])), 0o644))
 			},
 			// records DIR N checks that DIR/records.jsonl has N lines.
 			"records": func(ts *testscript.TestScript, neg bool, args []string) {

@@ -9,23 +9,25 @@ import (
 	"github.com/hosteval/hosteval/internal/report"
 )
 
-// layoutFlags are the flags that shape the tables printed on stdout:
-// -wide, and -cases for the commands that print a run's cases.
+// layoutFlags are the flags that shape the reports: -wide for the tables
+// printed on stdout, and, for the commands that report a run's cases,
+// -cases and -transcripts.
 type layoutFlags struct {
-	wide, cases bool
+	wide, cases, transcripts bool
 }
 
 func (l *layoutFlags) register(fs *flag.FlagSet, cases bool) {
 	fs.BoolVar(&l.wide, "wide", false, "print every column of the tables, however wide the terminal")
 	if cases {
 		fs.BoolVar(&l.cases, "cases", false, "list every case, also in a run of more than "+strconv.Itoa(report.SmallRun)+" cases (else only those that did not pass)")
+		fs.BoolVar(&l.transcripts, "transcripts", false, "write the transcript of every case under transcripts/ (else of those that did not pass)")
 	}
 }
 
 // options are the report options for the tables printed on e.stdout; dir
 // is the run folder, named in each failure's show command.
 func (l *layoutFlags) options(e *env, dir string) report.Options {
-	o := report.Options{AllCases: l.cases, Dir: dir}
+	o := report.Options{AllCases: l.cases, Dir: dir, AllTranscripts: l.transcripts}
 	if !l.wide {
 		o.Width = terminalWidth(e)
 	}

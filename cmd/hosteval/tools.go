@@ -45,6 +45,9 @@ func runTools(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	if err := hf.login(ctx); err != nil {
+		return err
+	}
 	h, err := host.Start(ctx, opts)
 	if err != nil {
 		return err

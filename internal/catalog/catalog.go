@@ -36,6 +36,19 @@ const (
 	Encoding = "o200k_base"
 )
 
+// The forms a catalog is counted in.
+const (
+	// FormSent is the tools array as hosteval sends it to the model:
+	// server__tool names, "[server] " before each description (or the
+	// scenario's description), each server's inputSchema as it sent it.
+	FormSent = "sent"
+	// FormListed is the tools as their servers listed them, in the same
+	// function format: each tool's own name and description, its
+	// inputSchema as sent. It is what a host that forwards a server's tools
+	// unchanged would send, and what a server author compares.
+	FormListed = "listed"
+)
+
 // Defaults of Options.
 const (
 	DefaultRequests   = 3
@@ -69,13 +82,17 @@ type Options struct {
 	// Before, when set, is a previous catalog to compare with: the result's
 	// Compare is filled.
 	Before *Catalog
+	// Form names the form the definitions are in (default FormSent).
+	Form string
 }
 
 // Catalog is the measure of one tools array, and the JSON document.
 type Catalog struct {
-	Kind            string `json:"kind"`
-	Schema          int    `json:"schema"`
-	Encoding        string `json:"encoding"`
+	Kind     string `json:"kind"`
+	Schema   int    `json:"schema"`
+	Encoding string `json:"encoding"`
+	// Form is the form counted: FormSent or FormListed.
+	Form            string `json:"form"`
 	RequestsPerTurn int    `json:"requests_per_turn"`
 	LongTokens      int    `json:"long_tokens"`
 	// Total is the whole array.
@@ -198,8 +215,11 @@ func Measure(ctx context.Context, entries []Entry, toolsJSON []byte, opts Option
 		parsed[i] = d
 	}
 
+	if opts.Form == "" {
+		opts.Form = FormSent
+	}
 	c := &Catalog{
-		Kind: Kind, Schema: Schema, Encoding: Encoding,
+		Kind: Kind, Schema: Schema, Encoding: Encoding, Form: opts.Form,
 		RequestsPerTurn: opts.RequestsPerTurn, LongTokens: opts.LongTokens,
 		Tools: make([]Tool, len(entries)), Servers: []Server{}, Findings: []Finding{},
 	}

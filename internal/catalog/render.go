@@ -65,6 +65,9 @@ func Read(r io.Reader) (*Catalog, error) {
 	if c.Schema != Schema {
 		return nil, fmt.Errorf("read catalog: schema %d, want %d", c.Schema, Schema)
 	}
+	if c.Form == "" {
+		c.Form = FormSent // written before the form was recorded
+	}
 	if c.Encoding != Encoding {
 		return nil, fmt.Errorf("read catalog: tokens counted with %q, want %q", c.Encoding, Encoding)
 	}
@@ -111,6 +114,7 @@ func (c *Catalog) toolTable() *table.Table {
 	}
 	tot := c.Total
 	t.Notes = []string{
+		formNote(c.Form),
 		fmt.Sprintf("%s offered: %d bytes, %d tokens (%s) sent with every model request", plural(tot.Tools, "tool"), tot.Bytes, tot.Tokens, c.Encoding),
 		fmt.Sprintf("per turn of %d model requests: %d tokens, %d bytes", c.RequestsPerTurn, tot.TurnTokens, tot.TurnBytes),
 		fmt.Sprintf("tokens: the definition alone (sum %d); marginal: the array's tokens minus the array's tokens without the tool (sum %d)", tot.DefTokens, tot.MarginalTokens),
@@ -118,6 +122,14 @@ func (c *Catalog) toolTable() *table.Table {
 		"desc, schema, envelope: tokens of the description's text, of the parameters JSON, and of the rest of the definition",
 	}
 	return t
+}
+
+// formNote says which form of the catalog was counted.
+func formNote(form string) string {
+	if form == FormListed {
+		return `counted as listed: the servers' own tool names and descriptions, each inputSchema as the server sent it (what a host that forwards the tools unchanged sends)`
+	}
+	return `counted as sent: the tools array hosteval sends, with server__tool names, "[server] " before each description, each inputSchema as the server sent it`
 }
 
 func (c *Catalog) serverTable() *table.Table {

@@ -1,8 +1,9 @@
 // Package conformance holds what hosteval's client must do in each client
 // scenario of the official MCP conformance suite
 // (@modelcontextprotocol/conformance, `make conformance`): the tool calls
-// a scenario expects ([Plans]), the protocol mode for the revision under
-// test ([Mode]), and the scripted model that proposes the calls ([Model]).
+// a scenario expects ([Plans]), the OAuth configuration of an auth
+// scenario ([OAuth]), the protocol mode for the revision under test
+// ([Mode]), and the scripted model that proposes the calls ([Model]).
 // `hosteval conformance-client` runs the host with them, as every other
 // command runs it, so that the suite judges what hosteval sends.
 package conformance
@@ -12,9 +13,11 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/hosteval/hosteval/internal/host"
 	"github.com/hosteval/hosteval/internal/model"
+	"github.com/hosteval/hosteval/internal/oauth"
 )
 
 // Server is the name of the scenario's server in the host, the prefix of
@@ -115,7 +118,7 @@ func Plans() map[string]Plan {
 		"http-custom-headers":              contextToolCalls,
 		"json-schema-2020-12-preservation": echoSchema,
 	}
-	// The host has no OAuth: these connect without a token, and fail.
+	// The auth scenarios: connect through OAuth (see OAuth), list, call.
 	for _, name := range []string{
 		"2025-03-26-oauth-endpoint-fallback", "2025-03-26-oauth-metadata-backcompat",
 		"authorization-server-migration", "basic-cimd", "client-credentials-basic", "client-credentials-jwt",
@@ -130,6 +133,34 @@ func Plans() map[string]Plan {
 		plans["auth/"+name] = fixedCalls(Call{"test-tool", `{}`})
 	}
 	return plans
+}
+
+// ClientMetadataURL is the client ID metadata document the suite's
+// authorization servers accept as hosteval's client id (its own clients
+// use the same URL).
+const ClientMetadataURL = "https://conformance-test.local/client-metadata.json"
+
+// OAuth is the oauth: block a user would write for an auth/ scenario's
+// server, as the go-sdk's own client configures itself: hosteval known by
+// its client ID metadata document, else by dynamic registration; the
+// pre-registered client the scenario passes in its context
+// (MCP_CONFORMANCE_CONTEXT client_id, client_secret) when it passes one;
+// auth/client-credentials-basic with the client credentials flow. ok is
+// false for a scenario without OAuth.
+func OAuth(scenario string, ctx map[string]any) (cfg oauth.Config, ok bool) {
+	if !strings.HasPrefix(scenario, "auth/") {
+		return oauth.Config{}, false
+	}
+	id, _ := ctx["client_id"].(string)
+	secret, _ := ctx["client_secret"].(string)
+	if scenario == "auth/client-credentials-basic" {
+		return oauth.Config{Flow: oauth.FlowClientCredentials, ClientID: id, ClientSecret: oauth.Secret(secret)}, true
+	}
+	cfg = oauth.Config{ClientMetadataURL: ClientMetadataURL}
+	if id != "" && secret != "" {
+		cfg.ClientID, cfg.ClientSecret = id, oauth.Secret(secret)
+	}
+	return cfg, true
 }
 
 // Mode is the protocol mode for the revision a scenario tests

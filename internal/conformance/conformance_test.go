@@ -11,6 +11,7 @@ import (
 
 	"github.com/hosteval/hosteval/internal/host"
 	"github.com/hosteval/hosteval/internal/model"
+	"github.com/hosteval/hosteval/internal/oauth"
 )
 
 func tool(name string, offered bool, schema any) *host.Tool {
@@ -132,5 +133,38 @@ func TestModel(t *testing.T) {
 	}
 	if last.Text != "done" || len(last.ToolCalls) != 0 {
 		t.Errorf("last step = %+v, want the answer done", last)
+	}
+}
+
+func TestOAuth(t *testing.T) {
+	preregistered := map[string]any{"client_id": "c1", "client_secret": "s1"}
+	tests := []struct {
+		scenario string
+		ctx      map[string]any
+		want     oauth.Config
+		ok       bool
+	}{
+		{"tools_call", nil, oauth.Config{}, false},
+		{"auth/metadata-default", nil, oauth.Config{ClientMetadataURL: ClientMetadataURL}, true},
+		{"auth/pre-registration", preregistered, oauth.Config{ClientMetadataURL: ClientMetadataURL, ClientID: "c1", ClientSecret: "s1"}, true},
+		// A client id without a secret is no pre-registered client the suite gives.
+		{"auth/basic-cimd", map[string]any{"client_id": "c1"}, oauth.Config{ClientMetadataURL: ClientMetadataURL}, true},
+		{"auth/client-credentials-basic", preregistered, oauth.Config{Flow: oauth.FlowClientCredentials, ClientID: "c1", ClientSecret: "s1"}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.scenario, func(t *testing.T) {
+			got, ok := OAuth(tt.scenario, tt.ctx)
+			if ok != tt.ok {
+				t.Fatalf("ok = %t, want %t", ok, tt.ok)
+			}
+			if diff := cmp.Diff(tt.want, got, cmp.Transformer("secret", func(s oauth.Secret) string { return string(s) })); diff != "" {
+				t.Errorf("config (-want +got):\n%s", diff)
+			}
+			if ok {
+				if err := got.Validate(); err != nil {
+					t.Errorf("the config is not valid: %v", err)
+				}
+			}
+		})
 	}
 }

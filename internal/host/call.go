@@ -46,12 +46,18 @@ type callState struct {
 	declined     int
 	personMS     float64
 	inputKeys    []string
+	// progress is what the server reported (nil for nothing).
+	progress *record.Progress
 	// round is the context of the round in flight, and clock its timeout:
 	// a 2025-11-25 server's question arrives inside a round, with the
 	// server's request context, and is withdrawn when the round ends; the
 	// clock stops while the person is asked.
 	round context.Context
 	clock *roundClock
+	// roundN is the number of the round in flight (1-based), and asks the
+	// questions put to the person so far, with their answers (asks.go).
+	roundN int
+	asks   []record.Ask
 }
 
 func (c *callState) setRound(ctx context.Context, clock *roundClock) {
@@ -83,17 +89,18 @@ func (c *callState) person() float64 {
 // fails: every failure is a short text for the model and an outcome in the
 // event.
 func (h *Host) Call(ctx context.Context, req CallRequest) (string, record.Call) {
-	return h.call(ctx, req, false)
+	return h.call(ctx, h.tab(), req, false)
 }
 
 // Check runs a call for the harness, not the model: any tool in the table,
 // offered or not, and without asking the person (the harness reading state
 // after a conversation is not an effect the model proposed).
 func (h *Host) Check(ctx context.Context, req CallRequest) (string, record.Call) {
-	return h.call(ctx, req, true)
+	return h.call(ctx, h.tab(), req, true)
 }
 
-func (h *Host) call(ctx context.Context, req CallRequest, harness bool) (string, record.Call) {
+// call runs a call of a tool in tab, the table the model was given.
+func (h *Host) call(ctx context.Context, tab *toolTable, req CallRequest, harness bool) (string, record.Call) {
 	start := time.Now()
 	ev := record.Call{
 		Operation: record.OpToolCall, Time: start.UTC(), SessionID: h.sessionID,
@@ -107,7 +114,15 @@ func (h *Host) call(ctx context.Context, req CallRequest, harness bool) (string,
 		ev.PersonMS = record.RoundMS(st.personMS)
 		ev.AskedUser = st.asked
 		ev.Elicitations, ev.Declined, ev.InputKeys = st.elicitations, st.declined, slices.Clone(st.inputKeys)
+		ev.Asks = slices.Clone(st.asks)
+		if st.progress != nil {
+			p := *st.progress
+			ev.Progress = &p
+		}
 		st.mu.Unlock()
+		if ev.Arguments == nil {
+			ev.Proposed = table.Shorten(req.Arguments, maxRecordedResult)
+		}
 		if outcome != record.OutcomeOK {
 			ev.Error = strings.TrimPrefix(text, "error: ")
 		}
@@ -118,7 +133,7 @@ func (h *Host) call(ctx context.Context, req CallRequest, harness bool) (string,
 		return text, ev
 	}
 
-	tool := h.table.all[req.Name]
+	tool := tab.all[req.Name]
 	if tool == nil || (!harness && !tool.Offered) {
 		h.step("host", "no such tool: nothing sent", map[string]any{"decision": "unknown_tool"})
 		return finish(fmt.Sprintf("error: there is no tool named %q. Use only the tools you were given.", req.Name), record.OutcomeUnknownTool)
@@ -146,7 +161,7 @@ func (h *Host) call(ctx context.Context, req CallRequest, harness bool) (string,
 		h.step("host", "read-only tool on the auto-run list: run it", map[string]any{"decision": "auto"})
 	} else {
 		t0 := time.Now()
-		ok := h.approve(ctx, ApprovalRequest{Server: tool.Server, Tool: tool.MCP.Name, Name: tool.Name, Arguments: args, Annotations: tool.MCP.Annotations})
+		ok := h.approve(ctx, ApprovalRequest{Server: tool.Server, Tool: tool.MCP.Name, Name: tool.Name, Arguments: args, Annotations: tool.MCP.Annotations}, st)
 		st.addPerson(msSince(t0))
 		if !ok {
 			ev.Approval = record.ApprovalDenied
@@ -171,19 +186,33 @@ func (h *Host) call(ctx context.Context, req CallRequest, harness bool) (string,
 
 // rounds sends the call and runs its input_required rounds, putting every
 // question to the person. It returns the text for the model and the outcome.
+//
+// Each round is an exchange on the server's watch (watch.go): its progress
+// token goes with the request, the server's progress reaches the call (and,
+// with ProgressExtends, moves the round's deadline), and the host reads the
+// result as sent: a resultType it does not know makes the answer invalid,
+// and a requestState is echoed in the server's own bytes.
 func (h *Host) rounds(ctx context.Context, s *serverConn, tool *Tool, args map[string]any, req CallRequest, st *callState, ev *record.Call) (text, outcome string, serverMS float64) {
 	params := &mcp.CallToolParams{Name: tool.MCP.Name, Arguments: args}
+	var state json.RawMessage // the requestState to echo, as the server wrote it
 	stateOnly := 0
 	for round := 1; ; round++ {
 		if round > h.opts.MaxRounds {
 			return fmt.Sprintf("error: the server %s still wanted more input after %d rounds, so the host stopped the call. Tell the user it did not finish.", s.spec.Name, h.opts.MaxRounds), record.OutcomeError, serverMS
 		}
-		params.Meta = h.meta(req.TraceID, req.Step)
 		rctx, clock := startRound(ctx, h.opts.ToolTimeout)
+		ex := s.watch.open(methodToolsCall)
+		ex.progress = func(p progressReport) { st.progressed(p, h.progressExtends(clock)) }
+		if state != nil {
+			ex.rewrite = map[string]json.RawMessage{"requestState": state}
+		}
+		params.Meta = ex.meta(h.meta(req.TraceID, req.Step))
 		st.setRound(rctx, clock)
+		st.setRoundN(round)
 		personBefore := st.person()
 		t0 := time.Now()
 		res, err := s.session.CallTool(rctx, params)
+		raw := s.watch.done(ex)
 		roundMS := msSince(t0) - (st.person() - personBefore)
 		serverMS += roundMS
 		ev.RoundMS = append(ev.RoundMS, record.RoundMS(roundMS))
@@ -192,10 +221,31 @@ func (h *Host) rounds(ctx context.Context, s *serverConn, tool *Tool, args map[s
 		clock.stop()
 		ev.Rounds = round
 		if err != nil {
+			if timedOut && clock.wasExtended() {
+				return h.extendedTimeout(), record.OutcomeTimeout, serverMS
+			}
 			return h.callError(ctx, s, err, timedOut, ev), errorOutcome(timedOut), serverMS
+		}
+		var sent struct {
+			ResultType   *string         `json:"resultType"`
+			RequestState json.RawMessage `json:"requestState"`
+		}
+		if raw != nil {
+			json.Unmarshal(raw, &sent)
+		}
+		if rt := sent.ResultType; rt != nil && *rt != "complete" && *rt != "input_required" {
+			// The spec: a resultType the client does not recognise is
+			// invalid. Its content is not the model's to read.
+			ev.ErrorCode = record.Code(record.CodeInvalidResult)
+			h.step("server", fmt.Sprintf("invalid answer: resultType %q", *rt), map[string]any{"code": record.CodeInvalidResult})
+			return fmt.Sprintf("error: the server %s answered with a kind of result this host does not know (resultType %q), so the answer was not used.", s.spec.Name, table.Shorten(*rt, 40)), record.OutcomeError, serverMS
 		}
 		if !res.NeedsInput() {
 			return h.resultText(res, ev), resultOutcome(res), serverMS
+		}
+		state = nil
+		if len(sent.RequestState) > 0 && string(sent.RequestState) != "null" {
+			state = sent.RequestState
 		}
 		if len(res.InputRequests) == 0 {
 			// A state-only input_required asks the host to send the call
@@ -218,12 +268,57 @@ func (h *Host) rounds(ctx context.Context, s *serverConn, tool *Tool, args map[s
 			st.mu.Unlock()
 			switch p := res.InputRequests[key].(type) {
 			case *mcp.ElicitParams:
+				if h.opts.NoElicitation {
+					// The host told the server it cannot ask (no elicitation
+					// capability); a server that asks anyway broke the
+					// protocol, and its question reaches nobody.
+					h.step("server", s.spec.Name+" asked a question although the host declared no elicitation: call stopped", map[string]any{"key": key})
+					return fmt.Sprintf("error: the server %s asked the user a question, which this host told it it cannot do, so the call was stopped.", s.spec.Name), record.OutcomeError, serverMS
+				}
 				responses[key] = h.askPerson(ctx, s.spec.Name, key, p, st)
 			default:
 				return fmt.Sprintf("error: the server %s asked for something this host does not provide (%s), so the call was stopped.", s.spec.Name, inputKind(p)), record.OutcomeError, serverMS
 			}
 		}
 		params = &mcp.CallToolParams{Name: params.Name, Arguments: args, InputResponses: responses, RequestState: res.RequestState}
+	}
+}
+
+// progressExtends returns what a progress report does to the round's
+// clock: with ProgressExtends, it gives the round the tool timeout again,
+// up to MaxToolTime of tool time in all. It reports whether it did.
+func (h *Host) progressExtends(clock *roundClock) func() bool {
+	return func() bool {
+		if !h.opts.ProgressExtends {
+			return false
+		}
+		return clock.extend(h.opts.ToolTimeout, max(h.opts.MaxToolTime, h.opts.ToolTimeout))
+	}
+}
+
+// extendedTimeout is the text of a round that progress had extended and
+// that still ran out, at the hard maximum or at a tool timeout after the
+// server's last progress.
+func (h *Host) extendedTimeout() string {
+	secs := func(d time.Duration) string { return strconv.FormatFloat(d.Seconds(), 'g', -1, 64) }
+	h.step("host", "timeout: no answer or progress within "+secs(h.opts.ToolTimeout)+" s, or "+secs(h.opts.MaxToolTime)+" s in all", map[string]any{"decision": "timeout"})
+	return fmt.Sprintf("error: no answer: the server reported progress, but the host waits at most %s seconds for a call (and %s seconds after the last progress). The server may still finish the work: don't repeat a call that changes something.",
+		secs(max(h.opts.MaxToolTime, h.opts.ToolTimeout)), secs(h.opts.ToolTimeout))
+}
+
+// progressed counts a progress report of the server's; extend is asked
+// whether it moves the round's deadline.
+func (c *callState) progressed(p progressReport, extend func() bool) {
+	moved := extend()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.progress == nil {
+		c.progress = &record.Progress{}
+	}
+	c.progress.Count++
+	c.progress.Progress, c.progress.Total, c.progress.Message = p.Progress, p.Total, table.Shorten(p.Message, 200)
+	if moved {
+		c.progress.Extended++
 	}
 }
 
@@ -268,7 +363,7 @@ func (h *Host) callError(ctx context.Context, s *serverConn, err error, timedOut
 		return "error: the call was cancelled before the server answered."
 	case errors.As(err, &werr):
 		code := errorCode(werr)
-		ev.ErrorCode = int(code)
+		ev.ErrorCode = record.Code(int(code))
 		h.step("server", fmt.Sprintf("protocol error %d: %s", code, werr.Message), map[string]any{"code": code})
 		msg := werr.Message
 		if msg == "" {
@@ -328,19 +423,20 @@ func (h *Host) resultText(res *mcp.CallToolResult, ev *record.Call) string {
 }
 
 // clip cuts text to at most budget bytes, on a character boundary, with a
-// note at the end saying it was cut and what to do.
+// note at the end saying it was cut and what to do. A budget smaller than
+// the note gives the note alone, whole and over the budget: a piece of the
+// note would tell the model nothing, and the model must know that the
+// result was cut.
 func clip(text string, budget int) string {
 	note := clipNote(budget)
-	keep := max(budget-len(note), 0)
+	if budget <= len(note) {
+		return note
+	}
+	keep := budget - len(note)
 	for keep > 0 && !utf8.RuneStart(text[keep]) {
 		keep--
 	}
-	out := text[:keep] + note
-	if len(out) > budget {
-		// A budget smaller than the note itself: the note alone, cut.
-		out = out[len(out)-budget:]
-	}
-	return out
+	return text[:keep] + note
 }
 
 // clipNote is the note that ends a result cut to budget.
@@ -431,16 +527,19 @@ func (h *Host) meta(traceID string, step int) mcp.Meta {
 
 // approve puts a call to the person, one question at a time. Anything but
 // a clear yes is no, and so is no answer within the person's budget.
-func (h *Host) approve(ctx context.Context, req ApprovalRequest) bool {
+func (h *Host) approve(ctx context.Context, req ApprovalRequest, st *callState) bool {
 	h.personMu.Lock()
 	defer h.personMu.Unlock()
 	ctx, cancel := h.personContext(ctx)
 	defer cancel()
+	t0 := time.Now()
 	ok, err := h.opts.Approver.Approve(ctx, req)
+	ask := approvalAsk(h.opts.Approver, req, ok, err, msSince(t0))
 	if ctx.Err() != nil {
 		h.step("host", h.personGone(ctx), nil)
-		return false
+		ask.Action, ask.Reason, ok = record.ApprovalDenied, h.personGone(ctx), false
 	}
+	st.ask(ask)
 	return ok && err == nil
 }
 
@@ -474,12 +573,6 @@ func (h *Host) askPerson(ctx context.Context, server, key string, p *mcp.ElicitP
 	st.elicitations++
 	tool := st.tool
 	st.mu.Unlock()
-	decline := func(action string) *mcp.ElicitResult {
-		st.mu.Lock()
-		st.declined++
-		st.mu.Unlock()
-		return &mcp.ElicitResult{Action: action}
-	}
 	mode := p.Mode
 	if mode == "" {
 		mode = "form"
@@ -487,8 +580,18 @@ func (h *Host) askPerson(ctx context.Context, server, key string, p *mcp.ElicitP
 			mode = "url"
 		}
 	}
+	ask := questionAsk(server, key, mode, p, st)
+	decline := func(action string) *mcp.ElicitResult {
+		st.mu.Lock()
+		st.declined++
+		st.mu.Unlock()
+		ask.Action = action
+		st.ask(ask)
+		return &mcp.ElicitResult{Action: action}
+	}
 	if mode != "form" {
 		h.step("host", server+" asked to open a web page: declined", map[string]any{"url": p.URL})
+		ask.Reason = reasonURLMode
 		return decline(ActionDecline)
 	}
 	schema := asObject(p.RequestedSchema)
@@ -504,22 +607,41 @@ func (h *Host) askPerson(ctx context.Context, server, key string, p *mcp.ElicitP
 	ans, err := h.opts.Elicitor.Elicit(pctx, ElicitRequest{Server: server, Tool: tool, Key: key, Mode: mode, Message: p.Message, Schema: schema})
 	gone := pctx.Err() != nil
 	if gone {
-		h.step("host", h.personGone(pctx)+": declined", nil)
+		ask.Reason = h.personGone(pctx)
+		h.step("host", ask.Reason+": declined", nil)
 	}
 	cancel()
 	h.personMu.Unlock()
-	st.addPerson(msSince(t0))
+	personMS := msSince(t0)
+	ask.PersonMS = record.RoundMS(personMS)
+	st.addPerson(personMS)
 	if gone {
 		return decline(ActionDecline)
 	}
 	if err != nil {
 		h.step("host", "no answer: declined", nil)
+		ask.Reason = noAnswerReason(err)
 		return decline(ActionDecline)
 	}
+	ask.Rule = ans.Rule
 	switch ans.Action {
 	case ActionAccept:
+		content := withDefaults(schema, ans.Content)
+		if err := CheckAnswer(schema, content); err != nil {
+			// Nothing the form does not allow reaches the server, whoever
+			// answered (see schema_answer.go); the ask records why.
+			reason := err.Error()
+			if key != "" {
+				reason = strings.Replace(reason, "the answer", "the answer to "+key, 1)
+			}
+			h.step("host", reason+": declined, nothing of it sent", map[string]any{"key": key})
+			ask.Reason = reason
+			return decline(ActionDecline)
+		}
 		h.step("host", "the person accepted", nil)
-		return &mcp.ElicitResult{Action: ActionAccept, Content: withDefaults(schema, ans.Content)}
+		ask.Action, ask.Content = ActionAccept, content
+		st.ask(ask)
+		return &mcp.ElicitResult{Action: ActionAccept, Content: content}
 	case ActionCancel:
 		h.step("host", "the person cancelled", nil)
 		return decline(ActionCancel)

@@ -257,6 +257,10 @@ func TestClip(t *testing.T) {
 	if !json.Valid([]byte(`"` + got[:len(got)-120] + `"`)) {
 		t.Errorf("clip cut a character in two")
 	}
+	// A budget smaller than the note: the note, whole, not its tail.
+	if got, want := clip(long, 60), "\n[result cut to 60 bytes by the host: ask for less, e.g. with a filter or a smaller limit]"; got != want {
+		t.Errorf("clip to 60 = %q, want %q", got, want)
+	}
 }
 
 // The host declares exactly what it implements: elicitation (forms, and

@@ -16,7 +16,8 @@ import (
 // errRoundTimeout is the cause of a round's context that ran out of time.
 var errRoundTimeout = errors.New("no answer within the tool timeout")
 
-// roundClock is one round's deadline, which can pause.
+// roundClock is one round's deadline, which can pause, and which a
+// server's progress can move (extend).
 type roundClock struct {
 	cancel context.CancelCauseFunc
 
@@ -24,20 +25,69 @@ type roundClock struct {
 	deadline time.Time     // while running
 	left     time.Duration // while paused
 	timer    *time.Timer
-	gen      int // bumped on each pause, so that a timer that fired late is ignored
+	gen      int // bumped on each pause or move, so that a timer that fired late is ignored
 	paused   int
 	stopped  bool
+	// ran is the time the clock ran before it last started running
+	// (at since): the round's tool time, the person's excluded.
+	ran   time.Duration
+	since time.Time
+	// extended is set once extend moved the deadline.
+	extended bool
 }
 
 // startRound returns the context of a round bounded by d, and its clock.
 // Call stop when the round is over.
 func startRound(ctx context.Context, d time.Duration) (context.Context, *roundClock) {
 	rctx, cancel := context.WithCancelCause(ctx)
-	c := &roundClock{cancel: cancel, deadline: time.Now().Add(d)}
+	now := time.Now()
+	c := &roundClock{cancel: cancel, deadline: now.Add(d), since: now}
 	c.mu.Lock()
 	c.arm(d)
 	c.mu.Unlock()
 	return rctx, c
+}
+
+// extend gives the round d more from now (progress from the server),
+// but never more tool time in all than limit. It reports whether the
+// deadline moved. A nil clock does nothing.
+func (c *roundClock) extend(d, limit time.Duration) bool {
+	if c == nil {
+		return false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.stopped {
+		return false
+	}
+	now := time.Now()
+	ran := c.ran
+	if c.paused == 0 {
+		ran += now.Sub(c.since)
+	}
+	d = min(d, limit-ran)
+	if c.paused > 0 {
+		if d <= c.left {
+			return false
+		}
+		c.left, c.extended = d, true
+		return true
+	}
+	if d <= c.deadline.Sub(now) {
+		return false
+	}
+	c.timer.Stop()
+	c.gen++
+	c.deadline, c.extended = now.Add(d), true
+	c.arm(d)
+	return true
+}
+
+// wasExtended reports whether progress ever moved the round's deadline.
+func (c *roundClock) wasExtended() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.extended
 }
 
 // arm starts the timer for d. The caller holds mu.
@@ -67,6 +117,7 @@ func (c *roundClock) pause() {
 		c.timer.Stop()
 		c.gen++
 		c.left = max(time.Until(c.deadline), 0)
+		c.ran += time.Since(c.since)
 	}
 	c.paused++
 }
@@ -80,7 +131,8 @@ func (c *roundClock) resume() {
 	defer c.mu.Unlock()
 	c.paused--
 	if c.paused == 0 && !c.stopped {
-		c.deadline = time.Now().Add(c.left)
+		c.since = time.Now()
+		c.deadline = c.since.Add(c.left)
 		c.arm(c.left)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -62,6 +63,17 @@ const (
 	// handshakeTick is how often the watch looks at a handshake.
 	handshakeTick = 20 * time.Millisecond
 )
+
+// errPinned ends a pinned connection whose server did not agree on
+// 2026-07-28 in its answer to server/discover.
+var errPinned = errors.New("pinned to " + Revision20260728 + ": no fallback to initialize")
+
+func orNothing(s string) string {
+	if s == "" {
+		return "nothing"
+	}
+	return s
+}
 
 // pingID is the id of the host's own liveness ping; the SDK's ids are
 // numbers, so it never meets one of theirs.
@@ -141,6 +153,17 @@ func (h *Host) connect(ctx context.Context, spec ServerSpec) (*serverConn, error
 			s.info.VersionFailure = true
 			s.info.EraReason = sil.reason
 			err = fmt.Errorf("server %s did not answer server/discover (%s; pinned to %s)", spec.Name, sil.reason, Revision20260728)
+		case errors.Is(err, errPinned):
+			// The server's first answer did not agree on 2026-07-28: the
+			// legacy handshake the SDK would fall back to was never sent.
+			s.info.VersionFailure = true
+			_, code, supported := hs.summary()
+			s.info.Offered = newest(supported)
+			what := "its answer to server/discover offers " + orNothing(strings.Join(supported, ", "))
+			if code != 0 {
+				what = fmt.Sprintf("server/discover: error %d", code)
+			}
+			err = fmt.Errorf("server %s does not speak %s (%s): the protocol mode is pinned to %s", spec.Name, Revision20260728, what, Revision20260728)
 		case err != nil:
 			if _, code, supported := hs.summary(); code != 0 {
 				s.info.VersionFailure = true
@@ -163,7 +186,9 @@ func (h *Host) connect(ctx context.Context, spec ServerSpec) (*serverConn, error
 	if res := s.session.InitializeResult(); res != nil && res.ServerInfo != nil {
 		s.info.ServerName, s.info.ServerVersion = res.ServerInfo.Name, res.ServerInfo.Version
 	}
-	tools, err := listTools(ctx, s.session)
+	// A change the server announces from here on is after this listing.
+	s.listedChanges = s.watch.changed()
+	tools, err := listTools(ctx, s)
 	if err != nil {
 		if s.proc != nil {
 			if why := s.proc.ended(); why != "" {
@@ -177,8 +202,8 @@ func (h *Host) connect(ctx context.Context, spec ServerSpec) (*serverConn, error
 		s.session, s.proc = nil, nil
 		return fail(fmt.Errorf("list tools of %s: %w", spec.Name, err))
 	}
-	s.tools = tools
-	s.info.Tools = len(tools)
+	s.setListing(tools)
+	s.info.Tools = len(tools.tools)
 	s.info.ConnectMS = msSince(start)
 	s.info.Time = time.Now().UTC()
 	return s, nil
@@ -248,11 +273,12 @@ func failureReason(err error) string {
 // running.
 func (h *Host) dial(ctx context.Context, s *serverConn, revision string, b budgets) (*handshake, error) {
 	name := s.spec.Name
-	hs := &handshake{}
+	hs := &handshake{pinned: h.opts.Protocol == ModePinned}
 	client := mcp.NewClient(&mcp.Implementation{Name: h.opts.ClientName, Version: Version}, h.clientOptions(name))
 	client.AddSendingMiddleware(hs.middleware)
 
 	wire := h.wire.forServer(name)
+	w := newWatch()
 	var transport mcp.Transport
 	var proc *process
 	switch {
@@ -263,7 +289,7 @@ func (h *Host) dial(ctx context.Context, s *serverConn, revision string, b budge
 		}
 		transport = t
 	case s.spec.URL != "":
-		t, err := httpTransport(s.spec, wire)
+		t, err := httpTransport(s.spec, wire, w)
 		if err != nil {
 			return hs, fmt.Errorf("connect %s: %w", name, err)
 		}
@@ -285,9 +311,9 @@ func (h *Host) dial(ctx context.Context, s *serverConn, revision string, b budge
 		transport = &mcp.IOTransport{Reader: r, Writer: w, MaxLineLength: maxMessageBytes}
 	}
 	if s.spec.URL == "" {
-		// The streamable HTTP connection cannot be wrapped (see tasks.go).
-		s.tasks = newTaskWatch()
-		transport = taskWatchTransport{handshakeTransport{guardedTransport{transport}, hs}, s.tasks}
+		// The streamable HTTP connection cannot be wrapped: its tap does
+		// the same on the bodies (see http.go).
+		transport = watchTransport{handshakeTransport{guardedTransport{transport}, hs}, w}
 	}
 
 	cctx, cancel := context.WithCancelCause(ctx)
@@ -298,7 +324,7 @@ func (h *Host) dial(ctx context.Context, s *serverConn, revision string, b budge
 	if err != nil {
 		return hs, connectFailure(name, context.Cause(cctx), hs, proc, err)
 	}
-	s.session, s.proc = cs, proc
+	s.session, s.proc, s.watch = cs, proc, w
 	return hs, nil
 }
 
@@ -344,12 +370,19 @@ func connectFailure(name string, cause error, hs *handshake, proc *process, err 
 // client's sending middleware sees it, and the handshake request in flight
 // with its answer, as the connection sees them.
 type handshake struct {
+	// pinned refuses to send initialize: a pinned host speaks 2026-07-28
+	// or nothing, and the SDK falls back to initialize when discover does
+	// not agree.
+	pinned bool
+
 	mu sync.Mutex
 	// What server/discover got.
 	answered  bool // any answer (result or error)
 	rejected  bool // no JSON-RPC answer at all (an HTTP error such as 401)
 	errCode   int64
 	supported []string
+	// discoverErr is how server/discover failed (nil: it did not).
+	discoverErr error
 	// The handshake request in flight, from the connection (or, over HTTP,
 	// from the middleware).
 	watched bool // a connection reports requests and answers
@@ -370,6 +403,15 @@ func (hs *handshake) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 		if method != methodDiscover && method != methodInitialize {
 			return next(ctx, method, req)
 		}
+		if method == methodInitialize && hs.pinned {
+			hs.mu.Lock()
+			answered, cause := hs.answered, hs.discoverErr
+			hs.mu.Unlock()
+			if !answered && cause != nil {
+				return nil, cause // no answer at all (an HTTP 401): say that
+			}
+			return nil, errPinned
+		}
 		hs.mu.Lock()
 		if !hs.watched {
 			hs.seq++
@@ -385,6 +427,7 @@ func (hs *handshake) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 		if method != methodDiscover {
 			return res, err
 		}
+		hs.discoverErr = err
 		var werr *jsonrpc.Error
 		switch {
 		case errors.As(err, &werr) && isRejection(werr) && ctx.Err() == nil:

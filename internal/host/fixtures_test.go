@@ -12,11 +12,12 @@ import (
 	"testing"
 	"time"
 
-	"gopkg.in/yaml.v3"
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/hosteval/hosteval/internal/model"
 	"github.com/hosteval/hosteval/internal/record"
 	"github.com/hosteval/hosteval/internal/table"
+	"github.com/hosteval/hosteval/internal/yamlx"
 )
 
 // logLines collects JSON lines written to it (a server log, the host's
@@ -72,11 +73,19 @@ func (l *logLines) waitFor(t *testing.T, match map[string]any, timeout time.Dura
 	}
 }
 
+// code shows a call's error code, "none" for none.
+func code(ev record.Call) string {
+	if ev.ErrorCode == nil {
+		return "none"
+	}
+	return fmt.Sprint(*ev.ErrorCode)
+}
+
 // script builds a scripted model from YAML steps.
 func script(t *testing.T, steps string) model.Model {
 	t.Helper()
 	var s []model.ScriptStep
-	if err := yaml.Unmarshal([]byte(steps), &s); err != nil {
+	if err := yamlx.Decode("script", []byte(steps), &s, nil); err != nil {
 		t.Fatal(err)
 	}
 	m, err := model.New(model.Config{Scripted: s})
@@ -172,8 +181,8 @@ func TestProtocolErrorReachesTheModel(t *testing.T) {
 		t.Errorf("discovery offered %d tools, want 2: discovery works for a caller without access", n)
 	}
 	text, ev := call(t, h, "support__get_ticket", `{"ticket_id": "T-30002"}`)
-	if ev.Outcome != record.OutcomeError || ev.ErrorCode != -32003 {
-		t.Errorf("outcome %s, code %d; want error, -32003", ev.Outcome, ev.ErrorCode)
+	if ev.Outcome != record.OutcomeError || code(ev) != "-32003" {
+		t.Errorf("outcome %s, code %s; want error, -32003", ev.Outcome, code(ev))
 	}
 	if want := "error: forbidden: you have no access to this organization"; text != want {
 		t.Errorf("text = %q, want %q", text, want)
@@ -198,10 +207,13 @@ func TestProtocolModes(t *testing.T) {
 		// reads requests and does not wait out the discover budget.
 		{"legacy", []string{"-discover=silent"}, ModeAuto, record.Server{Protocol: "2025-11-25", Offered: "2025-11-25", Restarted: true, EraReason: "answered ping, not discover"}, ""},
 		{"legacy", []string{"-discover=unknown"}, ModeLegacy, record.Server{Protocol: "2025-11-25", Offered: "2025-11-25", EraReason: "legacy mode"}, ""},
-		{"legacy", []string{"-discover=unknown"}, ModePinned, record.Server{Offered: "2025-11-25", VersionFailure: true, EraReason: "discover error code -32601"},
-			"server legacy speaks 2025-11-25, not 2026-07-28: the protocol mode is pinned to 2026-07-28"},
+		// Pinned refuses on the answer to discover: nothing of the legacy
+		// handshake is sent, so what the server offers is known only when
+		// discover says.
+		{"legacy", []string{"-discover=unknown"}, ModePinned, record.Server{VersionFailure: true, EraReason: "discover error code -32601"},
+			"server legacy does not speak 2026-07-28 (server/discover: error -32601): the protocol mode is pinned to 2026-07-28"},
 		{"legacy", []string{"-discover=unsupported"}, ModePinned, record.Server{Offered: "2025-11-25", VersionFailure: true, EraReason: "discover error code -32022"},
-			"server legacy speaks 2025-11-25, not 2026-07-28"},
+			"server legacy does not speak 2026-07-28 (server/discover: error -32022)"},
 		{"legacy", []string{"-discover=silent"}, ModePinned, record.Server{VersionFailure: true, EraReason: "answered ping, not discover"},
 			"server legacy did not answer server/discover (answered ping, not discover; pinned to 2026-07-28)"},
 	}
@@ -324,6 +336,8 @@ func TestTicketConfirmation(t *testing.T) {
 		{"decline", ModeAuto, false, ElicitAnswer{Action: ActionDecline}, nil, "tool_error", "declined: no ticket was opened", 2, true},
 		{"decline over 2025-11-25", ModeLegacy, false, ElicitAnswer{Action: ActionDecline}, nil, "tool_error", "declined: no ticket was opened", 1, true},
 		{"cancel", ModeAuto, false, ElicitAnswer{Action: ActionCancel}, nil, "tool_error", "closed the form: no ticket was opened", 2, true},
+		{"an answer the form does not allow is declined, not sent", ModeAuto, false, ElicitAnswer{Action: ActionAccept, Content: map[string]any{"priority": "P7"}}, nil, "tool_error", "declined: no ticket was opened", 2, true},
+		{"the same over 2025-11-25", ModeLegacy, false, ElicitAnswer{Action: ActionAccept, Content: map[string]any{"priority": "P1", "owner": "me"}}, nil, "tool_error", "declined: no ticket was opened", 1, true},
 		{"no canned answer", ModeAuto, false, ElicitAnswer{}, ErrNoAnswer, "tool_error", "declined: no ticket was opened", 2, true},
 		{"no elicitation capability", ModeAuto, true, ElicitAnswer{}, nil, "tool_error", "No ticket was opened", 1, false},
 		{"no elicitation capability over 2025-11-25", ModeLegacy, true, ElicitAnswer{}, nil, "tool_error", "No ticket was opened", 1, false},
@@ -364,8 +378,17 @@ func TestTicketConfirmation(t *testing.T) {
 func TestEventsJoinServerLogs(t *testing.T) {
 	t.Parallel()
 	var hostLog, serverLog logLines
+	var (
+		mu   sync.Mutex
+		seen []record.Call
+	)
 	h := startHost(t, Options{
 		Servers: []ServerSpec{fixture("cmdb"), fixture("tickets")}, Log: &hostLog, ServerLog: &serverLog,
+		Calls: func(ev record.Call) {
+			mu.Lock()
+			seen = append(seen, ev)
+			mu.Unlock()
+		},
 		Elicitor: Canned{Answers: []CannedAnswer{{Server: "tickets", Action: ActionAccept, Content: map[string]any{"priority": "P1"}}}},
 		Approver: CannedApprovals{Tools: []string{"tickets__open_ticket"}},
 	})
@@ -379,6 +402,15 @@ func TestEventsJoinServerLogs(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.Close() // every server line is in
+	// Calls hears of each call with what the log line leaves out.
+	mu.Lock()
+	if diff := cmp.Diff(res.Calls, seen); diff != "" {
+		t.Errorf("Calls heard (-turn +heard):\n%s", diff)
+	}
+	if len(seen) != 2 || seen[1].Arguments["host"] != "jump-prod-02" || !strings.Contains(seen[1].Result, "INC-4100") {
+		t.Errorf("Calls heard %+v, want open_ticket's arguments and result", seen)
+	}
+	mu.Unlock()
 	events := hostLog.entries(map[string]any{"operation": record.OpToolCall, "trace_id": res.TraceID})
 	if len(events) != 2 {
 		t.Fatalf("%d host.tool_call events for the trace, want 2", len(events))

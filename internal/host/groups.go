@@ -69,6 +69,5 @@ func (g *ProcessGroups) Len() int {
 }
 
 func killGroup(pgid int) {
-	// The negative pid signals the whole group.
-	syscall.Kill(-pgid, syscall.SIGKILL)
+	signalGroup(pgid, syscall.SIGKILL)
 }

@@ -12,10 +12,15 @@
 //     honest cause when a server dies (exit status, signal, a closed stdout,
 //     bytes that are not JSON-RPC);
 //   - the tool table: server__tool names, sanitised, collisions refused,
-//     allow/deny lists, description overrides, definitions rendered once;
+//     allow/deny lists, description overrides, definitions rendered once
+//     with each server's inputSchema as it sent it; a new table between
+//     model requests when a server says its tools changed (follow.go);
 //   - the call: unknown names, bad arguments, approval for effects, the
-//     per-round timeout, protocol errors, tool errors, dead servers, the
-//     input_required rounds run by the host itself, the result budget;
+//     per-round timeout and the server's progress, protocol errors, tool
+//     errors, dead servers, the input_required rounds run by the host
+//     itself, answers that the protocol makes invalid, the result budget;
+//   - the wire: what the SDK's types lose, read and written as the server
+//     wrote it (watch.go);
 //   - the person: Elicitor and Approver, one question at a time;
 //   - the turn loop (Conversation), and events: one host.tool_call record per
 //     call and one host.model_request record per model request, joinable
@@ -26,7 +31,7 @@
 // Every wait has a named budget. A budget exists to catch a broken server,
 // never a slow machine: each default holds on a busy 2-core CI runner (load
 // average 25) starting npm servers, and the person's time is never a tool's
-// time. The host owns the first five; the last two are listed so that the
+// time. The host owns the first six; the last two are listed so that the
 // whole model is in one place.
 //
 //	budget      what it measures                                default  scenario host:        servers.yaml        flag
@@ -38,6 +43,9 @@
 //	            counted from when the server has read it
 //	tool        each round of a tool call, the person's time    10s      tool_timeout          -                   -tool-timeout
 //	            excluded; then "no answer within N s"
+//	max tool    a round that the server's progress extends      2m       max_tool_time         -                   -max-tool-time
+//	            (progress_extends, -progress-extends: each
+//	            report gives the round "tool" again from then)
 //	person      the person's answer to an approval or a         none     person_timeout        -                   -person-timeout
 //	            server's question; then no
 //	model       one model request, retries included             2m       model openai.timeout  -                   (internal/model)
@@ -71,19 +79,22 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
-	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/hosteval/hosteval/internal/buildinfo"
 	"github.com/hosteval/hosteval/internal/model"
 	"github.com/hosteval/hosteval/internal/record"
 )
 
-// Version is hosteval's version, sent as clientInfo.version.
-const Version = "0.1.0"
+// Version is hosteval's version, sent as clientInfo.version and recorded in
+// run.json: the binary's module version (see internal/buildinfo). Set once
+// at start-up and never written.
+var Version = buildinfo.Read().Version
 
 // Host is a running MCP host. Create it with Start and stop it with Close.
 // Its methods are safe for concurrent use, but a Conversation is not.
@@ -92,8 +103,12 @@ type Host struct {
 	sessionID string
 	servers   map[string]*serverConn
 	order     []*serverConn
-	table     *toolTable
-	wire      *wireTrace
+	// table is the tool table in use; follow.go replaces it between model
+	// requests when a server's tools change.
+	table atomic.Pointer[toolTable]
+	wire  *wireTrace
+	// listMu serialises refreshes of the table.
+	listMu sync.Mutex
 
 	logMu    sync.Mutex // serialises Log and ServerLog writes
 	personMu sync.Mutex // one question to the person at a time
@@ -145,49 +160,27 @@ func Start(ctx context.Context, opts Options) (*Host, error) {
 		h.Close()
 		return nil, err
 	}
-	// A tool the host cannot call is not offered (see tasks.go).
-	taskOnly := taskOnlyTools(h.order)
-	tableOpts := opts
-	tableOpts.Deny = append(slices.Clone(opts.Deny), taskOnly...)
-	table, err := h.buildTable(tableOpts)
+	table, err := h.buildTable(opts)
 	if err != nil {
 		h.Close()
 		return nil, err
 	}
-	h.table = table
-	for _, name := range taskOnly {
+	h.table.Store(table)
+	for _, name := range taskOnlyTools(h.order) {
 		h.logf(slog.LevelInfo, "tool not offered: it requires task augmentation, which this host does not implement", "tool", name)
 	}
 	for _, s := range h.order {
 		if s.session != nil {
-			h.step("host", fmt.Sprintf("discovered %d tools: %s", len(s.tools), toolNames(s)),
+			names := s.currentListing().names()
+			h.step("host", fmt.Sprintf("discovered %d tools: %s", len(names), strings.Join(names, ", ")),
 				map[string]any{"protocol": s.info.Protocol, "server": s.spec.Name})
 		}
 	}
 	return h, nil
 }
 
-// buildTable builds the host's table, or takes the pool's when every
-// server is a shared one that connected.
-func (h *Host) buildTable(opts Options) (*toolTable, error) {
-	if opts.Pool == nil {
-		return buildTable(h.order, opts)
-	}
-	for _, s := range h.order {
-		if !s.shared || s.session == nil {
-			return buildTable(h.order, opts)
-		}
-	}
-	return opts.Pool.table(h.order, opts)
-}
-
-func toolNames(s *serverConn) string {
-	names := make([]string, len(s.tools))
-	for i, t := range s.tools {
-		names[i] = t.Name
-	}
-	return strings.Join(names, ", ")
-}
+// tab returns the tool table in use.
+func (h *Host) tab() *toolTable { return h.table.Load() }
 
 // Close stops every server, concurrently, and waits until each is reaped.
 func (h *Host) Close() error {
@@ -214,26 +207,24 @@ func (h *Host) Servers() []record.Server {
 }
 
 // Tools returns the whole table, offered or not, in a stable order.
-func (h *Host) Tools() []*Tool { return h.table.ordered }
+func (h *Host) Tools() []*Tool { return h.tab().ordered }
 
 // Offered returns the tools offered to the model.
-func (h *Host) Offered() []*Tool { return h.table.offered }
+func (h *Host) Offered() []*Tool { return h.tab().offered }
 
 // ToolsJSON returns the tools array exactly as it is sent with every model
-// request.
-func (h *Host) ToolsJSON() []byte { return h.table.json }
+// request (with the next one, when a server's tools changed since).
+func (h *Host) ToolsJSON() []byte { return h.tab().json }
 
 // ToolDefs measures the tools array sent with every model request.
-func (h *Host) ToolDefs() record.ToolDefs {
-	return record.ToolDefs{Tools: len(h.table.offered), Bytes: len(h.table.json), Tokens: h.table.tokens()}
-}
+func (h *Host) ToolDefs() record.ToolDefs { return h.tab().toolDefs() }
 
 // UnknownNames lists names given in the allow and deny lists or the
 // description overrides that are not in the table.
-func (h *Host) UnknownNames() []string { return h.table.unknown }
+func (h *Host) UnknownNames() []string { return h.tab().unknown }
 
 // ModelTools returns the offered tools in the model's shape.
-func (h *Host) ModelTools() []model.Tool { return h.table.modelTools() }
+func (h *Host) ModelTools() []model.Tool { return h.tab().modelTools() }
 
 // NewID returns a random 128-bit id as 32 hex digits: the shape of a W3C
 // trace id, used for sessions and traces alike.
@@ -247,6 +238,9 @@ func NewID() string {
 // and no result text: logs are for joining and counting, and arguments and
 // results may hold what a log should not. Records keep both.
 func (h *Host) emit(ev record.Call) {
+	if h.opts.Calls != nil {
+		h.opts.Calls(ev)
+	}
 	ev.Arguments, ev.Result = nil, ""
 	h.emitJSON(ev)
 }
@@ -322,4 +316,18 @@ func checkSpecs(specs []ServerSpec) error {
 		}
 	}
 	return nil
+}
+
+// buildTable builds the host's first table, or takes the pool's when
+// every server is a shared one that connected.
+func (h *Host) buildTable(opts Options) (*toolTable, error) {
+	if opts.Pool == nil {
+		return buildTable(h.order, opts)
+	}
+	for _, s := range h.order {
+		if !s.shared || s.session == nil {
+			return buildTable(h.order, opts)
+		}
+	}
+	return opts.Pool.table(h.order, opts)
 }

@@ -36,6 +36,8 @@ type httpTap struct {
 	// Bearer challenge ends the request with an authRefusal.
 	oauth bool
 	wire  *serverWire
+	// watch follows the messages as the server wrote them (watch.go).
+	watch *watch
 	next  http.RoundTripper
 }
 
@@ -49,11 +51,19 @@ func (t *httpTap) RoundTrip(req *http.Request) (*http.Response, error) {
 			req.Header.Set(k, v)
 		}
 	}
-	if t.wire != nil && req.Body != nil && req.GetBody != nil {
+	if (t.wire != nil || t.watch != nil) && req.Body != nil && req.GetBody != nil {
 		if body, err := req.GetBody(); err == nil {
 			data, _ := io.ReadAll(body)
 			body.Close()
-			t.wire.message("http", "->", data)
+			if sent := t.watch.sendingBytes(data); !bytes.Equal(sent, data) {
+				data = sent
+				req.Body = io.NopCloser(bytes.NewReader(sent))
+				req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(sent)), nil }
+				req.ContentLength = int64(len(sent))
+			}
+			if t.wire != nil {
+				t.wire.message("http", "->", data)
+			}
 		}
 	}
 	resp, err := t.next.RoundTrip(req)
@@ -73,24 +83,25 @@ func (t *httpTap) RoundTrip(req *http.Request) (*http.Response, error) {
 	case "application/json":
 		// Also on an error status: the SDK reads a JSON-RPC error from the
 		// body of a 4xx answer.
-		resp.Body = &jsonBody{body: resp.Body, wire: t.wire}
+		resp.Body = &jsonBody{body: resp.Body, wire: t.wire, watch: t.watch}
 		resp.ContentLength = -1
 		resp.Header.Del("Content-Length")
 	case "text/event-stream":
-		resp.Body = &sseBody{body: resp.Body, r: bufio.NewReader(resp.Body), wire: t.wire}
+		resp.Body = &sseBody{body: resp.Body, r: bufio.NewReader(resp.Body), wire: t.wire, watch: t.watch}
 	}
 	return resp, nil
 }
 
 // jsonBody is a response body holding one JSON-RPC message. It is read whole
 // on the first Read (the SDK reads it whole too), recorded as one message
-// however it is laid out, and guarded.
+// however it is laid out, guarded and watched.
 type jsonBody struct {
-	body io.ReadCloser
-	wire *serverWire
-	read bool
-	rest []byte
-	err  error
+	body  io.ReadCloser
+	wire  *serverWire
+	watch *watch
+	read  bool
+	rest  []byte
+	err   error
 }
 
 func (b *jsonBody) Read(p []byte) (int, error) {
@@ -100,7 +111,7 @@ func (b *jsonBody) Read(p []byte) (int, error) {
 		if b.wire != nil {
 			b.wire.message("http", "<-", data)
 		}
-		b.rest, b.err = guardMessage(data), err
+		b.rest, b.err = b.watch.receivedBytes(guardMessage(data)), err
 	}
 	if len(b.rest) == 0 {
 		if b.err != nil {
@@ -115,16 +126,17 @@ func (b *jsonBody) Read(p []byte) (int, error) {
 
 func (b *jsonBody) Close() error { return b.body.Close() }
 
-// sseBody passes a server-sent event stream through line by line, recording
-// and guarding the message of each data line. A line is handed on as soon as
-// it is complete: a stream stays open for as long as the call runs, and the
-// SDK must see each event when it arrives.
+// sseBody passes a server-sent event stream through line by line, recording,
+// guarding and watching the message of each data line. A line is handed on
+// as soon as it is complete: a stream stays open for as long as the call
+// runs, and the SDK must see each event when it arrives.
 type sseBody struct {
-	body io.ReadCloser
-	r    *bufio.Reader
-	wire *serverWire
-	rest []byte
-	err  error
+	body  io.ReadCloser
+	r     *bufio.Reader
+	wire  *serverWire
+	watch *watch
+	rest  []byte
+	err   error
 }
 
 func (b *sseBody) Read(p []byte) (int, error) {
@@ -151,7 +163,7 @@ func (b *sseBody) line(line []byte) []byte {
 	if b.wire != nil {
 		b.wire.message("http", "<-", data)
 	}
-	guarded := guardMessage(data)
+	guarded := b.watch.receivedBytes(guardMessage(data))
 	if bytes.Equal(guarded, data) {
 		return line
 	}
@@ -192,7 +204,7 @@ func guardMessage(msg []byte) []byte {
 // named Mcp-* are refused: they are the protocol's own, set by the
 // transport on each request, and a configured value would contradict them.
 // So is an Authorization header beside an OAuth handler, which sets it.
-func httpTransport(spec ServerSpec, wire *serverWire) (mcp.Transport, error) {
+func httpTransport(spec ServerSpec, wire *serverWire, w *watch) (mcp.Transport, error) {
 	for k := range spec.Headers {
 		if strings.HasPrefix(http.CanonicalHeaderKey(k), "Mcp-") {
 			return nil, fmt.Errorf("header %s: Mcp-* headers belong to the protocol and are set by the transport", k)
@@ -201,7 +213,7 @@ func httpTransport(spec ServerSpec, wire *serverWire) (mcp.Transport, error) {
 	if _, ok := headerValue(spec.Headers, "Authorization"); ok && spec.OAuth != nil {
 		return nil, fmt.Errorf("header Authorization: the server's oauth: block supplies it; remove one of the two")
 	}
-	tap := &httpTap{server: spec.Name, headers: spec.Headers, oauth: spec.OAuth != nil, wire: wire, next: http.DefaultTransport}
+	tap := &httpTap{server: spec.Name, headers: spec.Headers, oauth: spec.OAuth != nil, wire: wire, watch: w, next: http.DefaultTransport}
 	return &mcp.StreamableClientTransport{
 		Endpoint:     spec.URL,
 		HTTPClient:   &http.Client{Transport: tap},

@@ -7,6 +7,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
+
+	"github.com/hosteval/hosteval/internal/table"
 )
 
 // The host's side of OAuth is small: ServerSpec.OAuth is handed to the
@@ -58,14 +60,35 @@ func headerValue(headers map[string]string, name string) (string, bool) {
 	return "", false
 }
 
-// authRefused turns an authRefusal ending a call into the text for the
-// model, and marks the server dead: every later request would be refused too.
+// authorizeFailure is an error of a ServerSpec.OAuth handler's Authorize
+// that says whether any later request of the run can be authorised
+// (internal/oauth's AuthorizeError): the person said no, did not answer, or
+// no person is here. Its text holds no secret.
+type authorizeFailure interface {
+	error
+	Permanent() bool
+}
+
+// authRefused turns an authRefusal or a failed authorisation ending a call
+// into the text for the model. A refusal, and an authorisation that will
+// not be tried again, mark the server dead: every later request would fail
+// too, and the model must not be told to try again.
 func (h *Host) authRefused(s *serverConn, err error) (string, bool) {
 	var refusal *authRefusal
-	if !errors.As(err, &refusal) {
+	if errors.As(err, &refusal) {
+		s.markDead("it refused the host's credentials")
+		h.step("host", "HTTP 401: "+refusal.Error(), nil)
+		return fmt.Sprintf("error: the server %s refused the host's credentials (HTTP 401), so its tools can't be used now.", s.spec.Name), true
+	}
+	var failed authorizeFailure
+	if !errors.As(err, &failed) {
 		return "", false
 	}
-	s.markDead("it refused the host's credentials")
-	h.step("host", "HTTP 401: "+refusal.Error(), nil)
-	return fmt.Sprintf("error: the server %s refused the host's credentials (HTTP 401), so its tools can't be used now.", s.spec.Name), true
+	h.step("host", "authorisation failed: "+failed.Error(), nil)
+	why := table.Shorten(failed.Error(), 200)
+	if failed.Permanent() {
+		s.markDead("the host could not be authorised")
+		return fmt.Sprintf("error: the host could not be authorised with the server %s (%s), so its tools can't be used in this run.", s.spec.Name, why), true
+	}
+	return fmt.Sprintf("error: the host could not be authorised with the server %s (%s). It may work later.", s.spec.Name, why), true
 }

@@ -4,10 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -210,4 +214,107 @@ func TestHTTPServerNeedsOAuth(t *testing.T) {
 			t.Errorf("error = %q, want %q", s.Error, want)
 		}
 	})
+}
+
+// An authorisation that fails mid-run reaches the model as what it is: a
+// refusal that will not be asked again ends the server's use, and the model
+// is not told to try later; a failure that can pass (the authorization
+// server is down) may work later.
+func TestOAuthFailsMidRun(t *testing.T) {
+	t.Run("the person says no", func(t *testing.T) {
+		as := oauthtest.NewServer(t, oauthtest.Options{})
+		res := oauthtest.NewResource(t, as, oauthtest.NotesServer(), oauthtest.ResourceOptions{})
+		spec := ServerSpec{Name: "notes", URL: res.URL, OAuth: oauthHandler(t, oauth.Config{}, res, t.TempDir(), &logLines{})}
+		var mu sync.Mutex
+		var steps []string
+		h := startHost(t, Options{Servers: []ServerSpec{spec}, Steps: func(s Step) {
+			mu.Lock()
+			defer mu.Unlock()
+			steps = append(steps, s.Text)
+		}})
+		if _, ev := call(t, h, "notes__lookup", `{"key": "k"}`); ev.Outcome != record.OutcomeOK {
+			t.Fatalf("outcome %s, want ok", ev.Outcome)
+		}
+		// The token dies, it cannot be refreshed, and the person refuses.
+		as.ExpireTokens()
+		as.RevokeRefreshTokens()
+		as.Deny(true)
+		wantTexts := []string{
+			"error: the host could not be authorised with the server notes (authorise notes: the authorization server answered access_denied: " +
+				"the person said no (not asked again in this run)), so its tools can't be used in this run.",
+			"error: the server notes has stopped working (the host could not be authorised), so its tools can't be used now.",
+		}
+		for i, want := range wantTexts {
+			if text, ev := call(t, h, "notes__lookup", `{"key": "k"}`); ev.Outcome != record.OutcomeError || text != want {
+				t.Errorf("call %d: outcome %s, text %q\nwant error, %q", i+1, ev.Outcome, text, want)
+			}
+		}
+		if n := len(as.ScopesAsked()); n != 2 {
+			t.Errorf("the person was asked %d times, want twice (the first authorisation, the refusal)", n)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if !slices.Contains(steps, "authorisation failed: authorise notes: the authorization server answered access_denied: the person said no (not asked again in this run)") {
+			t.Errorf("no step says why: %q", steps)
+		}
+	})
+
+	t.Run("the authorization server is down", func(t *testing.T) {
+		as := oauthtest.NewServer(t, oauthtest.Options{Clients: map[string]oauthtest.Client{"ci-bot": {Secret: "s3cret"}}})
+		res := oauthtest.NewResource(t, as, oauthtest.NotesServer(), oauthtest.ResourceOptions{})
+		// The token endpoint is reached through this client, which fails
+		// once the test says so.
+		var down atomic.Bool
+		client := &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			if down.Load() {
+				return nil, errors.New("connection refused")
+			}
+			return http.DefaultTransport.RoundTrip(r)
+		})}
+		cfg := oauth.Config{Flow: oauth.FlowClientCredentials, ClientID: "ci-bot", ClientSecret: "s3cret"}
+		handler, err := oauth.New(cfg, oauth.Options{Server: "notes", URL: res.URL, HTTPClient: client})
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := startHost(t, Options{Servers: []ServerSpec{{Name: "notes", URL: res.URL, OAuth: handler}}})
+		as.ExpireTokens()
+		down.Store(true)
+		text, ev := call(t, h, "notes__lookup", `{"key": "k"}`)
+		if ev.Outcome != record.OutcomeError || !strings.HasPrefix(text, "error: the host could not be authorised with the server notes (") ||
+			!strings.HasSuffix(text, "). It may work later.") || strings.Contains(text, "s3cret") {
+			t.Errorf("outcome %s, text %q; want an error that may pass, without the secret", ev.Outcome, text)
+		}
+		down.Store(false)
+		if text, ev := call(t, h, "notes__lookup", `{"key": "k"}`); ev.Outcome != record.OutcomeOK {
+			t.Errorf("once the server is back: outcome %s, text %q; want ok", ev.Outcome, text)
+		}
+	})
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// Shared servers with other OAuth handlers hold other tokens: the pool does
+// not hand one's connection to the other.
+func TestPoolKeepsOAuthHandlersApart(t *testing.T) {
+	as := oauthtest.NewServer(t, oauthtest.Options{})
+	res := oauthtest.NewResource(t, as, oauthtest.NotesServer(), oauthtest.ResourceOptions{})
+	pool := NewPool(Options{})
+	defer pool.Close()
+	first := ServerSpec{Name: "notes", URL: res.URL, Shareable: true, OAuth: oauthHandler(t, oauth.Config{}, res, t.TempDir(), &logLines{})}
+	second := first
+	second.OAuth = oauthHandler(t, oauth.Config{Scopes: []string{"other"}}, res, t.TempDir(), &logLines{})
+	a := startHost(t, Options{Servers: []ServerSpec{first}, Pool: pool})
+	b := startHost(t, Options{Servers: []ServerSpec{first}, Pool: pool})
+	c := startHost(t, Options{Servers: []ServerSpec{second}, Pool: pool})
+	if a.servers["notes"] != b.servers["notes"] {
+		t.Error("two hosts with one handler do not share the server")
+	}
+	if a.servers["notes"] == c.servers["notes"] {
+		t.Error("hosts with two handlers share one connection")
+	}
+	if n := res.Bearers(); n != 2 {
+		t.Errorf("%d distinct tokens reached the server, want 2", n)
+	}
 }

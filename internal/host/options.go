@@ -8,6 +8,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/hosteval/hosteval/internal/record"
 	"github.com/hosteval/hosteval/internal/tokens"
 )
 
@@ -111,6 +112,14 @@ type Options struct {
 	// ToolTimeout bounds the wait for each round of a tool call (default 10s).
 	// The person's time (approval, a server's question) is never part of it.
 	ToolTimeout time.Duration
+	// ProgressExtends lets a server's progress notification give the round
+	// in flight ToolTimeout again from then, up to MaxToolTime of tool time
+	// in all (the spec's "reset the timeout clock on progress, always
+	// enforce a maximum"). Off, progress is recorded and changes nothing.
+	ProgressExtends bool
+	// MaxToolTime is that hard maximum of one round (default 2m; never
+	// less than ToolTimeout).
+	MaxToolTime time.Duration
 	// PersonTimeout bounds the wait for the person to approve a call or
 	// answer a server's question; when it runs out the answer is no
 	// (zero: wait as long as the call's context allows).
@@ -155,6 +164,11 @@ type Options struct {
 	// Steps, if set, is told of each step of a turn as it happens (the
 	// chat's "[model] wants ..." lines). It is called from one goroutine at a time.
 	Steps func(Step)
+	// Calls, if set, is told of each call's event as the call ends, with
+	// the arguments and the result (its first 4 KiB) that the Log's line
+	// leaves out: what a live view of the calls shows (the lab's side
+	// panel). Calls running at once call it at once.
+	Calls func(record.Call)
 	// TerminateGrace is how long a stdio server gets to exit after its input
 	// is closed before it is signalled (default 100ms).
 	TerminateGrace time.Duration
@@ -200,6 +214,9 @@ func (o Options) withDefaults() Options {
 	if o.ToolTimeout <= 0 {
 		o.ToolTimeout = DefaultToolTimeout
 	}
+	if o.MaxToolTime <= 0 {
+		o.MaxToolTime = DefaultMaxToolTime
+	}
 	if o.MaxResultBytes == 0 {
 		o.MaxResultBytes = 4000
 	}
@@ -236,6 +253,7 @@ const (
 	DefaultDiscoverTimeout   = 20 * time.Second
 	DefaultInitializeTimeout = 20 * time.Second
 	DefaultToolTimeout       = 10 * time.Second
+	DefaultMaxToolTime       = 2 * time.Minute
 )
 
 // budgets are the connection budgets for one server: the host's, with the

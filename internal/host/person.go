@@ -1,6 +1,7 @@
 package host
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -51,6 +52,9 @@ const (
 type ElicitAnswer struct {
 	Action  string
 	Content map[string]any
+	// Rule names the prepared answer that gave it (a scenario's canned
+	// answer); empty when a person answered.
+	Rule string
 }
 
 // ErrNoAnswer is returned by an Elicitor or Approver that has no answer for
@@ -99,6 +103,9 @@ type CannedAnswer struct {
 	Key     string
 	Action  string
 	Content map[string]any
+	// Rule says where the answer was written ("file:line"), so that a
+	// transcript names the answer that was given.
+	Rule string
 }
 
 // Canned answers questions from prepared answers, as a scenario gives them.
@@ -109,7 +116,7 @@ type Canned struct {
 }
 
 func (c Canned) Elicit(_ context.Context, req ElicitRequest) (ElicitAnswer, error) {
-	for _, a := range c.Answers {
+	for i, a := range c.Answers {
 		if a.Server != "" && a.Server != req.Server {
 			continue
 		}
@@ -119,7 +126,7 @@ func (c Canned) Elicit(_ context.Context, req ElicitRequest) (ElicitAnswer, erro
 		if a.Message != nil && !a.Message.MatchString(req.Message) {
 			continue
 		}
-		return ElicitAnswer{Action: a.Action, Content: maps.Clone(a.Content)}, nil
+		return ElicitAnswer{Action: a.Action, Content: maps.Clone(a.Content), Rule: cmp.Or(a.Rule, "elicitation["+strconv.Itoa(i)+"]")}, nil
 	}
 	return ElicitAnswer{}, ErrNoAnswer
 }
@@ -128,16 +135,40 @@ func (c Canned) Elicit(_ context.Context, req ElicitRequest) (ElicitAnswer, erro
 // Names may end in "*" to approve every tool with that prefix.
 type CannedApprovals struct {
 	Tools []string
+	// Rules say where each of Tools was written ("file:line"), for the
+	// transcript; optional.
+	Rules []string
 }
 
 // Approve implements Approver.
 func (c CannedApprovals) Approve(_ context.Context, req ApprovalRequest) (bool, error) {
-	for _, name := range c.Tools {
+	if c.match(req) < 0 {
+		return false, ErrNoAnswer
+	}
+	return true, nil
+}
+
+// Rule names the entry that approves req: its Rules entry, else
+// "approvals[i]"; "" when none does.
+func (c CannedApprovals) Rule(req ApprovalRequest) string {
+	i := c.match(req)
+	switch {
+	case i < 0:
+		return ""
+	case i < len(c.Rules) && c.Rules[i] != "":
+		return c.Rules[i]
+	}
+	return "approvals[" + strconv.Itoa(i) + "]"
+}
+
+// match is the index of the first of Tools that names req's tool, or -1.
+func (c CannedApprovals) match(req ApprovalRequest) int {
+	for i, name := range c.Tools {
 		if name == req.Name || (strings.HasSuffix(name, "*") && strings.HasPrefix(req.Name, strings.TrimSuffix(name, "*"))) {
-			return true, nil
+			return i
 		}
 	}
-	return false, ErrNoAnswer
+	return -1
 }
 
 // Terminal asks the person at a terminal. It shows which server asks, the
@@ -247,7 +278,8 @@ func isYes(s string) bool {
 
 type formField struct {
 	name, typ, description string
-	enum                   []any
+	spec                   map[string]any
+	choices                []Choice
 	def                    any
 	required               bool
 }
@@ -258,12 +290,19 @@ func (f formField) describe() string {
 	if f.required {
 		b.WriteString(", required")
 	}
-	if len(f.enum) > 0 {
-		choices := make([]string, len(f.enum))
-		for i, e := range f.enum {
-			choices[i] = fmt.Sprint(e)
+	if len(f.choices) > 0 {
+		choices := make([]string, len(f.choices))
+		for i, c := range f.choices {
+			choices[i] = fmt.Sprint(c.Value)
+			if c.Title != choices[i] {
+				choices[i] += " (" + c.Title + ")"
+			}
 		}
-		fmt.Fprintf(&b, ", one of %s", strings.Join(choices, ", "))
+		what := "one of"
+		if f.typ == "array" {
+			what = "any of, comma-separated:"
+		}
+		fmt.Fprintf(&b, ", %s %s", what, strings.Join(choices, ", "))
 	}
 	if f.def != nil {
 		fmt.Fprintf(&b, ", default %v", f.def)
@@ -299,11 +338,38 @@ func (f formField) parse(text string) (any, error) {
 		default:
 			return nil, fmt.Errorf("%s must be yes or no", f.name)
 		}
+	case "array":
+		var list []any
+		for part := range strings.SplitSeq(text, ",") {
+			if part = strings.TrimSpace(part); part != "" {
+				list = append(list, f.choiceValue(part))
+			}
+		}
+		v = list
+	default:
+		if len(f.choices) > 0 {
+			if !slices.ContainsFunc(f.choices, func(c Choice) bool { return fmt.Sprint(c.Value) == text }) {
+				return nil, fmt.Errorf("%s must be one of the choices", f.name)
+			}
+			v = f.choiceValue(text)
+		}
 	}
-	if len(f.enum) > 0 && !slices.ContainsFunc(f.enum, func(e any) bool { return fmt.Sprint(e) == text }) {
-		return nil, fmt.Errorf("%s must be one of the choices", f.name)
+	// The same check the host makes before it answers (schema_answer.go),
+	// so that the person can correct a value rather than see the form declined.
+	if msg := checkValue(f.spec, v); msg != "" {
+		return nil, fmt.Errorf("%s %s", f.name, msg)
 	}
 	return v, nil
+}
+
+// choiceValue returns the choice written as text, with its own type.
+func (f formField) choiceValue(text string) any {
+	for _, c := range f.choices {
+		if fmt.Sprint(c.Value) == text {
+			return c.Value
+		}
+	}
+	return text
 }
 
 // formFields lists a form schema's properties in a stable order.
@@ -320,14 +386,11 @@ func formFields(schema map[string]any) []formField {
 	var fields []formField
 	for name, p := range props {
 		spec, _ := p.(map[string]any)
-		f := formField{name: name, required: required[name], def: spec["default"]}
+		f := formField{name: name, spec: spec, required: required[name], def: spec["default"], choices: Choices(spec)}
 		f.typ, _ = spec["type"].(string)
 		f.description, _ = spec["description"].(string)
 		if f.description == "" {
 			f.description, _ = spec["title"].(string)
-		}
-		if e, ok := spec["enum"].([]any); ok {
-			f.enum = e
 		}
 		fields = append(fields, f)
 	}

@@ -43,6 +43,26 @@ func TestTerminalElicit(t *testing.T) {
 				"hours must be a whole number",
 			},
 		},
+		{
+			name: "titled choices, a multi-select and a length bound, checked as the host checks them",
+			req: ElicitRequest{Server: "tickets", Mode: "form", Message: "Assign it?", Schema: map[string]any{
+				"properties": map[string]any{
+					"team": map[string]any{"type": "string", "oneOf": []any{map[string]any{"const": "sec", "title": "Security"}, map[string]any{"const": "ops", "title": "Operations"}}},
+					"tags": map[string]any{"type": "array", "items": map[string]any{"type": "string", "enum": []any{"vpn", "ssh"}}},
+					"note": map[string]any{"type": "string", "minLength": 3},
+				},
+				"required": []any{"team", "tags"},
+			}},
+			input: "y\nvpn, web\nssh, vpn\nSecurity\nsec\nok\nfine\n",
+			want:  ElicitAnswer{Action: ActionAccept, Content: map[string]any{"team": "sec", "tags": []any{"ssh", "vpn"}, "note": "fine"}},
+			output: []string{
+				"team (string, required, one of sec (Security), ops (Operations))",
+				"tags (array, required, any of, comma-separated: vpn, ssh)",
+				"team must be one of the choices",
+				"tags web is not one of vpn, ssh",
+				"note must be at least 3 characters long",
+			},
+		},
 		{name: "anything but y declines", req: ElicitRequest{Server: "tickets", Mode: "form", Message: "Open?", Schema: schema},
 			input: "sure\n", want: ElicitAnswer{Action: ActionDecline}, output: []string{"[tickets asks] Open?"}},
 		{name: "end of input declines", req: ElicitRequest{Server: "tickets", Mode: "form", Message: "Open?", Schema: schema},

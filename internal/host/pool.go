@@ -55,6 +55,9 @@ func poolKey(spec ServerSpec, mode Mode, noElicitation bool) string {
 		spec.Name, spec.Command, strings.Join(spec.Args, "\x00"), strings.Join(spec.Env, "\x00"), spec.Dir,
 		spec.URL, fmt.Sprint(spec.Headers), strings.Join(spec.AutoRun, ","), string(mode), fmt.Sprint(noElicitation),
 		fmt.Sprintf("%p", spec.Transport),
+		// One handler per server per run: servers with other OAuth
+		// configurations (other handlers) hold other tokens.
+		fmt.Sprintf("%p", spec.OAuth),
 	}, "\x01")
 }
 

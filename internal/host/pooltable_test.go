@@ -29,7 +29,7 @@ func TestPoolSharesTables(t *testing.T) {
 	}
 	a := start(Options{Servers: []ServerSpec{cmdb}})
 	b := start(Options{Servers: []ServerSpec{cmdb}})
-	if a.table != b.table {
+	if a.table.Load() != b.table.Load() {
 		t.Error("two hosts of one configuration on shared servers built two tables")
 	}
 	if got := len(a.ModelTools()); got != len(a.Offered()) || got == 0 {
@@ -39,14 +39,14 @@ func TestPoolSharesTables(t *testing.T) {
 		t.Error("the model's tool list was made again for the same table")
 	}
 	described := start(Options{Servers: []ServerSpec{cmdb}, Descriptions: map[string]string{"cmdb__get_asset": "Look a host up."}})
-	if described.table == a.table {
+	if described.table.Load() == a.table.Load() {
 		t.Error("a host with another description got the same table")
 	}
-	if got := described.table.all["cmdb__get_asset"].Description; got != "[cmdb] Look a host up." {
+	if got := described.table.Load().all["cmdb__get_asset"].Description; got != "[cmdb] Look a host up." {
 		t.Errorf("description = %q", got)
 	}
 	own := start(Options{Servers: []ServerSpec{cmdb, fixture("tickets")}})
-	if own.table == a.table || len(own.Tools()) <= len(a.Tools()) {
+	if own.table.Load() == a.table.Load() || len(own.Tools()) <= len(a.Tools()) {
 		t.Errorf("a host with a server of its own: %d tools, want its own table with more than %d", len(own.Tools()), len(a.Tools()))
 	}
 }

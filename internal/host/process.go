@@ -144,18 +144,10 @@ func (p *process) exitStatus() string {
 	return "exited with status 0"
 }
 
-// signalNames name the signals that end servers. syscall.Signal's String
+// signalName names a signal that ended a server: syscall.Signal's String
 // is a description ("killed"), which reads wrong after "killed by".
-var signalNames = map[syscall.Signal]string{
-	syscall.SIGHUP: "SIGHUP", syscall.SIGINT: "SIGINT", syscall.SIGQUIT: "SIGQUIT", syscall.SIGILL: "SIGILL",
-	syscall.SIGTRAP: "SIGTRAP", syscall.SIGABRT: "SIGABRT", syscall.SIGBUS: "SIGBUS", syscall.SIGFPE: "SIGFPE",
-	syscall.SIGKILL: "SIGKILL", syscall.SIGUSR1: "SIGUSR1", syscall.SIGSEGV: "SIGSEGV", syscall.SIGUSR2: "SIGUSR2",
-	syscall.SIGPIPE: "SIGPIPE", syscall.SIGALRM: "SIGALRM", syscall.SIGTERM: "SIGTERM", syscall.SIGXCPU: "SIGXCPU",
-	syscall.SIGXFSZ: "SIGXFSZ", syscall.SIGSYS: "SIGSYS",
-}
-
 func signalName(sig syscall.Signal) string {
-	if name, ok := signalNames[sig]; ok {
+	if name := signalNames(sig); name != "" {
 		return name
 	}
 	return fmt.Sprintf("%d (%v)", int(sig), sig)
@@ -232,8 +224,8 @@ func (p *process) stop() {
 }
 
 func (p *process) signal(sig syscall.Signal) {
-	// The negative pid signals the process group the child leads.
-	if err := syscall.Kill(-p.cmd.Process.Pid, sig); err != nil {
+	// The whole process group the child leads (see signalGroup).
+	if err := signalGroup(p.cmd.Process.Pid, sig); err != nil {
 		p.cmd.Process.Signal(sig)
 	}
 }

@@ -32,3 +32,8 @@ func pipeUnread(f *os.File) (int, bool) {
 	}
 	return int(n), true
 }
+
+// signalGroup signals the process group pid leads: the negative pid.
+func signalGroup(pid int, sig syscall.Signal) error {
+	return syscall.Kill(-pid, sig)
+}

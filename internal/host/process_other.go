@@ -1,4 +1,4 @@
-//go:build !linux
+//go:build !linux && !windows
 
 package host
 
@@ -14,3 +14,8 @@ func processAttr() *syscall.SysProcAttr {
 // pipeUnread cannot tell here: the handshake's budget then runs from the
 // moment the request is written.
 func pipeUnread(*os.File) (int, bool) { return 0, false }
+
+// signalGroup signals the process group pid leads: the negative pid.
+func signalGroup(pid int, sig syscall.Signal) error {
+	return syscall.Kill(-pid, sig)
+}

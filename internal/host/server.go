@@ -3,7 +3,6 @@ package host
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"log/slog"
 	"slices"
 	"sync"
@@ -22,15 +21,23 @@ type serverConn struct {
 	session *mcp.ClientSession
 	proc    *process // nil for an HTTP server
 	info    record.Server
-	tools   []*mcp.Tool
-	// tasks knows which of tools require task augmentation (stdio only).
-	tasks *taskWatch
+	// watch follows the connection's messages as the server wrote them
+	// (see watch.go).
+	watch *watch
 	// shared is set for a Pool's server: hosts that use it leave it running.
 	shared bool
-	// defs caches a shared server's rendered definitions (see def).
-	defs map[string]json.RawMessage
+
+	// listMu serialises listings; listedChanges is the watch's count of
+	// tools/list_changed notifications when the current listing started.
+	listMu        sync.Mutex
+	listedChanges int
 
 	mu sync.Mutex
+	// listing is the server's tools as last listed; a new listing replaces
+	// it whole (see follow.go).
+	listing *listing
+	// defs caches a shared server's rendered definitions (see def).
+	defs map[string]json.RawMessage
 	// dead says why the server can no longer be used ("" while it can).
 	dead string
 	// calls are the host's calls in flight on this server, oldest first, so
@@ -90,42 +97,34 @@ func newest(revisions []string) string {
 	return slices.Max(revisions)
 }
 
+// currentListing returns the server's tools as last listed (empty before
+// the first listing).
+func (s *serverConn) currentListing() *listing {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.listing == nil {
+		return &listing{}
+	}
+	return s.listing
+}
+
+// setListing replaces the server's tools; the definitions rendered from the
+// old ones go with them.
+func (s *serverConn) setListing(l *listing) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.listing, s.defs = l, nil
+}
+
 // maxMessageBytes bounds one message from a stdio server. The SDK's
 // default (16 MiB) ends the connection on a large but legitimate result; the
 // host reads up to this much and cuts it to the result budget.
 const maxMessageBytes = 64 << 20
 
-// maxToolPages bounds tools/list pagination: a server that keeps sending
-// cursors is broken, and the host must not loop on it.
-const maxToolPages = 100
-
-func listTools(ctx context.Context, cs *mcp.ClientSession) ([]*mcp.Tool, error) {
-	var tools []*mcp.Tool
-	seen := map[string]bool{}
-	params := &mcp.ListToolsParams{}
-	for page := 0; ; page++ {
-		if page == maxToolPages {
-			return nil, fmt.Errorf("tools/list did not end after %d pages", maxToolPages)
-		}
-		res, err := cs.ListTools(ctx, params)
-		if err != nil {
-			return nil, err
-		}
-		tools = append(tools, res.Tools...)
-		if res.NextCursor == "" {
-			return tools, nil
-		}
-		if seen[res.NextCursor] {
-			return nil, fmt.Errorf("tools/list returned cursor %q twice", res.NextCursor)
-		}
-		seen[res.NextCursor] = true
-		params = &mcp.ListToolsParams{Cursor: res.NextCursor}
-	}
-}
-
 // clientOptions declares exactly what the host implements: elicitation
 // (forms; url requests are declared so that servers ask rather than fail, and
-// the host declines every one of them), and no roots, sampling or logging.
+// the host declines every one of them), tool list changes, and no roots,
+// sampling or logging.
 // The SDK's own multi-round-trip retries are off: the host runs the rounds
 // itself, to record each one and to put every question to the person.
 func (h *Host) clientOptions(server string) *mcp.ClientOptions {
@@ -133,6 +132,10 @@ func (h *Host) clientOptions(server string) *mcp.ClientOptions {
 		Capabilities:   &mcp.ClientCapabilities{},
 		MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
 		Logger:         slog.New(slog.DiscardHandler),
+		// Set, it makes the SDK open a subscriptions/listen stream on a
+		// 2026-07-28 connection to a server that offers tools.listChanged.
+		// The watch reads the notifications themselves (see follow.go).
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {},
 	}
 	if !h.opts.NoElicitation {
 		opts.Capabilities.Elicitation = &mcp.ElicitationCapabilities{

@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/hosteval/hosteval/internal/model"
+	"github.com/hosteval/hosteval/internal/record"
 	"github.com/hosteval/hosteval/internal/tokens"
 )
 
@@ -23,6 +24,8 @@ type Tool struct {
 	Server string
 	// MCP is the tool as its server listed it.
 	MCP *mcp.Tool
+	// Raw is the tool as its server listed it, byte for byte.
+	Raw json.RawMessage
 	// Description is the description as sent to the model.
 	Description string
 	// AutoRun is set when the tool runs without asking the person.
@@ -35,6 +38,20 @@ type Tool struct {
 	Bytes int
 	// counter counts Def when asked (Tokens).
 	counter *tokens.Cache
+}
+
+// ListedDef returns the tool's definition as its server listed it: the
+// function-tool format with the server's own name, its own description
+// (no "[server] " prefix, no override) and its inputSchema as sent. It is
+// what catalog -as listed counts: what another host that forwards a
+// server's tools unchanged would send.
+func (t *Tool) ListedDef() (json.RawMessage, error) {
+	l := &listing{raw: []json.RawMessage{t.Raw}}
+	schema, err := l.inputSchema(0)
+	if err != nil {
+		return nil, err
+	}
+	return renderDef(t.MCP.Name, t.MCP.Description, schema)
 }
 
 // Tokens returns the o200k_base tokens of Def. They are counted when asked
@@ -55,7 +72,9 @@ func Namespaced(server, tool string) string {
 }
 
 // toolTable is the host's table: every tool of every connected server, and
-// the rendered definitions of those offered to the model.
+// the rendered definitions of those offered to the model. A table is never
+// changed once built: when a server's tools change, a new one replaces it
+// (see follow.go).
 type toolTable struct {
 	all     map[string]*Tool
 	ordered []*Tool // in server order, then the server's order
@@ -69,14 +88,19 @@ type toolTable struct {
 	// unknown lists names in the allow/deny lists and description overrides
 	// that are not in the table.
 	unknown []string
+	// listings are the servers' listings the table was built from.
+	listings map[string]*listing
 }
 
 // buildTable namespaces every tool, refuses collisions, applies the
 // allow/deny lists and description overrides, and renders the definitions
 // once: every model request then sends these same bytes.
+// A tool the host cannot call (task-only, see tasks.go) is not offered.
 func buildTable(servers []*serverConn, opts Options) (*toolTable, error) {
-	t := &toolTable{all: map[string]*Tool{}}
+	t := &toolTable{all: map[string]*Tool{}, listings: map[string]*listing{}}
+	opts.Deny = append(slices.Clone(opts.Deny), taskOnlyTools(servers)...)
 	byName := map[string]*serverConn{}
+	schemas := map[*Tool]json.RawMessage{}
 	for _, s := range servers {
 		byName[s.spec.Name] = s
 	}
@@ -85,13 +109,20 @@ func buildTable(servers []*serverConn, opts Options) (*toolTable, error) {
 			continue
 		}
 		autoRun := autoRunSet(s)
-		for _, mt := range s.tools {
+		l := s.currentListing()
+		t.listings[s.spec.Name] = l
+		for i, mt := range l.tools {
 			name := Namespaced(s.spec.Name, mt.Name)
 			if prev, ok := t.all[name]; ok {
 				return nil, fmt.Errorf("%w: tool %q of server %s and tool %q of server %s both become %q: rename one, or give a server another name",
 					ErrConfig, prev.MCP.Name, prev.Server, mt.Name, s.spec.Name, name)
 			}
-			tool := &Tool{Name: name, Server: s.spec.Name, MCP: mt, AutoRun: autoRun(mt)}
+			schema, err := l.inputSchema(i)
+			if err != nil {
+				return nil, fmt.Errorf("tool %s of server %s: its inputSchema: %w", mt.Name, s.spec.Name, err)
+			}
+			tool := &Tool{Name: name, Server: s.spec.Name, MCP: mt, Raw: l.raw[i], AutoRun: autoRun(mt)}
+			schemas[tool] = schema
 			t.all[name] = tool
 			t.ordered = append(t.ordered, tool)
 		}
@@ -109,7 +140,7 @@ func buildTable(servers []*serverConn, opts Options) (*toolTable, error) {
 			desc = d
 		}
 		tool.Description = strings.TrimSpace("[" + tool.Server + "] " + desc)
-		def, err := byName[tool.Server].def(tool)
+		def, err := byName[tool.Server].def(tool, schemas[tool])
 		if err != nil {
 			return nil, fmt.Errorf("render tool %s: %w", tool.Name, err)
 		}
@@ -125,40 +156,21 @@ func buildTable(servers []*serverConn, opts Options) (*toolTable, error) {
 	return t, nil
 }
 
-// tableKey identifies a table built from shared servers: the same
-// connections, each with the same tool list, under the same lists and
-// descriptions, give the same table. The tool list's identity is in the
-// key, so that a server that lists its tools again gets a new table.
-func tableKey(servers []*serverConn, opts Options) string {
-	var b strings.Builder
-	for _, s := range servers {
-		fmt.Fprintf(&b, "%p/%p/%d\x00", s, s.tools, len(s.tools))
-	}
-	b.WriteString(strings.Join(opts.Allow, "\x00"))
-	b.WriteString("\x01")
-	b.WriteString(strings.Join(opts.Deny, "\x00"))
-	for _, name := range slices.Sorted(maps.Keys(opts.Descriptions)) {
-		fmt.Fprintf(&b, "\x01%s\x00%s", name, opts.Descriptions[name])
-	}
-	fmt.Fprintf(&b, "\x01%p", opts.Tokens)
-	return b.String()
-}
-
 // def returns tool's rendered definition. A shared server's tools are the
 // same for every host that uses it, so their definitions are rendered once
 // per description and reused.
-func (s *serverConn) def(tool *Tool) (json.RawMessage, error) {
+func (s *serverConn) def(tool *Tool, schema json.RawMessage) (json.RawMessage, error) {
 	if !s.shared {
-		return renderDef(tool.Name, tool.Description, tool.MCP.InputSchema)
+		return renderDef(tool.Name, tool.Description, schema)
 	}
-	key := tool.Name + "\x00" + tool.Description
+	key := tool.Name + "\x00" + tool.Description + "\x00" + string(schema)
 	s.mu.Lock()
 	def, ok := s.defs[key]
 	s.mu.Unlock()
 	if ok {
 		return def, nil
 	}
-	def, err := renderDef(tool.Name, tool.Description, tool.MCP.InputSchema)
+	def, err := renderDef(tool.Name, tool.Description, schema)
 	if err != nil {
 		return nil, err
 	}
@@ -171,23 +183,40 @@ func (s *serverConn) def(tool *Tool) (json.RawMessage, error) {
 	return def, nil
 }
 
-// renderDef renders one tool in the OpenAI function-tool format. HTML
-// escaping is off: the endpoint would receive \u003c for every "<", which
-// costs bytes and tokens and means nothing to the model.
-func renderDef(name, description string, schema any) (json.RawMessage, error) {
-	if schema == nil {
-		schema = map[string]any{"type": "object", "properties": map[string]any{}}
+// emptySchema is the parameters of a tool whose server sent no inputSchema.
+var emptySchema = json.RawMessage(`{"type":"object","properties":{}}`)
+
+// renderDef renders one tool in the OpenAI function-tool format, with its
+// parameters schema exactly as given: the host sends a server's
+// inputSchema as the server wrote it (compacted), not re-encoded. A Go map
+// would sort its keys, which reorders the properties the model reads (the
+// order a server chose for its arguments) and changes what the catalog
+// costs. HTML escaping is off: the endpoint would receive \u003c for every
+// "<", which costs bytes and tokens and means nothing to the model.
+func renderDef(name, description string, schema json.RawMessage) (json.RawMessage, error) {
+	if len(schema) == 0 {
+		schema = emptySchema
 	}
 	def := struct {
 		Type     string `json:"type"`
 		Function struct {
-			Name        string `json:"name"`
-			Description string `json:"description"`
-			Parameters  any    `json:"parameters"`
+			Name        string          `json:"name"`
+			Description string          `json:"description"`
+			Parameters  json.RawMessage `json:"parameters"`
 		} `json:"function"`
 	}{Type: "function"}
 	def.Function.Name, def.Function.Description, def.Function.Parameters = name, description, schema
 	return marshalCompact(def)
+}
+
+// compactJSON returns data without insignificant whitespace, its bytes
+// otherwise as they were (key order, string escapes).
+func compactJSON(data []byte) (json.RawMessage, error) {
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, data); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
 }
 
 // marshalCompact encodes v as compact JSON without HTML escaping.
@@ -213,6 +242,11 @@ func autoRunSet(s *serverConn) func(*mcp.Tool) bool {
 	}
 }
 
+// toolDefs measures the tools array.
+func (t *toolTable) toolDefs() record.ToolDefs {
+	return record.ToolDefs{Tools: len(t.offered), Bytes: len(t.json), Tokens: t.tokens()}
+}
+
 // modelTools returns the offered tools in the model's shape. Every request
 // of every conversation on the table gets the same slice: models read it.
 func (t *toolTable) modelTools() []model.Tool { return t.model() }
@@ -229,4 +263,23 @@ func (t *toolTable) renderModelTools() []model.Tool {
 		out[i] = model.Tool{Name: tool.Name, Description: tool.Description, Parameters: def.Function.Parameters}
 	}
 	return out
+}
+
+// tableKey identifies a table built from shared servers: the same
+// connections, each with the same listing of its tools, under the same
+// lists and descriptions, give the same table. A server that lists its
+// tools again has a new listing, and so a new key.
+func tableKey(servers []*serverConn, opts Options) string {
+	var b strings.Builder
+	for _, s := range servers {
+		fmt.Fprintf(&b, "%p/%p\x00", s, s.currentListing())
+	}
+	b.WriteString(strings.Join(opts.Allow, "\x00"))
+	b.WriteString("\x01")
+	b.WriteString(strings.Join(opts.Deny, "\x00"))
+	for _, name := range slices.Sorted(maps.Keys(opts.Descriptions)) {
+		fmt.Fprintf(&b, "\x01%s\x00%s", name, opts.Descriptions[name])
+	}
+	fmt.Fprintf(&b, "\x01%p", opts.Tokens)
+	return b.String()
 }

@@ -42,6 +42,9 @@ type TurnResult struct {
 	Requests []record.ModelRequest
 	// Steps counts the tool calls of the turn.
 	Steps int
+	// ToolChanges are the servers' tool changes the turn's model requests
+	// were given (see follow.go).
+	ToolChanges []record.ToolChange
 	// Stopped is set when the turn reached max_steps.
 	Stopped bool
 	MS      float64
@@ -50,17 +53,22 @@ type TurnResult struct {
 // Ask runs one user turn: the model proposes, the host decides and runs,
 // until the model answers or max_steps model requests were made. One trace
 // per turn; step counts the turn's tool calls. A model error (the endpoint
-// failed for good) ends the turn with that error and what happened so far.
+// failed for good) ends the turn with that error and what happened so far;
+// the model's own malformed output ends it without an answer and without
+// an error, recorded as the request's model_error outcome.
 func (c *Conversation) Ask(ctx context.Context, question string) (TurnResult, error) {
 	h := c.h
 	c.turns++
 	start := time.Now()
 	res := TurnResult{TraceID: NewID()}
 	c.messages = append(c.messages, model.Message{Role: model.RoleUser, Content: question})
-	tools := h.table.modelTools()
-	defs := h.ToolDefs()
 	for i := 1; i <= h.opts.MaxSteps; i++ {
-		req := model.Request{Messages: c.messages, Tools: tools, ToolsJSON: h.table.json}
+		// Between model requests, never during one: the table a request
+		// was given checks the calls of its answer.
+		res.ToolChanges = append(res.ToolChanges, h.refresh(ctx, res.TraceID, c.turns, i)...)
+		tab := h.tab()
+		defs := tab.toolDefs()
+		req := model.Request{Messages: c.messages, Tools: tab.modelTools(), ToolsJSON: tab.json}
 		t0 := time.Now()
 		resp, err := c.model.Next(ctx, req)
 		mr := record.ModelRequest{
@@ -69,11 +77,18 @@ func (c *Conversation) Ask(ctx context.Context, question string) (TurnResult, er
 			ToolDefBytes: defs.Bytes, ToolDefTokens: defs.Tokens, MS: record.RoundMS(msSince(t0)),
 			ToolCalls: len(resp.ToolCalls), Usage: resp.Usage,
 		}
+		modelError := answered(&mr, resp, err)
 		if err != nil {
 			mr.Error = err.Error()
 		}
 		h.emitJSON(mr)
 		res.Requests = append(res.Requests, mr)
+		if modelError {
+			// Scored, not retried: the turn ends without an answer.
+			h.step("model", "malformed output", map[string]any{"error": mr.Error})
+			res.MS = msSince(start)
+			return res, nil
+		}
 		if err != nil {
 			res.MS = msSince(start)
 			return res, fmt.Errorf("model %s: %w", c.model.Name(), err)
@@ -92,7 +107,7 @@ func (c *Conversation) Ask(ctx context.Context, question string) (TurnResult, er
 		for _, tc := range resp.ToolCalls {
 			res.Steps++
 			h.step("model", "wants "+tc.Name, map[string]any{"arguments": rawOrText(tc.Arguments)})
-			text, ev := h.Call(ctx, CallRequest{Name: tc.Name, Arguments: tc.Arguments, TraceID: res.TraceID, Step: res.Steps})
+			text, ev := h.call(ctx, tab, CallRequest{Name: tc.Name, Arguments: tc.Arguments, TraceID: res.TraceID, Step: res.Steps}, false)
 			res.Calls = append(res.Calls, ev)
 			c.messages = append(c.messages, model.Message{Role: model.RoleTool, Content: text, ToolCallID: tc.ID, Name: tc.Name})
 		}

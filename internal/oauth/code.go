@@ -8,8 +8,6 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"os/exec"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -28,6 +26,17 @@ import (
 // goes with it, so the handler keeps its own (h.granted) and a step-up
 // asks for them and the new ones together.
 func (h *Handler) authorizeCode(ctx context.Context, req *http.Request, resp *http.Response) error {
+	if h.opts.Unattended != "" {
+		// Said before a registration or a listener: nothing here can
+		// finish the flow.
+		advice := "use flow: client_credentials"
+		if h.opts.Cache != nil {
+			advice += ", or a cached token (authorise once where a person can: hosteval keeps the token in " + h.opts.Cache.Dir() + ")"
+		}
+		err := fmt.Errorf("%w (%s): the authorization_code flow needs a person at a browser; %s", ErrNoPerson, h.opts.Unattended, advice)
+		h.refuse(err)
+		return err
+	}
 	ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", h.cfg.RedirectPort))
 	if err != nil {
 		return fmt.Errorf("listen for the browser's redirect: %w", err)
@@ -100,7 +109,7 @@ func (h *Handler) authorizeCode(ctx context.Context, req *http.Request, resp *ht
 	}
 	h.mu.Lock()
 	h.src, h.refresher, h.last = src, rc, tok
-	h.granted, h.refreshedFor = scopes, ""
+	h.granted = scopes
 	h.mu.Unlock()
 	h.save()
 	return nil
@@ -125,6 +134,10 @@ type callback struct {
 
 // errNoAnswer is a person who did not finish in time.
 var errNoAnswer = errors.New("no answer from the browser")
+
+// ErrNoPerson is an authorization that needs a person where there is none
+// (Options.Unattended): the configuration, not the server, must change.
+var ErrNoPerson = errors.New("no person can authorise it here")
 
 // fetchCode returns the SDK's AuthorizationCodeFetcher: it serves the
 // loopback redirect on ln, prints the authorization URL for the person
@@ -187,7 +200,7 @@ func (h *Handler) fetchCode(ln net.Listener) auth.AuthorizationCodeFetcher {
 func (h *Handler) refuse(err error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.refused = fmt.Errorf("authorise %s: %w (not asked again in this run)", h.opts.Server, err)
+	h.refused = &AuthorizeError{Server: h.opts.Server, Err: err, Final: true}
 }
 
 // redirectHandler receives the browser at the loopback redirect.
@@ -232,23 +245,6 @@ func (rh *redirectHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case rh.results <- cb:
 	default: // answered already: a reload
 	}
-}
-
-// OpenBrowser opens url in the person's browser (xdg-open, open, or the
-// Windows URL handler): an Options.Open for chat and the lab.
-func OpenBrowser(ctx context.Context, url string) error {
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	var cmd *exec.Cmd
-	switch runtime.GOOS {
-	case "darwin":
-		cmd = exec.CommandContext(ctx, "open", url)
-	case "windows":
-		cmd = exec.CommandContext(ctx, "rundll32", "url.dll,FileProtocolHandler", url)
-	default:
-		cmd = exec.CommandContext(ctx, "xdg-open", url)
-	}
-	return cmd.Run()
 }
 
 // FollowRedirects returns an Options.Open that plays a person for an

@@ -50,7 +50,7 @@ type Options struct {
 	// a server, and a cache that could not be written (nil: discarded).
 	Out io.Writer
 	// Open, if set, is called with the authorization URL after it is
-	// printed: OpenBrowser launches the person's browser; FollowRedirects
+	// printed: the CLI's -open launches the person's browser; FollowRedirects
 	// plays a person for an authorization server that approves at once
 	// (tests, the conformance suite).
 	Open func(ctx context.Context, url string) error
@@ -64,7 +64,37 @@ type Options struct {
 	// ClientName is the client_name of a dynamic registration (default
 	// "hosteval").
 	ClientName string
+	// Unattended, when set, says why no person can authorise now ("CI is
+	// set", "stderr is not a terminal"): an authorization code flow that
+	// would wait for one fails at once instead, saying what works without
+	// a person. A cached or refreshed token still works.
+	Unattended string
 }
+
+// AuthorizeError is why the host could not get a token for a server. Final
+// says that no later request of the run will get one either (the person
+// said no or did not answer, or no person is here): the host can stop
+// using the server. Its text holds no secret.
+type AuthorizeError struct {
+	Server string
+	Err    error
+	Final  bool
+}
+
+func (e *AuthorizeError) Error() string {
+	s := "authorise " + e.Server + ": " + e.Err.Error()
+	if e.Final {
+		s += " (not asked again in this run)"
+	}
+	return s
+}
+
+func (e *AuthorizeError) Unwrap() error { return e.Err }
+
+// Permanent reports Final: internal/host recognises an authorisation that
+// failed by this method, without knowing this package, and gives the
+// server up when it is permanent.
+func (e *AuthorizeError) Permanent() bool { return e.Final }
 
 // Handler is the OAuth client of one server: an auth.OAuthHandler. It is
 // safe for concurrent use by many connections.
@@ -93,9 +123,6 @@ type Handler struct {
 	saved string
 	// granted are the scopes of the current token.
 	granted []string
-	// refreshedFor is the access token that a refresh after a 401 gave:
-	// when the server refuses that one too, refreshing again won't help.
-	refreshedFor string
 	// refused is the person's refusal (or silence): not asked again.
 	refused error
 	// cacheFailed: the person was told once that the cache is not written.
@@ -261,7 +288,7 @@ func (h *Handler) Authorize(ctx context.Context, req *http.Request, resp *http.R
 	if last != nil && last.Valid() && last.AccessToken != sent {
 		return nil
 	}
-	if resp.StatusCode == http.StatusUnauthorized && h.refreshAfter401(ctx, sent) {
+	if resp.StatusCode == http.StatusUnauthorized && h.refreshAfter401(ctx) {
 		return nil
 	}
 	var err error
@@ -271,32 +298,76 @@ func (h *Handler) Authorize(ctx context.Context, req *http.Request, resp *http.R
 		err = h.authorizeCode(ctx, req, resp)
 	}
 	if err != nil {
-		return fmt.Errorf("authorise %s: %w", h.opts.Server, explain(err, h.cfg))
+		h.mu.Lock()
+		refused := h.refused
+		h.mu.Unlock()
+		if refused != nil {
+			return refused
+		}
+		return &AuthorizeError{Server: h.opts.Server, Err: explain(err, h.cfg)}
 	}
 	return nil
 }
 
 // refreshAfter401 refreshes a token the server refused, and reports whether
-// a new token is in place.
-func (h *Handler) refreshAfter401(ctx context.Context, sent string) bool {
+// a new token is in place. A refreshed token the server refuses too (one
+// for another audience, a grant the server no longer honours) is no
+// renewal: a new authorization follows. It is asked at once, since the
+// transport retries once and then gives up without telling the handler;
+// later refusals of a token that worked (it expired again) refresh again.
+func (h *Handler) refreshAfter401(ctx context.Context) bool {
 	h.mu.Lock()
-	rc, last, again := h.refresher, h.last, sent != "" && sent == h.refreshedFor
+	rc, last := h.refresher, h.last
 	h.mu.Unlock()
-	if rc == nil || last == nil || last.RefreshToken == "" || again {
+	if rc == nil || last == nil || last.RefreshToken == "" {
 		return false
 	}
-	ctx = context.WithValue(ctx, oauth2.HTTPClient, h.opts.HTTPClient)
+	rctx := context.WithValue(ctx, oauth2.HTTPClient, h.opts.HTTPClient)
 	// A token with no access token is invalid, so the source refreshes.
-	tok, err := rc.TokenSource(ctx, &oauth2.Token{RefreshToken: last.RefreshToken}).Token()
+	tok, err := rc.TokenSource(rctx, &oauth2.Token{RefreshToken: last.RefreshToken}).Token()
 	if err != nil {
 		return false // a new authorization follows
 	}
+	if resp, _, err := h.probe(ctx, tok); err == nil {
+		resp.Body.Close()
+		if refused(resp) {
+			return false
+		}
+	}
 	h.mu.Lock()
 	h.setRefreshing(rc, tok)
-	h.refreshedFor = tok.AccessToken
 	h.mu.Unlock()
 	h.save()
 	return true
+}
+
+// probe sends the server a ping with tok (none when nil), the way the
+// transport sends a request: its answer says whether the token is
+// accepted. The caller closes the response's body.
+func (h *Handler) probe(ctx context.Context, tok *oauth2.Token) (*http.Response, *http.Request, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, h.opts.URL,
+		strings.NewReader(`{"jsonrpc":"2.0","id":"hosteval-login","method":"ping"}`))
+	if err != nil {
+		return nil, nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if tok != nil {
+		req.Header.Set("Authorization", "Bearer "+tok.AccessToken)
+	}
+	resp, err := h.opts.HTTPClient.Do(req)
+	if err != nil {
+		return nil, nil, err
+	}
+	if !refused(resp) {
+		io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16))
+	}
+	return resp, req, nil
+}
+
+// refused reports whether the server refused a request's token.
+func refused(resp *http.Response) bool {
+	return resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden
 }
 
 // authorizeClient runs the client credentials flow.
@@ -373,28 +444,21 @@ func (h *Handler) save() {
 // the lab call Login first, then start the host.
 func (h *Handler) Login(ctx context.Context) error {
 	for try := 0; try < 2; try++ {
-		req, err := http.NewRequestWithContext(ctx, http.MethodPost, h.opts.URL,
-			strings.NewReader(`{"jsonrpc":"2.0","id":"hosteval-login","method":"ping"}`))
+		tok, err := h.token()
 		if err != nil {
-			return err
+			tok = nil // the server's 401 starts the flow
 		}
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		if tok, err := h.token(); err == nil && tok != nil {
-			req.Header.Set("Authorization", "Bearer "+tok.AccessToken)
-		}
-		resp, err := h.opts.HTTPClient.Do(req)
+		resp, req, err := h.probe(ctx, tok)
 		if err != nil {
-			return fmt.Errorf("authorise %s: %w", h.opts.Server, err)
+			return &AuthorizeError{Server: h.opts.Server, Err: err}
 		}
-		if resp.StatusCode != http.StatusUnauthorized && resp.StatusCode != http.StatusForbidden {
-			io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16))
+		if !refused(resp) {
 			resp.Body.Close()
 			return nil
 		}
 		if try == 1 {
 			resp.Body.Close()
-			return fmt.Errorf("authorise %s: the server still answers %d after authorisation", h.opts.Server, resp.StatusCode)
+			return &AuthorizeError{Server: h.opts.Server, Err: fmt.Errorf("the server still answers %d after authorisation", resp.StatusCode)}
 		}
 		if err := h.Authorize(ctx, req, resp); err != nil {
 			return err

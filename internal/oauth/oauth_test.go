@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -664,3 +665,125 @@ func TestRequestEndsBeforeThePersonAnswers(t *testing.T) {
 		t.Errorf("the URL was printed %d times, want once", prompts)
 	}
 }
+
+// Where no person can authorise (CI), the authorization code flow fails at
+// once, before registering or listening, says what works instead, and is
+// not tried again; a cached token is used as in any other run.
+func TestUnattended(t *testing.T) {
+	as := oauthtest.NewServer(t, oauthtest.Options{})
+	res := oauthtest.NewResource(t, as, oauthtest.NotesServer(), oauthtest.ResourceOptions{})
+	cache := oauth.NewCache(t.TempDir())
+	unattended := func() *oauth.Handler {
+		var out syncBuffer
+		h, err := oauth.New(oauth.Config{}, oauth.Options{Server: "notes", URL: res.URL, Cache: cache, Out: &out, Unattended: "CI is set",
+			Open: func(context.Context, string) error { t.Error("a browser was opened"); return nil }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			if out.String() != "" {
+				t.Errorf("the person was told %q, want nothing", out.String())
+			}
+		})
+		return h
+	}
+
+	h := unattended()
+	start := time.Now()
+	err := h.Login(context.Background())
+	want := "authorise notes: no person can authorise it here (CI is set): the authorization_code flow needs a person at a browser; " +
+		"use flow: client_credentials, or a cached token (authorise once where a person can: hosteval keeps the token in " + cache.Dir() + ") (not asked again in this run)"
+	if err == nil || err.Error() != want {
+		t.Fatalf("Login error = %v\nwant %s", err, want)
+	}
+	var ae *oauth.AuthorizeError
+	if !errors.As(err, &ae) || !ae.Permanent() || !errors.Is(err, oauth.ErrNoPerson) {
+		t.Errorf("Login error %#v is not a permanent *AuthorizeError of ErrNoPerson", err)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("Login took %v: it waited for a person", d)
+	}
+	if _, err := connect(t, h, res.URL); err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("connect after the refusal: %v, want the same error", err)
+	}
+	if c := as.Counts(); c != (oauthtest.Counts{}) {
+		t.Errorf("the authorization server was asked %+v, want nothing", c)
+	}
+
+	// A person authorises once; then a run in CI uses the cached token.
+	if err := newHandler(t, oauth.Config{}, res, cache, &syncBuffer{}).Login(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	cs, err := connect(t, unattended(), res.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := lookup(t, cs, "k"); err != nil || got != "value of k" {
+		t.Errorf("lookup = %q, %v", got, err)
+	}
+}
+
+// A token that dies again and again mid-run (no expires_in, a server that
+// revokes early) is refreshed each time, never put to the person again.
+func TestRepeatedExpiryRefreshes(t *testing.T) {
+	as := oauthtest.NewServer(t, oauthtest.Options{})
+	res := oauthtest.NewResource(t, as, oauthtest.NotesServer(), oauthtest.ResourceOptions{})
+	h := newHandler(t, oauth.Config{}, res, nil, &syncBuffer{})
+	cs, err := connect(t, h, res.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		as.ExpireTokens()
+		if got, err := lookup(t, cs, "k"); err != nil || got != "value of k" {
+			t.Fatalf("lookup after expiry %d = %q, %v", i+1, got, err)
+		}
+	}
+	if c := as.Counts(); c.Authorizations != 1 || c.Refreshes != 3 {
+		t.Errorf("authorizations %d, refreshes %d; want 1, 3", c.Authorizations, c.Refreshes)
+	}
+}
+
+// A refresh that gives a token the server refuses too is no renewal: a new
+// authorization follows, within the same request.
+func TestRefreshedTokenRefused(t *testing.T) {
+	as := oauthtest.NewServer(t, oauthtest.Options{})
+	res := oauthtest.NewResource(t, as, oauthtest.NotesServer(), oauthtest.ResourceOptions{})
+	// The server stops honouring what a refresh gives: each refreshed
+	// token dies the moment it is issued.
+	client := &http.Client{Timeout: 10 * time.Second, Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		refresh := false
+		if r.URL.Path == "/token" && r.Body != nil {
+			body, _ := io.ReadAll(r.Body)
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			refresh = strings.Contains(string(body), "grant_type=refresh_token")
+		}
+		resp, err := http.DefaultTransport.RoundTrip(r)
+		if err == nil && refresh {
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body = io.NopCloser(bytes.NewReader(body))
+			as.ExpireTokens()
+		}
+		return resp, err
+	})}
+	h, err := oauth.New(oauth.Config{}, oauth.Options{Server: "notes", URL: res.URL, HTTPClient: client,
+		Open: oauth.FollowRedirects(&http.Client{Timeout: 10 * time.Second})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := connect(t, h, res.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	as.ExpireTokens()
+	if got, err := lookup(t, cs, "k"); err != nil || got != "value of k" {
+		t.Fatalf("lookup = %q, %v", got, err)
+	}
+	if c := as.Counts(); c.Authorizations != 2 || c.Refreshes != 1 {
+		t.Errorf("authorizations %d, refreshes %d; want 2, 1", c.Authorizations, c.Refreshes)
+	}
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }

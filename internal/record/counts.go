@@ -20,9 +20,10 @@ func SentNothing(outcome string) bool {
 }
 
 // ProtocolError reports whether the server answered the call with a
-// JSON-RPC error (a code); other errors are transport failures, dead
-// servers or too many rounds.
-func (c *Call) ProtocolError() bool { return c.Outcome == OutcomeError && c.ErrorCode != 0 }
+// JSON-RPC error (a code, 0 included) or an answer the protocol makes
+// invalid; other errors are transport failures, dead servers or too many
+// rounds.
+func (c *Call) ProtocolError() bool { return c.Outcome == OutcomeError && c.ErrorCode != nil }
 
 // Counts are the counted figures of one case. Expectations ("unknown_tools:
 // 0") and reports (a case's figures, a group's sums) both read them, so that
@@ -38,6 +39,12 @@ type Counts struct {
 	ModelRequests int
 	Turns         int
 	StoppedTurns  int
+	// ModelErrors counts model requests answered by the model's own
+	// malformed output (OutcomeModelError); Replayed those answered from
+	// a cassette, Cached those answered from the response cache.
+	ModelErrors int
+	Replayed    int
+	Cached      int
 
 	// One count per outcome but ok, which is what is left.
 	UnknownTools int
@@ -79,6 +86,18 @@ func (r *Record) Counts() Counts {
 			n.StoppedTurns++
 		}
 	}
+	for i := range r.ModelRequests {
+		mr := &r.ModelRequests[i]
+		if mr.Outcome == OutcomeModelError {
+			n.ModelErrors++
+		}
+		switch mr.Replayed {
+		case ReplayedCassette:
+			n.Replayed++
+		case ReplayedCache:
+			n.Cached++
+		}
+	}
 	for i := range r.Calls {
 		c := &r.Calls[i]
 		switch c.Outcome {
@@ -101,7 +120,7 @@ func (r *Record) Counts() Counts {
 			if n.ErrorCodes == nil {
 				n.ErrorCodes = map[int]int{}
 			}
-			n.ErrorCodes[c.ErrorCode]++
+			n.ErrorCodes[*c.ErrorCode]++
 		}
 		if c.AskedUser {
 			n.AskedUser++

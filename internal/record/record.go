@@ -24,6 +24,7 @@ const (
 	OpToolCall     = "host.tool_call"
 	OpModelRequest = "host.model_request"
 	OpConnect      = "host.connect"
+	OpToolsChanged = "host.tools_changed"
 )
 
 // Outcomes of one tool call, as the host saw it.
@@ -36,6 +37,15 @@ const (
 	OutcomeBadArguments = "bad_arguments" // not a JSON object, or too large; nothing sent
 	OutcomeDenied       = "denied"        // the person did not approve it; nothing sent
 )
+
+// CodeInvalidResult is the error code the host records for a server's
+// answer that the protocol makes invalid although it is well-formed JSON-RPC
+// (a resultType the host does not know): JSON-RPC's internal error, since no
+// code of the server's exists.
+const CodeInvalidResult = -32603
+
+// Code returns a pointer to code, for Call.ErrorCode.
+func Code(code int) *int { return &code }
 
 // Approval decisions for a call.
 const (
@@ -60,9 +70,16 @@ type Call struct {
 	ArgKeys []string `json:"arg_keys"`
 	// Arguments are the arguments as sent (absent when nothing was sent).
 	Arguments map[string]any `json:"arguments,omitempty"`
-	Outcome   string         `json:"outcome"`
-	// ErrorCode is the JSON-RPC error code of a protocol error (0 for none).
-	ErrorCode int `json:"error_code,omitempty"`
+	// Proposed is the arguments text as the model wrote it, cut to 4 KiB,
+	// when nothing was sent (an unknown tool, bad arguments, a denial): what
+	// the model asked for, even when it was not a JSON object.
+	Proposed string `json:"proposed,omitempty"`
+	Outcome  string `json:"outcome"`
+	// ErrorCode is the JSON-RPC error code of a protocol error, absent for
+	// none: a server's error with code 0 keeps its 0. The host records
+	// CodeInvalidResult for an answer it must treat as invalid (an unknown
+	// resultType).
+	ErrorCode *int `json:"error_code,omitempty"`
 	// Error is the short text the model was given for a failed call.
 	Error     string `json:"error,omitempty"`
 	Approval  string `json:"approval,omitempty"`
@@ -76,6 +93,12 @@ type Call struct {
 	// of those were declined or cancelled (including url-mode and unanswered ones).
 	Elicitations int `json:"elicitations,omitempty"`
 	Declined     int `json:"declined,omitempty"`
+	// Asks are the questions put to the person for this call, in order:
+	// its approval, then each question a server asked, with the answer
+	// (absent in records written before they were recorded).
+	Asks []Ask `json:"asks,omitempty"`
+	// Progress is what the server reported of the call's progress.
+	Progress *Progress `json:"progress,omitempty"`
 	// MS is wall time in the host, from dispatch to answer. ServerMS is the
 	// part spent waiting on the server; PersonMS the part spent waiting on the
 	// person (approval and elicitation).
@@ -97,6 +120,63 @@ type Call struct {
 	Protocol string `json:"protocol,omitempty"`
 }
 
+// Kinds of question put to the person.
+const (
+	AskApproval    = "approval"    // may the call run? (not on its server's auto-run list)
+	AskElicitation = "elicitation" // a server's question (input_required or elicitation/create)
+)
+
+// Ask is one question the host put to the person during a call, and the
+// answer: the approval of the call itself, or a server's question. It says
+// who asked what and which answer went back, so that a transcript can show
+// the exchange; the person's answer never reaches the model.
+type Ask struct {
+	// Kind is AskApproval or AskElicitation.
+	Kind string `json:"kind"`
+	// Round is the round of the call that asked (1-based); 0 for an
+	// approval, which comes before anything is sent.
+	Round  int    `json:"round,omitempty"`
+	Server string `json:"server"`
+	// Key is the input request's key in a 2026-07-28 input_required result
+	// ("" for a 2025-11-25 elicitation/create request).
+	Key string `json:"key,omitempty"`
+	// Mode is "form" or "url" for a question.
+	Mode string `json:"mode,omitempty"`
+	// Message is the server's question, cut to 1 KiB; URL the page a
+	// url-mode question named.
+	Message string `json:"message,omitempty"`
+	URL     string `json:"url,omitempty"`
+	// Fields are the names of the form's fields, sorted.
+	Fields []string `json:"fields,omitempty"`
+	// Action is the answer: accept, decline or cancel for a question,
+	// approved or denied for an approval.
+	Action string `json:"action"`
+	// Content is what an accepted form sent back (defaults filled in).
+	Content map[string]any `json:"content,omitempty"`
+	// Rule names the prepared answer that gave the answer (a scenario's
+	// canned answer as "file:line"); empty when a person answered.
+	Rule string `json:"rule,omitempty"`
+	// Reason says why the host answered no for the person, when it did:
+	// no prepared answer matched, a url-mode question, no answer in time.
+	Reason   string  `json:"reason,omitempty"`
+	PersonMS float64 `json:"person_ms"`
+}
+
+// Progress is what a server reported of one call's progress
+// (notifications/progress for the progress token the host sends with every
+// round).
+type Progress struct {
+	// Count is how many notifications came, over all the call's rounds.
+	Count int `json:"count"`
+	// Progress, Total and Message are the last notification's.
+	Progress float64  `json:"progress"`
+	Total    *float64 `json:"total,omitempty"`
+	Message  string   `json:"message,omitempty"`
+	// Extended counts the notifications that moved a round's time limit
+	// (host progress_extends).
+	Extended int `json:"extended,omitempty"`
+}
+
 // ModelRequest is one request to the model: the host.model_request event.
 type ModelRequest struct {
 	Operation string    `json:"operation"` // always OpModelRequest
@@ -116,6 +196,36 @@ type ModelRequest struct {
 	// Usage is what the endpoint reported; absent for scripted models.
 	Usage *Usage `json:"usage,omitempty"`
 	Error string `json:"error,omitempty"`
+	// The answer's endpoint figures, its source and its outcome: see
+	// models.go.
+	ModelAnswer
+}
+
+// ToolChange is one server's tools changing during a case: the
+// host.tools_changed event. The server said so (notifications/tools/
+// list_changed, on a call's stream or a subscriptions/listen stream); the
+// host listed its tools again and, before its next model request, offered
+// the new table. Tools are the server's own names.
+type ToolChange struct {
+	Operation string    `json:"operation"` // always OpToolsChanged
+	Time      time.Time `json:"ts"`
+	SessionID string    `json:"session_id"`
+	TraceID   string    `json:"trace_id"`
+	Turn      int       `json:"turn"`
+	// Index is the turn's model request (1-based) that was the first to
+	// get the new table.
+	Index   int      `json:"index"`
+	Server  string   `json:"server"`
+	Added   []string `json:"added,omitempty"`
+	Removed []string `json:"removed,omitempty"`
+	// Changed are tools listed before and after whose definition as the
+	// server wrote it differs.
+	Changed []string `json:"changed,omitempty"`
+	// Tools, ToolDefBytes and ToolDefTokens describe the whole tools array
+	// offered from then on: what every later model request carries.
+	Tools         int `json:"tools"`
+	ToolDefBytes  int `json:"tool_def_bytes"`
+	ToolDefTokens int `json:"tool_def_tokens"`
 }
 
 // Usage is token usage reported by a model endpoint.
@@ -184,7 +294,10 @@ type Record struct {
 	Schema int    `json:"schema"`
 	RunID  string `json:"run_id"`
 	// CaseID is unique within a run: scenario/variant/model#repeat.
-	CaseID   string `json:"case_id"`
+	CaseID string `json:"case_id"`
+	// Index is the case's 1-based number in the run, as its files are
+	// numbered (cases/0007-…); 0 in records written before it was recorded.
+	Index    int    `json:"index,omitempty"`
 	Scenario string `json:"scenario"`
 	File     string `json:"file"`
 	Line     int    `json:"line,omitempty"`
@@ -206,9 +319,13 @@ type Record struct {
 	// Checks are the harness's own calls after the conversation (state checks).
 	Checks []Call `json:"checks,omitempty"`
 
-	// ToolDefs describes the tool catalog offered to the model.
-	ToolDefs ToolDefs `json:"tool_defs"`
-	Usage    *Usage   `json:"usage,omitempty"`
+	// ToolDefs describes the tool catalog offered to the model at the
+	// start; ToolChanges are the changes to it during the case.
+	ToolDefs    ToolDefs     `json:"tool_defs"`
+	ToolChanges []ToolChange `json:"tool_changes,omitempty"`
+	Usage       *Usage       `json:"usage,omitempty"`
+	// Cost, Judgements, Cassette and ErrorClass: see models.go.
+	CaseModels
 	// Settings are the host settings the case ran under (absent in
 	// records written before they were recorded).
 	Settings *Settings `json:"settings,omitempty"`

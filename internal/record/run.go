@@ -35,6 +35,25 @@ type RunInfo struct {
 	Args        []string `json:"args,omitempty"`
 	Version     string   `json:"hosteval_version,omitempty"`
 	Interrupted bool     `json:"interrupted"`
+	// Cache is what the response cache did (absent when it was off);
+	// Endpoints what each model endpoint went through. Both are written
+	// when the run ends.
+	Cache     *CacheStats     `json:"cache,omitempty"`
+	Endpoints []EndpointStats `json:"endpoints,omitempty"`
+	// Suite identifies what the run set out to run: a hash of the files
+	// the suite was read from and of its expanded case IDs. The shards of
+	// one suite share it, and merge refuses shards whose Suite differs.
+	Suite string `json:"suite,omitempty"`
+	// Cases is how many cases the run set out to run: its shard's, when
+	// it ran one.
+	Cases int `json:"cases,omitempty"`
+	// Shard is the slice of the suite the run ran (run -shard K/N); absent
+	// for the whole suite.
+	Shard Shard `json:"shard,omitzero"`
+	// Shards are the shard runs a merged run was built from, in shard
+	// order; MissingShards those a partial merge did without.
+	Shards        []ShardRun `json:"shards,omitempty"`
+	MissingShards []Shard    `json:"missing_shards,omitempty"`
 }
 
 // Run is the content of one run folder.
@@ -96,6 +115,12 @@ func ReadRun(dir string) (*Run, error) {
 // before it, and is the one used.
 func DuplicateWarning(path string, line int, caseID string) string {
 	return fmt.Sprintf("%s:%d: case %q recorded again; the later record is used", path, line, caseID)
+}
+
+// ReadRunInfo reads dir's run.json; an error wraps fs.ErrNotExist when the
+// run has none.
+func ReadRunInfo(dir string) (*RunInfo, error) {
+	return readRunInfo(filepath.Join(dir, RunInfoFile))
 }
 
 func readRunInfo(path string) (*RunInfo, error) {

@@ -19,8 +19,12 @@ type Settings struct {
 	DiscoverTimeoutMS   float64 `json:"discover_timeout_ms"`
 	InitializeTimeoutMS float64 `json:"initialize_timeout_ms"`
 	ToolTimeoutMS       float64 `json:"tool_timeout_ms"`
-	PersonTimeoutMS     float64 `json:"person_timeout_ms"`
-	CaseTimeoutMS       float64 `json:"case_timeout_ms"`
+	// ProgressExtends is whether a server's progress gave a round the tool
+	// timeout again, up to MaxToolTimeMS (absent when it did not).
+	ProgressExtends bool    `json:"progress_extends,omitempty"`
+	MaxToolTimeMS   float64 `json:"max_tool_time_ms,omitempty"`
+	PersonTimeoutMS float64 `json:"person_timeout_ms"`
+	CaseTimeoutMS   float64 `json:"case_timeout_ms"`
 	// MaxResultBytes is the result budget (negative: none); MaxArgBytes
 	// bounds one call's arguments.
 	MaxResultBytes int `json:"max_result_bytes"`

@@ -80,6 +80,17 @@ func abTable(groups []*GroupStats, alpha float64) *Table {
 		}
 		t.Rows = append(t.Rows, row)
 	}
+	if slices.ContainsFunc(groups, func(g *GroupStats) bool { return g.Usage != nil || g.Cost > 0 }) {
+		// A real model: what each variant costs it.
+		t.Columns = append(t.Columns, Column{Name: "tokens/case", Right: true, Priority: 12}, Column{Name: "cost/case", Right: true, Priority: 13})
+		for i, g := range groups {
+			tokens := textCell("-")
+			if g.Usage != nil {
+				tokens = floatCell(float64(g.Usage.TotalTokens) / float64(g.Cases))
+			}
+			t.Rows[i] = append(t.Rows[i], tokens, costCell(g.MeanCost))
+		}
+	}
 	return t
 }
 

@@ -18,18 +18,22 @@ import (
 // cases that did not pass and why. [ReadSummaryJSON] reads both.
 const SummarySchema = 2
 
-// Summary is a run aggregated per group, with the cases that did not
-// pass; it is also the content of summary.json, whose schema is versioned
-// by SummarySchema. Every case's figures stay in memory as compact rows
-// (for the cases table and JUnit), not in summary.json.
+// Summary is a run aggregated per group and per tool, with the cases that
+// did not pass; it is also the content of summary.json, whose schema is
+// versioned by SummarySchema. Every case's figures stay in memory as
+// compact rows (for the cases table and JUnit: see Cases), not in
+// summary.json.
 //
 // summary.json fields (all names are stable within a schema version):
 //
 //	schema      int       SummarySchema
-//	run         object    run.json when present: run_id, started, finished, args, hosteval_version, interrupted
+//	run         object    run.json when present: run_id, started, finished, args, hosteval_version, interrupted,
+//	                      suite, cases, shard (a shard's "K/N"), shards and missing_shards (a merged run's)
 //	run_id      string    the run's ID (see record.Run.ID)
-//	totals      object    cases, passed, failed, errored, pass_rate over the whole run
+//	totals      object    cases, passed, failed, errored, pass_rate, call_ms (pooled), model_requests
+//	                      and tool_def_tokens_per_request over the whole run
 //	groups      []object  one per scenario+variant+model, sorted by those names: see GroupStats
+//	tools       []object  one per server and tool called, sorted by those names: see ToolStats
 //	failures    []object  one per case that did not pass, in case order (scenario, variant, model,
 //	                      repeat): status, case, case_id, where, error, expectations (those that failed)
 //	warnings    []string  lines skipped while reading the run
@@ -44,6 +48,7 @@ type Summary struct {
 	RunID    string          `json:"run_id"`
 	Totals   Totals          `json:"totals"`
 	Groups   []GroupStats    `json:"groups"`
+	Tools    []ToolStats     `json:"tools"`
 	Failures []Failure       `json:"failures"`
 	Warnings []string        `json:"warnings"`
 
@@ -52,13 +57,21 @@ type Summary struct {
 	cases *caseRows
 }
 
-// Totals counts the cases of a whole run.
+// Totals counts the cases of a whole run, and the figures a trend across
+// runs follows.
 type Totals struct {
 	Cases    int     `json:"cases"`
 	Passed   int     `json:"passed"`
 	Failed   int     `json:"failed"`
 	Errored  int     `json:"errored"`
 	PassRate float64 `json:"pass_rate"`
+	// Latency pools the calls of every case that were sent to a server.
+	Latency Latency `json:"call_ms"`
+	// ModelRequests counts the requests to the model; ToolDefTokens is
+	// the mean tool-definition tokens one of them carried.
+	ModelRequests int     `json:"model_requests"`
+	ToolDefTokens float64 `json:"tool_def_tokens_per_request"`
+	ModelFigures
 }
 
 // GroupKey identifies the cases that are repeats of one another.
@@ -170,7 +183,8 @@ type CaseStats struct {
 
 	Latency Latency       `json:"call_ms"`
 	Usage   *record.Usage `json:"usage,omitempty"`
-	Servers []ServerInfo  `json:"servers"`
+	ModelFigures
+	Servers []ServerInfo `json:"servers"`
 	// Settings are the host settings the case ran under, when recorded.
 	Settings *record.Settings `json:"settings,omitempty"`
 
@@ -185,6 +199,8 @@ func (c *CaseStats) Passed() bool { return c.Status == record.StatusPass }
 // every case.
 type GroupStats struct {
 	GroupKey
+	// File is the scenario file of the group's first case.
+	File     string  `json:"file,omitempty"`
 	Cases    int     `json:"cases"`
 	Passed   int     `json:"passed"`
 	Failed   int     `json:"failed"`
@@ -220,6 +236,9 @@ type GroupStats struct {
 
 	Latency Latency       `json:"call_ms"`
 	Usage   *record.Usage `json:"usage,omitempty"`
+	// The model figures are sums; MeanCost is the cost per case.
+	ModelFigures
+	MeanCost float64 `json:"mean_cost"`
 
 	// callMS pools the calls' latencies, sorted, for significance tests.
 	callMS []float64
@@ -311,8 +330,30 @@ func CaseOf(rec *record.Record) CaseStats {
 		c.Usage = usage
 	}
 	c.Latency = latencyOf(c.callMS)
+	c.ModelFigures = modelFiguresOf(rec)
 	return c
 }
+
+// ToolStats are the calls of one tool over a run (the calls whose name
+// the host resolved to a server's tool) by outcome, with their latency and
+// the size of what the model received.
+type ToolStats struct {
+	Server   string         `json:"server"`
+	Tool     string         `json:"tool"`
+	Calls    int            `json:"calls"`
+	Outcomes map[string]int `json:"outcomes"`
+	Clipped  int            `json:"clipped"`
+	// ResultBytes sums the results given to the model; MaxResultBytes is
+	// the largest; MeanResultBytes is per call.
+	ResultBytes     int     `json:"result_bytes"`
+	MeanResultBytes float64 `json:"mean_result_bytes"`
+	MaxResultBytes  int     `json:"max_result_bytes"`
+	// Latency is over the calls sent to the server.
+	Latency Latency `json:"call_ms"`
+}
+
+// Name is "server/tool".
+func (t *ToolStats) Name() string { return t.Server + "/" + t.Tool }
 
 // codeCounts lists codes by code; never nil, so that summary.json has [].
 func codeCounts(codes map[int]int) []CodeCount {

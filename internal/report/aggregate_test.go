@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -25,9 +26,9 @@ func TestCaseOf(t *testing.T) {
 			{Outcome: record.OutcomeOK, MS: 10, ResultBytes: 100, AskedUser: true},
 			{Outcome: record.OutcomeUnknownTool, MS: 0.01, ResultBytes: 40},
 			{Outcome: record.OutcomeTimeout, MS: 2000, ResultBytes: 30},
-			{Outcome: record.OutcomeError, ErrorCode: -32603, MS: 5, ResultBytes: 20},
-			{Outcome: record.OutcomeError, ErrorCode: -32602, MS: 3, ResultBytes: 20},
-			{Outcome: record.OutcomeError, ErrorCode: -32603, MS: 7, ResultBytes: 20},
+			{Outcome: record.OutcomeError, ErrorCode: record.Code(-32603), MS: 5, ResultBytes: 20},
+			{Outcome: record.OutcomeError, ErrorCode: record.Code(-32602), MS: 3, ResultBytes: 20},
+			{Outcome: record.OutcomeError, ErrorCode: record.Code(-32603), MS: 7, ResultBytes: 20},
 			{Outcome: record.OutcomeError, MS: 1, ResultBytes: 25}, // dead server: no code
 			{Outcome: record.OutcomeOK, MS: 50, ResultBytes: 4000, RawBytes: 90000, Clipped: true},
 			{Outcome: record.OutcomeDenied, MS: 900, ResultBytes: 33, AskedUser: true},
@@ -97,8 +98,14 @@ func TestCaseOfNoRequests(t *testing.T) {
 
 func TestAggregateFixture(t *testing.T) {
 	s := fixture(t, "base")
-	if want := (Totals{Cases: 15, Passed: 10, Failed: 4, Errored: 1, PassRate: 10.0 / 15}); s.Totals != want {
-		t.Errorf("totals = %+v, want %+v", s.Totals, want)
+	tot := s.Totals
+	if got, want := [4]int{tot.Cases, tot.Passed, tot.Failed, tot.Errored}, [4]int{15, 10, 4, 1}; got != want || tot.PassRate != 10.0/15 {
+		t.Errorf("totals = %+v, want cases, passed, failed, errored %v and pass rate 2/3", tot, want)
+	}
+	// The trend's figures: every call sent in the run, pooled; the mean
+	// catalog per model request.
+	if tot.Latency.N != 27 || tot.Latency.Max != 2001.3 || tot.ModelRequests != 43 || math.Abs(tot.ToolDefTokens-13633.0/43) > 1e-9 {
+		t.Errorf("totals' trend figures = %+v, want 27 calls up to 2001.3 ms, 43 requests of 13633/43 definition tokens", tot)
 	}
 	type fig struct {
 		Cases, Passed, Failed, Errored int
@@ -197,4 +204,29 @@ func BenchmarkAggregate(b *testing.B) {
 		Aggregate(big)
 	}
 	b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "records/s")
+}
+
+func TestToolStats(t *testing.T) {
+	run := &record.Run{Records: []record.Record{
+		{CaseID: "a#0", Calls: []record.Call{
+			{Server: "cmdb", Tool: "get_asset", Outcome: record.OutcomeOK, MS: 10, ResultBytes: 100},
+			{Server: "-", Tool: "nope", Outcome: record.OutcomeUnknownTool, ResultBytes: 80},
+			{Server: "cmdb", Tool: "get_asset", Outcome: record.OutcomeTimeout, MS: 30, ResultBytes: 50},
+		}},
+		{CaseID: "b#0", Calls: []record.Call{
+			{Server: "cmdb", Tool: "get_asset", Outcome: record.OutcomeDenied, MS: 0.1, ResultBytes: 60},
+			{Server: "big", Tool: "search", Outcome: record.OutcomeOK, MS: 5, ResultBytes: 4000, Clipped: true},
+		}},
+	}}
+	got := Aggregate(run).Tools
+	want := []ToolStats{
+		{Server: "big", Tool: "search", Calls: 1, Outcomes: map[string]int{"ok": 1}, Clipped: 1,
+			ResultBytes: 4000, MeanResultBytes: 4000, MaxResultBytes: 4000, Latency: latencyOf([]float64{5})},
+		// The denied call sent nothing: it counts, but not in the latency.
+		{Server: "cmdb", Tool: "get_asset", Calls: 3, Outcomes: map[string]int{"ok": 1, "timeout": 1, "denied": 1},
+			ResultBytes: 210, MeanResultBytes: 70, MaxResultBytes: 100, Latency: latencyOf([]float64{10, 30})},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("tools (-want +got):\n%s", diff)
+	}
 }

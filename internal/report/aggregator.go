@@ -3,7 +3,6 @@ package report
 import (
 	"cmp"
 	"iter"
-	"math"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -17,16 +16,39 @@ import (
 // compact row per case and a float per call, not by records. A case
 // recorded twice counts once, with its later record, and a warning.
 func Read(dir string) (*Summary, error) {
+	return ReadEach(dir, nil)
+}
+
+// ReadEach is Read that also hands each record to each, in file order with
+// its place among the records (0-based), before it is aggregated: a second
+// use of the records (transcripts) without a second pass over the file.
+func ReadEach(dir string, each func(rec *record.Record, pos int) error) (*Summary, error) {
 	a := newAggregator()
-	a.fromFile, a.path = true, filepath.Join(dir, record.RecordsFile)
+	pos := 0
 	run, err := record.Scan(dir, func(rec *record.Record, line int) error {
+		if each != nil {
+			if err := each(rec, pos); err != nil {
+				return err
+			}
+		}
+		pos++
 		a.add(rec, line)
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	return a.summary(run), nil
+	s := a.summary(run)
+	if a.duplicates {
+		// A run folder used again holds a case twice: ReadRun keeps its
+		// later record, and says so, at the cost of holding the records.
+		whole, err := record.ReadRun(dir)
+		if err != nil {
+			return nil, err
+		}
+		return Aggregate(whole), nil
+	}
+	return s, nil
 }
 
 // Aggregate computes the figures of a run read whole (record.ReadRun,
@@ -55,10 +77,17 @@ type aggregator struct {
 	// serverIdx finds a server list in tables.servers (see serverList):
 	// with shared servers every case of a run has the same one.
 	serverIdx map[string]int32
-	// fromFile is set when records come from a file, where a case
-	// recorded again replaces its earlier record.
-	fromFile bool
-	path     string
+	// duplicates is set when a case ID came twice (found as the rows are
+	// sorted, where its records meet).
+	duplicates bool
+	// tools are the figures per server and tool, and their calls'
+	// latencies.
+	tools     []ToolStats
+	toolCalls [][]float64
+	toolIdx   map[toolKey]int
+	// allMS and the sums are the run's totals.
+	allMS                   []float64
+	modelRequests, defTotal int
 	// firstRunID is the first record's run_id: the run's ID when it has
 	// no run.json (a scan keeps no record to find it in later).
 	firstRunID string
@@ -73,8 +102,7 @@ type caseTables struct {
 	failures []Failure
 }
 
-// groupCalls holds the latencies of a group's calls, in the order added;
-// a replaced record's are NaN.
+// groupCalls holds the latencies of a group's calls, in the order added.
 type groupCalls struct {
 	key    GroupKey
 	callMS []float64
@@ -90,19 +118,16 @@ type caseRow struct {
 	group        int32
 	file, status int32
 	repeat, line int32
-	// seq is the record's line in records.jsonl (its place among the
-	// records given, when not read from a file).
+	// seq is the record's place among those given.
 	seq int32
 	// failure indexes the failures (-1: the case passed); servers the
 	// server lists, codes the error-code lists (-1: none).
 	failure, servers, codes int32
-	// calls are the row's latencies in its group's callMS; latN how many
-	// its latency figures stand on (the same, unless read from a
-	// summary.json, which has figures and no latencies).
-	callsFrom, callsN, latN int32
-	started                 int64 // Unix ns; 0 for none
-	ms                      float64
-	p50, p95, maxMS         float64
+	// latN is how many calls its latency figures stand on.
+	latN            int32
+	started         int64 // Unix ns; 0 for none
+	ms              float64
+	p50, p95, maxMS float64
 
 	expectations, steps, toolCalls, modelRequests, turns, stopped  int32
 	unknown, badArgs, denied, toolErrors, timeouts, protocolErrors int32
@@ -110,10 +135,13 @@ type caseRow struct {
 	resultBytes, maxResultBytes, defBytes, defTokens               int32
 	defBytesTotal, defTokensTotal                                  int32
 	usage                                                          *record.Usage
+	models                                                         ModelFigures
 }
 
+type toolKey struct{ server, tool string }
+
 func newAggregator() *aggregator {
-	return &aggregator{byKey: map[GroupKey]int32{}, strIdx: map[string]int32{}, serverIdx: map[string]int32{}}
+	return &aggregator{byKey: map[GroupKey]int32{}, strIdx: map[string]int32{}, serverIdx: map[string]int32{}, toolIdx: map[toolKey]int{}}
 }
 
 // str interns s in the tables.
@@ -135,6 +163,37 @@ func (a *aggregator) add(rec *record.Record, line int) {
 		a.firstRunID = rec.RunID
 	}
 	a.addCase(&c, line)
+	a.addTools(rec)
+}
+
+// addTools adds a record's calls to their tools' figures. Calls to a name
+// the host did not know (server "-") are left out: they are no tool's.
+func (a *aggregator) addTools(rec *record.Record) {
+	for j := range rec.Calls {
+		c := &rec.Calls[j]
+		if c.Server == "" || c.Server == "-" {
+			continue
+		}
+		k := toolKey{c.Server, c.Tool}
+		ti, ok := a.toolIdx[k]
+		if !ok {
+			ti = len(a.tools)
+			a.toolIdx[k] = ti
+			a.tools = append(a.tools, ToolStats{Server: c.Server, Tool: c.Tool, Outcomes: map[string]int{}})
+			a.toolCalls = append(a.toolCalls, nil)
+		}
+		t := &a.tools[ti]
+		t.Calls++
+		t.Outcomes[c.Outcome]++
+		if c.Clipped {
+			t.Clipped++
+		}
+		t.ResultBytes += c.ResultBytes
+		t.MaxResultBytes = max(t.MaxResultBytes, c.ResultBytes)
+		if !record.SentNothing(c.Outcome) {
+			a.toolCalls[ti] = append(a.toolCalls[ti], c.MS)
+		}
+	}
 }
 
 // addCase adds the figures of one case; its callMS are its calls'.
@@ -154,8 +213,7 @@ func (a *aggregator) addCase(c *CaseStats, line int) {
 	row := caseRow{
 		caseID: c.CaseID, group: gi, file: a.str(c.File), status: a.str(c.Status),
 		repeat: int32(c.Repeat), line: int32(c.Line), seq: seq, failure: -1, codes: -1,
-		servers:   a.serverList(c.Servers),
-		callsFrom: int32(len(g.callMS)), callsN: int32(len(c.callMS)), latN: int32(c.Latency.N),
+		servers: a.serverList(c.Servers), latN: int32(c.Latency.N),
 		ms: c.MS, p50: c.Latency.P50, p95: c.Latency.P95, maxMS: c.Latency.Max,
 		expectations: int32(c.Expectations), steps: int32(c.Steps), toolCalls: int32(c.ToolCalls),
 		modelRequests: int32(c.ModelRequests), turns: int32(c.Turns), stopped: int32(c.Stopped),
@@ -166,7 +224,7 @@ func (a *aggregator) addCase(c *CaseStats, line int) {
 		resultBytes: int32(c.ResultBytes), maxResultBytes: int32(c.MaxResultBytes),
 		defBytes: int32(c.ToolDefBytes), defTokens: int32(c.ToolDefTokens),
 		defBytesTotal: int32(c.ToolDefBytesTotal), defTokensTotal: int32(c.ToolDefTokensTotal),
-		usage: c.Usage,
+		usage: c.Usage, models: c.ModelFigures,
 	}
 	if len(c.ErrorCodes) > 0 {
 		row.codes = int32(len(a.tables.codes))
@@ -176,6 +234,9 @@ func (a *aggregator) addCase(c *CaseStats, line int) {
 		row.started = c.Started.UnixNano()
 	}
 	g.callMS = append(g.callMS, c.callMS...)
+	a.allMS = append(a.allMS, c.callMS...)
+	a.modelRequests += c.ModelRequests
+	a.defTotal += c.ToolDefTokensTotal
 	if !c.Passed() {
 		row.failure = int32(len(a.tables.failures))
 		a.tables.failures = append(a.tables.failures, failureOf(c))
@@ -222,14 +283,15 @@ func (a *aggregator) summary(run *record.Run) *Summary {
 		Groups:   []GroupStats{},
 		Warnings: slices.Clone(run.Warnings),
 	}
+	if s.Warnings == nil {
+		s.Warnings = []string{}
+	}
 	// As record.Run.ID, without the records a scan did not keep.
 	s.RunID = cmp.Or(a.firstRunID, filepath.Base(run.Dir))
 	if run.Info != nil && run.Info.RunID != "" {
 		s.RunID = run.Info.RunID
 	}
-	var dups []string
-	s.cases, s.Failures, dups = a.sorted()
-	s.Warnings = append(s.Warnings, dups...)
+	s.cases, s.Failures = a.sorted()
 	rows := s.cases.rows
 	for i := 0; i < len(rows); {
 		j := i
@@ -238,29 +300,42 @@ func (a *aggregator) summary(run *record.Run) *Summary {
 			c := s.cases.stats(&rows[j])
 			sum.add(&c)
 		}
-		calls := a.groups[rows[i].group].callMS
-		calls = slices.DeleteFunc(calls, func(ms float64) bool { return math.IsNaN(ms) })
-		g := sum.finish(s.cases.keys[rows[i].group], calls)
+		g := sum.finish(s.cases.keys[rows[i].group], a.groups[rows[i].group].callMS)
 		s.Groups = append(s.Groups, g)
 		s.Totals.Cases += g.Cases
 		s.Totals.Passed += g.Passed
 		s.Totals.Failed += g.Failed
 		s.Totals.Errored += g.Errored
+		s.Totals.ModelFigures.add(g.ModelFigures)
 		i = j
 	}
 	if s.Totals.Cases > 0 {
 		s.Totals.PassRate = float64(s.Totals.Passed) / float64(s.Totals.Cases)
 	}
+	s.Totals.Latency = latencyOf(a.allMS)
+	s.Totals.ModelRequests = a.modelRequests
+	if a.modelRequests > 0 {
+		s.Totals.ToolDefTokens = float64(a.defTotal) / float64(a.modelRequests)
+	}
+	s.Tools = a.tools
+	if s.Tools == nil {
+		s.Tools = []ToolStats{}
+	}
+	for i := range s.Tools {
+		s.Tools[i].MeanResultBytes = float64(s.Tools[i].ResultBytes) / float64(s.Tools[i].Calls)
+		s.Tools[i].Latency = latencyOf(a.toolCalls[i])
+	}
+	slices.SortFunc(s.Tools, func(x, y ToolStats) int {
+		return cmp.Or(cmp.Compare(x.Server, y.Server), cmp.Compare(x.Tool, y.Tool))
+	})
 	return s
 }
 
 // sorted puts the rows in case order: by group key, repeat and case ID,
-// then by place in the file. Read from a file, a case recorded twice keeps
-// its later record (the earlier's calls leave its group), with a warning;
-// its two records sort next to each other, since a case ID is made of the
-// group key and the repeat. It returns the rows with the failures in their
-// order, and those warnings, in file order.
-func (a *aggregator) sorted() (*caseRows, []Failure, []string) {
+// then by place among the records. It returns them with the failures in
+// their order, and notes a case ID given twice (whose records sort next to
+// each other, a case ID being made of the group key and the repeat).
+func (a *aggregator) sorted() (*caseRows, []Failure) {
 	keys := make([]GroupKey, len(a.groups))
 	for i, g := range a.groups {
 		keys[i] = g.key
@@ -269,45 +344,17 @@ func (a *aggregator) sorted() (*caseRows, []Failure, []string) {
 	slices.SortFunc(a.rows, func(x, y caseRow) int {
 		return cmp.Or(keys[x.group].compare(keys[y.group]), cmp.Compare(x.repeat, y.repeat), cmp.Compare(x.caseID, y.caseID), cmp.Compare(x.seq, y.seq))
 	})
-	type dup struct {
-		line int32
-		id   string
-	}
-	var dups []dup
-	if a.fromFile {
-		kept := a.rows[:0]
-		for i := 0; i < len(a.rows); {
-			j := i + 1
-			for j < len(a.rows) && sameCase(&a.rows[i], &a.rows[j]) {
-				j++
-			}
-			// Of a case's records, in file order, the last is used; each
-			// after the first is warned about, as it is read.
-			for k := i; k < j-1; k++ {
-				r := &a.rows[k]
-				calls := a.groups[r.group].callMS[r.callsFrom : r.callsFrom+r.callsN]
-				for c := range calls {
-					calls[c] = math.NaN()
-				}
-				dups = append(dups, dup{a.rows[k+1].seq, a.rows[k+1].caseID})
-			}
-			kept = append(kept, a.rows[j-1])
-			i = j
-		}
-		a.rows = kept
-	}
-	slices.SortFunc(dups, func(x, y dup) int { return cmp.Compare(x.line, y.line) })
-	warnings := make([]string, len(dups))
-	for i, d := range dups {
-		warnings[i] = record.DuplicateWarning(a.path, int(d.line), d.id)
-	}
 	failures := []Failure{}
 	for i := range a.rows {
-		if r := &a.rows[i]; r.failure >= 0 {
+		r := &a.rows[i]
+		if i > 0 && sameCase(&a.rows[i-1], r) {
+			a.duplicates = true
+		}
+		if r.failure >= 0 {
 			failures = append(failures, a.tables.failures[r.failure])
 		}
 	}
-	return &caseRows{rows: a.rows, caseTables: a.tables}, failures, warnings
+	return &caseRows{rows: a.rows, caseTables: a.tables}, failures
 }
 
 // sameCase reports whether two rows are records of one case.
@@ -341,7 +388,7 @@ func (cs *caseRows) stats(r *caseRow) CaseStats {
 		ToolDefBytesTotal: int(r.defBytesTotal), ToolDefTokensTotal: int(r.defTokensTotal),
 		PerTurn: []TurnStats{},
 		Latency: Latency{N: int(r.latN), P50: r.p50, P95: r.p95, Max: r.maxMS},
-		Usage:   r.usage, Servers: cs.servers[r.servers],
+		Usage:   r.usage, ModelFigures: r.models, Servers: cs.servers[r.servers],
 	}
 	if r.codes >= 0 {
 		c.ErrorCodes = cs.codes[r.codes]
@@ -365,6 +412,9 @@ type groupSum struct {
 
 func (s *groupSum) add(c *CaseStats) {
 	g := &s.g
+	if g.Cases == 0 {
+		g.File = c.File
+	}
 	g.Cases++
 	switch c.Status {
 	case record.StatusPass:
@@ -405,6 +455,7 @@ func (s *groupSum) add(c *CaseStats) {
 	g.MaxResultBytes = max(g.MaxResultBytes, c.MaxResultBytes)
 	g.ToolDefTokensTotal += c.ToolDefTokensTotal
 	g.Usage = g.Usage.Add(c.Usage)
+	g.ModelFigures.add(c.ModelFigures)
 }
 
 // finish is the group's figures; callMS are its calls' latencies, which
@@ -421,6 +472,7 @@ func (s *groupSum) finish(k GroupKey, callMS []float64) GroupStats {
 	g.MeanResultBytes = s.resultBytes / n
 	g.MeanCaseMS = s.ms / n
 	g.MeanToolDefTokensTotal = s.defTotal / n
+	g.MeanCost = g.Cost / n
 	g.callMS = callMS
 	g.Latency = latencyOf(g.callMS)
 	return g
@@ -449,4 +501,16 @@ func (s *Summary) caseCount() int {
 		return 0
 	}
 	return len(s.cases.rows)
+}
+
+// Cases builds the figures of every case, in case order (without their
+// per-turn figures and settings; see caseRows.stats): for a page that
+// shows one run's cases, not for the reports, which read the cases one at
+// a time. A summary read from a summary.json of schema 2 has none.
+func (s *Summary) Cases() []CaseStats {
+	out := make([]CaseStats, 0, s.caseCount())
+	for c := range s.allCases() {
+		out = append(out, *c)
+	}
+	return out
 }

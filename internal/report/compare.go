@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/hosteval/hosteval/internal/table"
 )
@@ -127,6 +128,18 @@ type GroupChange struct {
 	UnknownTools  Change `json:"unknown_tools"`
 	P50           Change `json:"p50_call_ms"`
 	P95           Change `json:"p95_call_ms"`
+}
+
+// Regressions are the reasons of c's verdict about the group k.
+func (c *Comparison) Regressions(k GroupKey) []string {
+	prefix := k.String() + ": "
+	var out []string
+	for _, r := range c.Verdict.Reasons {
+		if strings.HasPrefix(r, prefix) {
+			out = append(out, strings.TrimPrefix(r, prefix))
+		}
+	}
+	return out
 }
 
 // Vanished reports whether the group ran in the old run only.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -27,10 +28,14 @@ type Failure struct {
 	Error string `json:"error,omitempty"`
 	// Expectations are the expectations that did not hold.
 	Expectations []record.Expectation `json:"expectations"`
+	// Transcript is the stem of its transcript files in the run folder
+	// (transcripts/NNNN-<case>), when they were written.
+	Transcript string `json:"transcript,omitempty"`
 }
 
-// Failures lists the cases of s that did not pass, in case order.
-func Failures(s *Summary) []Failure { return s.Failures }
+// Failures lists the cases of s that did not pass, in case order: a copy
+// of s.Failures, the caller's to change.
+func Failures(s *Summary) []Failure { return slices.Clone(s.Failures) }
 
 func failureOf(c *CaseStats) Failure {
 	return Failure{
@@ -89,6 +94,8 @@ func shellQuote(s string) string {
 type failureLayout struct {
 	heading, caseLine, item, end string
 	escape                       func(string) string
+	// link links a transcript's stem, in a layout that can.
+	link func(stem string) string
 }
 
 var (
@@ -99,12 +106,16 @@ var (
 	failuresMarkdown = failureLayout{
 		heading: "### Failures\n\n", caseLine: "- **%s** %s", item: "  - ", end: "\n",
 		escape: table.EscapeMarkdown,
+		link: func(stem string) string {
+			return fmt.Sprintf("[%s.md](%s.md)", table.EscapeMarkdown(stem), markdownURL(stem))
+		},
 	}
 )
 
 // write lists fs, one block a case: the status and name with the
-// scenario's place, why it errored, each failed expectation, and, when the
-// run folder dir is known, the command that opens its transcript. Write
+// scenario's place, why it errored, each failed expectation, and a link
+// to its transcript file in a layout that links, else, when the run
+// folder dir is known, the command that prints it. Write
 // errors are left to an errWriter.
 func (l failureLayout) write(w io.Writer, fs []Failure, dir string) {
 	if len(fs) == 0 {
@@ -123,7 +134,10 @@ func (l failureLayout) write(w io.Writer, fs []Failure, dir string) {
 		for _, e := range f.Expectations {
 			fmt.Fprintf(w, "%s%s\n", l.item, l.escape(expectationText(e)))
 		}
-		if dir != "" && f.CaseID != "" {
+		switch {
+		case l.link != nil && f.Transcript != "":
+			fmt.Fprintf(w, "%stranscript: %s\n", l.item, l.link(f.Transcript))
+		case dir != "" && f.CaseID != "":
 			fmt.Fprintf(w, "%stranscript: %s\n", l.item, l.escape(ShowCommand(dir, f.CaseID)))
 		}
 	}

@@ -28,6 +28,7 @@ var metrics = []metric{
 	{"tool_calls", "tool calls recorded", "per case, mean", func(g *GroupStats) float64 { return g.MeanToolCalls }},
 	{"model_requests", "requests to the model", "per case, mean", func(g *GroupStats) float64 { return g.MeanModelRequests }},
 	{"unknown_tools", "calls to a tool not offered (nothing sent)", "sum", func(g *GroupStats) float64 { return float64(g.UnknownTools) }},
+	{"model_errors", "model requests answered by the model's malformed output", "sum", func(g *GroupStats) float64 { return float64(g.ModelErrors) }},
 	{"bad_arguments", "calls with arguments not a JSON object or too large", "sum", func(g *GroupStats) float64 { return float64(g.BadArguments) }},
 	{"denied", "calls the person did not approve", "sum", func(g *GroupStats) float64 { return float64(g.Denied) }},
 	{"timeouts", "calls with no answer within the tool timeout", "sum", func(g *GroupStats) float64 { return float64(g.Timeouts) }},
@@ -46,6 +47,7 @@ var metrics = []metric{
 		}
 		return float64(g.Usage.TotalTokens) / float64(g.Cases)
 	}},
+	{"cost", "what the model's and judges' requests cost at their price", "per case total, mean", func(g *GroupStats) float64 { return g.MeanCost }},
 	{"case_ms", "wall time of a case", "per case, mean", func(g *GroupStats) float64 { return g.MeanCaseMS }},
 	{"mean_call_ms", "call latency in the host, mean", "pooled calls", func(g *GroupStats) float64 { return g.Latency.Mean }},
 	{"p50_call_ms", "call latency, median", "pooled calls", func(g *GroupStats) float64 { return g.Latency.P50 }},
@@ -295,8 +297,11 @@ func holds(v float64, op string, limit float64) bool {
 }
 
 func fmtMetric(name string, v float64) string {
-	if name == "pass_rate" {
+	switch name {
+	case "pass_rate":
 		return fmtPct(v)
+	case "cost":
+		return fmtCost(v)
 	}
 	return fmtFloat(v)
 }

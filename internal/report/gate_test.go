@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bytes"
 	"errors"
 	"os"
 	"path/filepath"
@@ -309,5 +310,34 @@ func TestMetricsDocumented(t *testing.T) {
 	// The meanings too: docs/scenarios.md is generated from Metrics().
 	if diff := cmp.Diff(Metrics(), rows); diff != "" {
 		t.Errorf("doc.go metric table's meanings (-code +doc):\n%s", diff)
+	}
+}
+
+func TestGatesJSONRoundTrip(t *testing.T) {
+	_, _, opts := fixtureVerdicts(t)
+	var buf bytes.Buffer
+	if err := WriteGatesJSON(&buf, opts.Gates); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReadGatesJSON(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(opts.Gates) || len(got) == 0 {
+		t.Fatalf("read back %d results, want %d", len(got), len(opts.Gates))
+	}
+	// The table of what was read back is the table of what was written.
+	var want, back bytes.Buffer
+	if err := GateTable(opts.Gates).WriteText(&want); err != nil {
+		t.Fatal(err)
+	}
+	if err := GateTable(got).WriteText(&back); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want.String(), back.String()); diff != "" {
+		t.Errorf("gate table after a round trip (-want +got):\n%s", diff)
+	}
+	if GateVerdict(got).Regressed != GateVerdict(opts.Gates).Regressed {
+		t.Errorf("verdict changed in the round trip")
 	}
 }

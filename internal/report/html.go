@@ -6,8 +6,6 @@ import (
 	"io"
 	"strconv"
 	"strings"
-
-	"github.com/hosteval/hosteval/internal/table"
 )
 
 // WriteHTML writes a self-contained HTML report of a run: one file with
@@ -21,10 +19,7 @@ func WriteHTML(w io.Writer, s *Summary, opts Options) error {
 		RunID:    s.RunID,
 		Totals:   s.Totals,
 		Warnings: s.Warnings,
-		Failures: Failures(s),
-		Charts: []chart{
-			passRateChart(s), latencyChart(s), toolDefChart(s),
-		},
+		Failures: opts.failures(s),
 	}
 	if s.Run != nil {
 		if !s.Run.Started.IsZero() {
@@ -37,7 +32,11 @@ func WriteHTML(w io.Writer, s *Summary, opts Options) error {
 		page.Version = s.Run.Version
 		page.Args = strings.Join(s.Run.Args, " ")
 	}
-	var err error
+	charts, err := ChartsHTML(s)
+	if err != nil {
+		return fmt.Errorf("write html: %w", err)
+	}
+	page.Charts = charts
 	add := func(dst *[]template.HTML, t *Table) {
 		if err == nil {
 			var h template.HTML
@@ -90,7 +89,7 @@ type htmlPage struct {
 	Interrupted                             bool
 	Totals                                  Totals
 	Warnings                                []string
-	Charts                                  []chart
+	Charts                                  template.HTML
 	Tables                                  []template.HTML
 	Failures                                []Failure
 	CasesTitle                              string
@@ -100,6 +99,10 @@ type htmlPage struct {
 	Compare                                 []template.HTML
 	Verdict                                 *VerdictLines
 }
+
+// ChartCSS is the stylesheet of the charts, for the page that templates
+// it (with html/template's CSS escaping nothing: it is a constant).
+func (htmlPage) ChartCSS() template.CSS { return template.CSS(ChartCSS) }
 
 // A chart is a horizontal bar chart with one row per group, laid out here
 // so that the template only places what it is given.
@@ -113,6 +116,7 @@ type chart struct {
 	Rows                 []chartRow
 	Legend               []legendItem
 	Empty                bool
+	EmptyText            string
 }
 
 type chartRow struct {
@@ -120,6 +124,12 @@ type chartRow struct {
 	LabelY         string
 	TrackY, TrackH string // the full-width background of the row
 	Bars           []chartBar
+	Lines          []chartLine
+}
+
+// chartLine is a horizontal line across a row (a whisker).
+type chartLine struct {
+	X1, X2, Y string
 }
 
 type chartBar struct {
@@ -154,14 +164,16 @@ type barSeries struct {
 	text   func(v float64) string
 }
 
+// newChart lays out one row per label with a bar per series; a chart
+// with no series gets rows of one bar's height, for its caller to fill.
 func newChart(title string, labels []string, scale float64, series []barSeries) chart {
-	rowH := chartGap + chartBarH*len(series)
+	rowH := chartGap + chartBarH*max(len(series), 1)
 	c := chart{
 		Title:  title,
 		Width:  chartLabelW + chartBarW + chartValueW,
 		LabelX: chartLabelW - 8, BarX: chartLabelW, TrackW: chartBarW,
 		Height: chartTop + len(labels)*rowH + chartGap,
-		Empty:  len(labels) == 0,
+		Empty:  len(labels) == 0, EmptyText: "no cases",
 	}
 	if c.Empty {
 		c.Height += chartBarH
@@ -171,10 +183,11 @@ func newChart(title string, labels []string, scale float64, series []barSeries) 
 	}
 	for i, label := range labels {
 		top := chartTop + i*rowH + chartGap/2
+		n := max(len(series), 1)
 		row := chartRow{
-			Label:  table.Shorten(label, 44),
-			LabelY: strconv.Itoa(top + chartBarH*len(series)/2 + 4),
-			TrackY: strconv.Itoa(top), TrackH: strconv.Itoa(chartBarH*len(series) - 1),
+			Label:  shortLabel(label),
+			LabelY: strconv.Itoa(top + chartBarH*n/2 + 4),
+			TrackY: strconv.Itoa(top), TrackH: strconv.Itoa(chartBarH*n - 1),
 		}
 		for j, s := range series {
 			v := s.values[i]
@@ -283,13 +296,7 @@ td.bad { color: #cf222e; font-weight: 600; }
 td.status-pass { color: #1a7f37; font-weight: 600; }
 td.note { color: #57606a; }
 .notes { color: #57606a; margin: 2px 0 10px; }
-.charts { display: flex; flex-wrap: wrap; gap: 16px; }
-svg { background: #fafbfc; border: 1px solid #d0d7de; }
-svg text { font: 11px system-ui, sans-serif; fill: #1f2328; }
-svg .track { fill: #eaeef2; }
-svg .title { font-weight: 600; }
-.bar-pass { fill: #2da44e; } .bar-partial { fill: #d4a72c; } .bar-fail { fill: #cf222e; }
-.bar-p50 { fill: #54aeff; } .bar-p95 { fill: #0969da; } .bar-tokens { fill: #8250df; }
+{{.ChartCSS}}
 ul.failures li { margin: 4px 0; }
 .scroll { overflow-x: auto; }
 details summary { cursor: pointer; }
@@ -302,15 +309,7 @@ details summary { cursor: pointer; }
 {{range .Warnings}}<div class="warn">warning: {{.}}</div>
 {{end}}
 <h2>Charts</h2>
-<div class="charts">
-{{range $c := .Charts}}<svg xmlns="http://www.w3.org/2000/svg" width="{{.Width}}" height="{{.Height}}" viewBox="0 0 {{.Width}} {{.Height}}" role="img" aria-label="{{.Title}}">
-<text class="title" x="8" y="18">{{.Title}}</text>
-{{range .Legend}}<rect class="{{.Class}}" x="{{.X}}" y="8" width="12" height="12"></rect><text x="{{.TextX}}" y="18">{{.Name}}</text>
-{{end}}{{range .Rows}}<text x="{{$c.LabelX}}" y="{{.LabelY}}" text-anchor="end">{{.Label}}</text><rect class="track" x="{{$c.BarX}}" y="{{.TrackY}}" width="{{$c.TrackW}}" height="{{.TrackH}}"></rect>
-{{range .Bars}}<rect class="{{.Class}}" x="{{.X}}" y="{{.Y}}" width="{{.W}}" height="{{.H}}"><title>{{.Tip}}</title></rect><text x="{{.ValueX}}" y="{{.TextY}}">{{.Value}}</text>
-{{end}}{{end}}{{if .Empty}}<text x="8" y="40">no cases</text>
-{{end}}</svg>
-{{end}}</div>
+{{.Charts}}
 {{range .Tables}}{{.}}{{end}}
 {{if .Failures}}<h2>Failures</h2>
 {{template "failures" .Failures}}
@@ -328,7 +327,7 @@ details summary { cursor: pointer; }
 </body>
 </html>
 {{define "failures"}}<ul class="failures">
-{{range .}}<li><strong class="ko">{{.Status}}</strong> <code>{{.Case}}</code>{{if .Where}} ({{.Where}}){{end}}{{if .Error}}<br>{{.Error}}{{end}}{{if .Expectations}}
+{{range .}}<li><strong class="ko">{{.Status}}</strong> <code>{{.Case}}</code>{{if .Where}} ({{.Where}}){{end}}{{with .Transcript}} · <a href="{{.}}.html">transcript</a>{{end}}{{if .Error}}<br>{{.Error}}{{end}}{{if .Expectations}}
 <ul>{{range .Expectations}}<li>{{expectation .}}</li>{{end}}</ul>{{end}}</li>
 {{end}}</ul>{{end}}
 {{define "verdict"}}{{range .Notes}}<p class="notes">note: {{.}}</p>

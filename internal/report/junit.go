@@ -141,6 +141,11 @@ func junitCaseOf(c *CaseStats) junitCase {
 	case record.StatusError:
 		jc.Error = &junitProblem{Message: firstLine(f.Error), Type: "error", Text: f.Error}
 	default:
+		if f.Error != "" {
+			// A case that failed as a whole (its conversation left its
+			// cassette) says why before any expectation.
+			jc.Failures = append(jc.Failures, junitProblem{Message: firstLine(f.Error), Type: "case", Text: f.Error})
+		}
 		for _, e := range f.Expectations {
 			jc.Failures = append(jc.Failures, junitProblem{
 				Message: e.Name, Type: "expectation", Text: expectationText(e),
@@ -170,6 +175,9 @@ func caseOut(c *CaseStats) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "case_id=%s steps=%d model_requests=%d unknown_tools=%d timeouts=%d protocol_errors=%d asked_user=%d result_bytes=%d tool_def_tokens=%d",
 		c.CaseID, c.Steps, c.ModelRequests, c.UnknownTools, c.Timeouts, c.ProtocolErrors, c.AskedUser, c.ResultBytes, c.ToolDefTokens)
+	if c.ModelFigures != (ModelFigures{}) {
+		fmt.Fprintf(&b, " model_errors=%d replayed_requests=%d cached_requests=%d cost=%s", c.ModelErrors, c.Replayed, c.Cached, fmtCost(c.Cost))
+	}
 	for _, sv := range c.Servers {
 		fmt.Fprintf(&b, "\nserver %s protocol=%s", sv.Name, orDash(sv.Protocol))
 		if sv.VersionFailure {

@@ -47,7 +47,7 @@ func WriteMarkdown(w io.Writer, s *Summary, opts Options) error {
 			return err
 		}
 	}
-	failuresMarkdown.write(ew, Failures(s), "")
+	failuresMarkdown.write(ew, opts.failures(s), "")
 	cases, title := filesCaseTable(s)
 	fmt.Fprintf(ew, "<details><summary>%s</summary>\n\n", title)
 	cases.Title = ""

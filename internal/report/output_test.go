@@ -98,7 +98,7 @@ func TestJUnitFailedWithoutExpectation(t *testing.T) {
 	if err := WriteJUnit(&buf, s); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(buf.String(), `<failure message="case failed" type="fail">turn 1 stopped at max_steps</failure>`) {
+	if !strings.Contains(buf.String(), `<failure message="turn 1 stopped at max_steps" type="case">turn 1 stopped at max_steps</failure>`) {
 		t.Errorf("a failed case without failed expectations has no <failure>:\n%s", buf.String())
 	}
 }
@@ -186,7 +186,7 @@ func TestSummaryJSONSchema(t *testing.T) {
 	for k := range doc {
 		keys = append(keys, k)
 	}
-	want := []string{"failures", "groups", "run", "run_id", "schema", "totals", "warnings"}
+	want := []string{"failures", "groups", "run", "run_id", "schema", "tools", "totals", "warnings"}
 	if diff := cmp.Diff(want, keys, cmpopts.SortSlices(func(a, b string) bool { return a < b })); diff != "" {
 		t.Errorf("top-level fields (-want +got):\n%s", diff)
 	}

@@ -50,7 +50,7 @@ func ReadSummaryJSON(r io.Reader) (*Summary, error) {
 		for i := range doc.Cases {
 			a.addCase(&doc.Cases[i], 0)
 		}
-		s.cases, s.Failures, _ = a.sorted()
+		s.cases, s.Failures = a.sorted()
 	}
 	return s, nil
 }
@@ -64,7 +64,8 @@ const (
 )
 
 // WriteReports writes summary.json, junit.xml, report.md and report.html
-// into dir (usually the run folder) and returns their paths. Each file is
+// into dir (usually the run folder), and gates.json when opts has gate
+// results, and returns their paths. Each file is
 // written whole to a temporary name and renamed, so that a reader never
 // sees half a report; none is synced, since the records rebuild them.
 func WriteReports(dir string, s *Summary, opts Options) ([]string, error) {
@@ -76,6 +77,12 @@ func WriteReports(dir string, s *Summary, opts Options) ([]string, error) {
 		{JUnitFile, func(w io.Writer) error { return WriteJUnit(w, s) }},
 		{MarkdownFile, func(w io.Writer) error { return WriteMarkdown(w, s, opts) }},
 		{HTMLFile, func(w io.Writer) error { return WriteHTML(w, s, opts) }},
+	}
+	if len(opts.Gates) > 0 {
+		files = append(files, struct {
+			name  string
+			write func(io.Writer) error
+		}{GatesFile, func(w io.Writer) error { return WriteGatesJSON(w, opts.Gates) }})
 	}
 	var paths []string
 	for _, f := range files {

@@ -27,6 +27,22 @@ type Options struct {
 	// Dir is the run folder; when set, each failure in the text layout
 	// names the command that prints its transcript (ShowCommand).
 	Dir string
+	// Transcripts are the stems of the transcript files written in the
+	// run folder, by case ID (WriteTranscripts): the Markdown and HTML
+	// layouts link each failure to its transcript.
+	Transcripts map[string]string
+	// AllTranscripts asks for every case's transcript, not only those of
+	// the cases that did not pass.
+	AllTranscripts bool
+}
+
+// failures lists the cases of s that did not pass, with their transcripts.
+func (o Options) failures(s *Summary) []Failure {
+	fs := Failures(s)
+	for i := range fs {
+		fs[i].Transcript = o.Transcripts[fs[i].CaseID]
+	}
+	return fs
 }
 
 // SmallRun is the most cases a run may have for the text layout to list
@@ -74,6 +90,11 @@ func caseTable(s *Summary, failedOnly bool, limit int) *Table {
 			{Name: "tokens", Right: true, Priority: 13},
 		},
 	}
+	models := s.hasModelFigures()
+	if models {
+		t.Columns = append(t.Columns, Column{Name: "model err", Right: true, Priority: 2},
+			Column{Name: "replayed", Right: true, Priority: 14}, Column{Name: "cost", Right: true, Priority: 13})
+	}
 	for c := range s.allCases() {
 		if failedOnly && c.Passed() {
 			continue
@@ -81,7 +102,7 @@ func caseTable(s *Summary, failedOnly bool, limit int) *Table {
 		if limit >= 0 && len(t.Rows) >= limit {
 			break
 		}
-		t.Rows = append(t.Rows, []Cell{
+		row := []Cell{
 			textCell(c.Name), statusCell(c.Status),
 			intCell(c.Steps), intCell(c.ModelRequests),
 			badInt(c.UnknownTools), badInt(c.Timeouts),
@@ -90,7 +111,11 @@ func caseTable(s *Summary, failedOnly bool, limit int) *Table {
 			intCell(c.ToolDefTokens), intCell(c.ToolDefTokensTotal),
 			latCell(c.Latency, c.Latency.P50), latCell(c.Latency, c.Latency.P95), latCell(c.Latency, c.Latency.Max),
 			usageCell(c.Usage),
-		})
+		}
+		if models {
+			row = append(row, badInt(c.ModelErrors), replayedCell(c.ModelFigures), costCell(c.Cost))
+		}
+		t.Rows = append(t.Rows, row)
 	}
 	return t
 }
@@ -126,7 +151,31 @@ func GroupTable(s *Summary) *Table {
 			usageCell(g.Usage),
 		})
 	}
+	if s.hasModelFigures() {
+		t.Columns = append(t.Columns, Column{Name: "model err", Right: true, Priority: 6},
+			Column{Name: "replayed", Right: true, Priority: 17}, Column{Name: "cost/case", Right: true, Priority: 16})
+		for i := range s.Groups {
+			g := &s.Groups[i]
+			t.Rows[i] = append(t.Rows[i], badInt(g.ModelErrors), replayedCell(g.ModelFigures), costCell(g.MeanCost))
+		}
+		t.Notes = append(t.Notes, modelNotes(s)...)
+	}
 	return t
+}
+
+// hasModelFigures reports whether a run talked to a model endpoint (or
+// replayed what one said), so that its tables get the columns of real
+// models: a run of scripted models is spared three columns of dashes.
+func (s *Summary) hasModelFigures() bool {
+	if s.Totals.ModelFigures != (ModelFigures{}) || (s.Run != nil && s.Run.Cache != nil) {
+		return true
+	}
+	for i := range s.Groups {
+		if s.Groups[i].Usage != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // LatencyTable has the call latency of each group, vegeta style.
@@ -182,7 +231,7 @@ func WriteText(w io.Writer, s *Summary, opts Options) error {
 	if err := writeCasesText(ew, s, opts); err != nil {
 		return err
 	}
-	failuresText.write(ew, Failures(s), opts.Dir)
+	failuresText.write(ew, opts.failures(s), opts.Dir)
 	for _, t := range runTables(s) {
 		fmt.Fprint(ew, "\n")
 		if err := opts.fit(t).WriteText(ew); err != nil {

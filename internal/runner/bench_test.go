@@ -225,7 +225,7 @@ func treeRSS(pid int) int64 {
 // batch of the ticket scenario's cases with fresh servers each, through the
 // runner and through the bare SDK (BenchmarkFloorSDK's work), in turns.
 func BenchmarkRunnerVsFloor(b *testing.B) {
-	const n = 8
+	const n = batch
 	cases := benchCases(b, false, n)
 	concurrency := runtime.NumCPU()
 	interleave.Measure(b, 1, "case",

@@ -11,15 +11,15 @@ import (
 	"github.com/hosteval/hosteval/internal/scenario"
 )
 
-// prepareCaseDir makes the case folder, parent()/files, fresh and empty,
-// and writes the scenario's files into it. It returns the folder's
-// absolute path, or "" when the case has no use for one (see
+// PrepareCaseDir makes the case folder, parent/files, fresh and empty, and
+// writes the scenario's files into it. It returns the folder's absolute
+// path, or "" when the case has no use for one (see
 // [scenario.Case.UsesCaseDir]).
-func prepareCaseDir(c *scenario.Case, parent func() string) (string, error) {
+func PrepareCaseDir(c *scenario.Case, parent string) (string, error) {
 	if !c.UsesCaseDir() {
 		return "", nil
 	}
-	dir, err := filepath.Abs(filepath.Join(parent(), "files"))
+	dir, err := filepath.Abs(filepath.Join(parent, "files"))
 	if err != nil {
 		return "", fmt.Errorf("case folder: %w", err)
 	}

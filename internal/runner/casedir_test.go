@@ -50,7 +50,7 @@ func TestPrepareDirIsFresh(t *testing.T) {
 		"run/cases/0001-s_0/files/stale.txt": "from an earlier run",
 	})
 	cases := loadCases(t, filepath.Join(dir, "s.yaml"))
-	got, err := prepareCaseDir(cases[0], func() string { return filepath.Join(dir, "run/cases/0001-s_0") })
+	got, err := PrepareCaseDir(cases[0], filepath.Join(dir, "run/cases/0001-s_0"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,14 +2,10 @@ package runner
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
-	"strings"
 	"sync"
 
 	"github.com/hosteval/hosteval/internal/record"
@@ -47,28 +43,8 @@ func (b *lockedBuffer) Write(p []byte) (int, error) {
 	return b.buf.Write(p)
 }
 
-var unsafeInPath = regexp.MustCompile(`[^a-zA-Z0-9._-]+`)
-
-// maxStemID bounds the part of a case's file names that comes from its ID.
-// A file name has 255 bytes at most; with the index before it and
-// ".wire.jsonl" after it, 100 leaves room, and the names stay readable.
-const maxStemID = 100
-
-// caseStem is a case's name in the run folder: its 1-based index and its
-// ID made safe for a file name. An ID too long for a file name (a long
-// scenario, variant or model name) is cut, and a short hash of the whole
-// ID keeps cut names apart.
-func caseStem(idx int, id string) string {
-	safe := strings.Trim(unsafeInPath.ReplaceAllString(id, "_"), "_")
-	if len(safe) > maxStemID {
-		sum := sha256.Sum256([]byte(id))
-		safe = strings.TrimRight(safe[:maxStemID-9], "_.-") + "-" + hex.EncodeToString(sum[:4])
-	}
-	return fmt.Sprintf("%04d-%s", idx+1, safe)
-}
-
 func newCaseLogs(runDir string, idx int, id string, wire bool) (*caseLogs, error) {
-	logs := &caseLogs{base: sync.OnceValue(func() string { return filepath.Join("cases", caseStem(idx, id)) })}
+	logs := &caseLogs{base: sync.OnceValue(func() string { return filepath.Join("cases", record.CaseStem(idx, id)) })}
 	if wire {
 		f, err := os.Create(filepath.Join(runDir, logs.base()+".wire.jsonl"))
 		if err != nil {

@@ -21,6 +21,8 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/hosteval/hosteval/internal/host"
+	"github.com/hosteval/hosteval/internal/model"
+	"github.com/hosteval/hosteval/internal/model/replay"
 	"github.com/hosteval/hosteval/internal/record"
 	"github.com/hosteval/hosteval/internal/scenario"
 	"github.com/hosteval/hosteval/internal/tokens"
@@ -33,6 +35,11 @@ type Options struct {
 	RunID string
 	// Args are the command line, kept in run.json to reproduce the run.
 	Args []string
+	// Suite identifies the suite the cases came from (SuiteID), and Shard
+	// the slice of it they are (SelectShard; zero: all of it). Both are
+	// kept in run.json, where merge checks them.
+	Suite string
+	Shard record.Shard
 	// Concurrency bounds the cases running at once (default: the CPUs).
 	Concurrency int
 	// Share keeps servers marked shareable running across cases.
@@ -68,6 +75,16 @@ type Options struct {
 	// makes its own when nil. A caller that passes one can kill the
 	// servers itself.
 	Groups *host.ProcessGroups
+
+	// Cassettes, if set, overrides where and how the scenarios' cases
+	// keep their cassettes (models.go).
+	Cassettes *Cassettes
+	// Cache, if set, answers model requests seen before.
+	Cache *replay.Cache
+	// Endpoints holds the limits of every model endpoint of the run; Run
+	// makes one when nil and registers every case's models in it before
+	// the first case starts.
+	Endpoints *model.Endpoints
 }
 
 // Which cases' logs a run writes.
@@ -82,8 +99,11 @@ type Result struct {
 	Dir                    string
 	Total, Ran             int
 	Passed, Failed, Errors int
-	Interrupted            bool
-	Elapsed                time.Duration
+	// ConfigErrors counts the errored cases whose model endpoint refused
+	// what was configured (a wrong key, model name or URL).
+	ConfigErrors int
+	Interrupted  bool
+	Elapsed      time.Duration
 }
 
 // Run runs the cases concurrently, each with fresh servers (except shared
@@ -93,7 +113,9 @@ type Result struct {
 // frees its concurrency slot before its record is synced: records are
 // group-committed by one writer (see committer). A failing case is a record, never an error: Run returns an error
 // only when the run itself cannot go on (the folder cannot be written), or
-// a *scenario.LoadError when the preflight found tool names no server offers.
+// a *scenario.LoadError when the preflight found tool names no server offers
+// or the cases' models disagree (two limits for one endpoint, two cases
+// with one cassette).
 func Run(ctx context.Context, cases []*scenario.Case, opts Options) (*Result, error) {
 	if opts.Concurrency <= 0 {
 		opts.Concurrency = runtime.NumCPU()
@@ -104,11 +126,18 @@ func Run(ctx context.Context, cases []*scenario.Case, opts Options) (*Result, er
 	if opts.Groups == nil {
 		opts.Groups = host.NewProcessGroups()
 	}
+	if opts.Endpoints == nil {
+		opts.Endpoints = model.NewEndpoints()
+	}
+	if problems := checkRun(cases, opts); len(problems) > 0 {
+		return nil, &scenario.LoadError{Problems: problems}
+	}
 	start := time.Now()
 	if err := os.MkdirAll(filepath.Join(opts.Dir, "cases"), 0o755); err != nil {
 		return nil, fmt.Errorf("create run folder: %w", err)
 	}
-	info := record.RunInfo{RunID: opts.RunID, Started: start.UTC(), Args: opts.Args, Version: host.Version}
+	info := record.RunInfo{RunID: opts.RunID, Started: start.UTC(), Args: opts.Args, Version: host.Version,
+		Suite: opts.Suite, Cases: len(cases), Shard: opts.Shard}
 	if err := record.WriteRunInfo(opts.Dir, info); err != nil {
 		return nil, err
 	}
@@ -172,6 +201,9 @@ func Run(ctx context.Context, cases []*scenario.Case, opts Options) (*Result, er
 				res.Failed++
 			default:
 				res.Errors++
+				if rec.ErrorClass == string(model.FailureConfig) {
+					res.ConfigErrors++
+				}
 			}
 			if opts.OnCase != nil {
 				opts.OnCase(rec, res)
@@ -179,7 +211,7 @@ func Run(ctx context.Context, cases []*scenario.Case, opts Options) (*Result, er
 		}
 	})
 	defer commits.close() // also on an early return; closing again is a no-op
-	for i, c := range cases {
+	for _, c := range cases {
 		select {
 		case sem <- struct{}{}:
 		case <-starting.Done():
@@ -200,7 +232,9 @@ func Run(ctx context.Context, cases []*scenario.Case, opts Options) (*Result, er
 				// The slot is the next case's as soon as this one has its
 				// verdict; its record is made durable by the committer.
 				defer func() { <-sem }()
-				return runCase(ctx, i, c, opts, pool, toks, cfgs)
+				// Numbered as in the whole suite, so that the files of a
+				// shard's cases keep their names when shards are merged.
+				return runCase(ctx, c.Index, c, opts, pool, toks, cfgs)
 			}()
 			commits.add(&rec)
 			return nil
@@ -242,6 +276,7 @@ func Run(ctx context.Context, cases []*scenario.Case, opts Options) (*Result, er
 	}
 	res.Elapsed = time.Since(start)
 	info.Finished, info.Interrupted = time.Now().UTC(), res.Interrupted
+	info.Cache, info.Endpoints = runStats(opts)
 	if err := record.WriteRunInfo(opts.Dir, info); err != nil && werr == nil {
 		werr = err
 	}
@@ -301,7 +336,7 @@ func isClosed(ch <-chan struct{}) bool {
 func runCase(ctx context.Context, idx int, c *scenario.Case, opts Options, pool *host.Pool, toks *tokens.Cache, cfgs *configs) (rec record.Record) {
 	start := time.Now()
 	rec = record.Record{
-		Schema: record.SchemaVersion, RunID: opts.RunID, CaseID: c.ID, Scenario: c.Scenario.Name,
+		Schema: record.SchemaVersion, RunID: opts.RunID, CaseID: c.ID, Index: idx + 1, Scenario: c.Scenario.Name,
 		File: c.Scenario.File, Line: c.Scenario.Line, Variant: c.Variant, Model: c.ModelName, Repeat: c.Repeat,
 		Started: start.UTC(), SessionID: host.NewID(),
 		Servers: []record.Server{}, Turns: []record.Turn{}, Calls: []record.Call{},
@@ -309,11 +344,21 @@ func runCase(ctx context.Context, idx int, c *scenario.Case, opts Options, pool 
 	}
 	var infra error
 	var logs *caseLogs
+	var wire *caseWire
 	defer func() {
 		if p := recover(); p != nil {
 			// A bug in a case must not take the batch (and its records) down.
 			infra = fmt.Errorf("panic: %v", p)
 		}
+		if wire != nil {
+			err := wire.close()
+			if _, left := leftCassette(err); left || (err != nil && infra == nil) {
+				// A server's request not recorded is the first cause.
+				infra = err
+			}
+			rec.Cassette = wire.rec
+		}
+		rec.Cost = caseCost(&rec)
 		defer func() {
 			if logs == nil {
 				return
@@ -324,6 +369,12 @@ func runCase(ctx context.Context, idx int, c *scenario.Case, opts Options, pool 
 				rec.Error = err.Error()
 			}
 		}()
+		if text, left := leftCassette(infra); left {
+			// No verdict for a conversation that left its recording.
+			rec.Status, rec.Error, rec.ErrorClass = record.StatusFail, text, record.ErrorReplayMiss
+			rec.MS = record.MS(time.Since(start))
+			return
+		}
 		rec.Expectations = scenario.Evaluate(c, &rec)
 		rec.Status = record.StatusPass
 		for _, e := range rec.Expectations {
@@ -332,7 +383,7 @@ func runCase(ctx context.Context, idx int, c *scenario.Case, opts Options, pool 
 			}
 		}
 		if infra != nil {
-			rec.Status, rec.Error = record.StatusError, infra.Error()
+			rec.Status, rec.Error, rec.ErrorClass = record.StatusError, infra.Error(), errorClass(infra)
 		}
 		rec.MS = record.MS(time.Since(start))
 	}()
@@ -357,6 +408,11 @@ func runCase(ctx context.Context, idx int, c *scenario.Case, opts Options, pool 
 		infra = fmt.Errorf("model: %w", err)
 		return rec
 	}
+	if wire, err = openWire(c, opts); err != nil {
+		infra = err
+		return rec
+	}
+	m = model.Using(m, wire.wire)
 	hopts.SessionID, hopts.Pool, hopts.Tokens = rec.SessionID, pool, toks
 	if opts.Logs != LogsNone {
 		hopts.Log, hopts.ServerLog = &logs.log, &logs.log
@@ -364,6 +420,7 @@ func runCase(ctx context.Context, idx int, c *scenario.Case, opts Options, pool 
 	if logs.wire != nil {
 		hopts.Wire = logs.wire
 	}
+	wire.serve(&hopts)
 	h, err := host.Start(ctx, hopts)
 	if err != nil {
 		infra = caseError(parent, ctx, c, err)
@@ -392,6 +449,7 @@ func runCase(ctx context.Context, idx int, c *scenario.Case, opts Options, pool 
 			Requests: len(res.Requests), Stopped: res.Stopped, MS: record.RoundMS(res.MS)}
 		rec.Calls = append(rec.Calls, res.Calls...)
 		rec.ModelRequests = append(rec.ModelRequests, res.Requests...)
+		rec.ToolChanges = append(rec.ToolChanges, res.ToolChanges...)
 		for _, r := range res.Requests {
 			rec.Usage = rec.Usage.Add(r.Usage)
 		}
@@ -413,6 +471,10 @@ func runCase(ctx context.Context, idx int, c *scenario.Case, opts Options, pool 
 	closeHost()
 	if ctx.Err() != nil {
 		infra = caseError(parent, ctx, c, ctx.Err())
+		return rec
+	}
+	if rec.Judgements, err = grade(ctx, c, &rec, wire); err != nil {
+		infra = caseError(parent, ctx, c, err)
 	}
 	return rec
 }
@@ -420,7 +482,11 @@ func runCase(ctx context.Context, idx int, c *scenario.Case, opts Options, pool 
 // caseHostOptions are a case's host options: its folder made under dir()
 // (when it uses one), the run's override and process groups.
 func caseHostOptions(c *scenario.Case, dir func() string, opts Options) (host.Options, error) {
-	caseDir, err := prepareCaseDir(c, dir)
+	var caseDir string
+	var err error
+	if c.UsesCaseDir() {
+		caseDir, err = PrepareCaseDir(c, dir())
+	}
 	hopts := c.HostOptionsIn(caseDir)
 	if opts.Override != nil {
 		opts.Override(&hopts)
@@ -474,6 +540,13 @@ func preflight(ctx context.Context, cases []*scenario.Case, pool *host.Pool, tok
 			if err != nil {
 				return nil
 			}
+			// A replayed server is checked against its stand-in; a case
+			// whose cassettes are missing fails on its own.
+			w, err := openWire(c, opts)
+			if err != nil {
+				return nil
+			}
+			withStandIns(&hopts, w.standIns)
 			hopts.Pool, hopts.Tokens = pool, toks
 			h, err := host.Start(ctx, hopts)
 			if err != nil {

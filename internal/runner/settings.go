@@ -51,6 +51,7 @@ func settings(o host.Options, caseTimeout time.Duration) *record.Settings {
 		DiscoverTimeoutMS:   record.MS(o.DiscoverTimeout),
 		InitializeTimeoutMS: record.MS(o.InitializeTimeout),
 		ToolTimeoutMS:       record.MS(o.ToolTimeout),
+		ProgressExtends:     o.ProgressExtends,
 		PersonTimeoutMS:     record.MS(o.PersonTimeout),
 		CaseTimeoutMS:       record.MS(caseTimeout),
 		MaxResultBytes:      o.MaxResultBytes,
@@ -60,6 +61,9 @@ func settings(o host.Options, caseTimeout time.Duration) *record.Settings {
 		Allow:               slices.Clone(o.Allow),
 		Deny:                slices.Clone(o.Deny),
 		Elicitation:         !o.NoElicitation,
+	}
+	if o.ProgressExtends {
+		s.MaxToolTimeMS = record.MS(max(o.MaxToolTime, o.ToolTimeout))
 	}
 	for name, text := range o.Descriptions {
 		if s.Descriptions == nil {

@@ -25,6 +25,10 @@ type CaseOptions struct {
 	// Models, when not nil, replaces every scenario's models (the CLI's
 	// -model flag).
 	Models []ModelSpec
+	// OAuth builds the handler of each server with an oauth: block that the
+	// cases use, once for all of them; every case's host options carry it.
+	// Without it, such a server is an error.
+	OAuth NewOAuth
 }
 
 // Case is one run of a scenario: one variant, one model, one repeat. Its
@@ -40,10 +44,15 @@ type Case struct {
 	Variant   string
 	ModelName string
 	Repeat    int // 0-based
+	// Index is the case's 0-based position in the suite's expansion: its
+	// number in the run folder (cases/0001-...), the same in every shard.
+	Index int
 
 	variant  *variant
 	model    ModelSpec
 	settings hostSettings
+	// oauth are the handlers of its servers with an oauth: block, by name.
+	oauth map[string]host.OAuthHandler
 }
 
 // MaxCases bounds the cases a suite expands into, so that a typo in a
@@ -93,7 +102,9 @@ func (s *Suite) Cases(opts CaseOptions) ([]*Case, error) {
 		}
 	}
 	var cases []*Case
+	handlers := &oauthHandlers{build: opts.OAuth}
 	for _, sc := range s.Scenarios {
+		var auth map[string]host.OAuthHandler
 		variants := sc.variants
 		if len(variants) == 0 {
 			variants = []*variant{nil}
@@ -119,6 +130,12 @@ func (s *Suite) Cases(opts CaseOptions) ([]*Case, error) {
 			if opts.Run != nil && !opts.Run.MatchString(sc.Name) && (vname == "" || !opts.Run.MatchString(sc.Name+"/"+vname)) {
 				continue
 			}
+			if auth == nil {
+				var err error
+				if auth, err = scenarioOAuth(sc, handlers); err != nil {
+					return nil, err
+				}
+			}
 			for _, m := range models {
 				for r := range repeat {
 					id := sc.Name
@@ -129,8 +146,8 @@ func (s *Suite) Cases(opts CaseOptions) ([]*Case, error) {
 						id += "/" + m.Name
 					}
 					cases = append(cases, &Case{
-						ID: id + "#" + strconv.Itoa(r), Scenario: sc, Variant: vname, ModelName: m.Name, Repeat: r,
-						variant: v, model: m, settings: settings,
+						ID: id + "#" + strconv.Itoa(r), Scenario: sc, Variant: vname, ModelName: m.Name, Repeat: r, Index: len(cases),
+						variant: v, model: m, settings: settings, oauth: auth,
 					})
 				}
 			}
@@ -142,8 +159,24 @@ func (s *Suite) Cases(opts CaseOptions) ([]*Case, error) {
 	return cases, nil
 }
 
+// scenarioOAuth returns the handlers of a scenario's servers, by name
+// (an empty map when none has an oauth: block).
+func scenarioOAuth(sc *Scenario, handlers *oauthHandlers) (map[string]host.OAuthHandler, error) {
+	auth := map[string]host.OAuthHandler{}
+	for _, def := range sc.servers {
+		h, err := handlers.handler(def)
+		if err != nil {
+			return nil, err
+		}
+		if h != nil {
+			auth[def.spec.Name] = h
+		}
+	}
+	return auth, nil
+}
+
 // HostOptions are the host options of the case: its servers (with their
-// auto-run lists as the scenario sets them), limits, tool lists,
+// OAuth handlers and auto-run lists as the scenario sets them), limits, tool lists,
 // description overrides, elicitation capability and the scenario's canned
 // answers and approvals. Log, ServerLog, Wire, Steps and SessionID are the
 // runner's. Every call returns a fresh copy. A server that uses ${CASE_DIR}
@@ -165,6 +198,7 @@ func (c *Case) HostOptionsIn(caseDir string) host.Options {
 		if def.caseDir {
 			withCaseDir(&spec, caseDir)
 		}
+		spec.OAuth = c.oauth[spec.Name]
 		if list, ok := c.settings.autoRun[spec.Name]; ok {
 			spec.AutoRun = append([]string{}, list...) // empty, not nil: none
 		}
@@ -177,7 +211,7 @@ func (c *Case) HostOptionsIn(caseDir string) host.Options {
 		answers[i] = a
 	}
 	o.Elicitor = host.Canned{Answers: answers}
-	o.Approver = host.CannedApprovals{Tools: slices.Clone(c.Scenario.approvals)}
+	o.Approver = host.CannedApprovals{Tools: slices.Clone(c.Scenario.approvals), Rules: slices.Clone(c.Scenario.approvalRules)}
 	return o
 }
 
@@ -250,6 +284,11 @@ func CheckTools(c *Case, tools []string) []Problem {
 	for _, t := range tools {
 		have[t] = true
 	}
+	// A tool a server adds during the case is not listed yet.
+	for _, t := range c.Scenario.added {
+		have[t] = true
+	}
+	tools = slices.Concat(tools, c.Scenario.added)
 	// Keyed by the scenario's servers only: a name of any other server is
 	// skipped below.
 	connected := map[string]bool{}

@@ -346,6 +346,34 @@ expect:
 	}
 }
 
+// A tool that a tools_changed expectation says the server adds may be
+// named before the server lists it; any other unlisted name is still a
+// problem.
+func TestCheckToolsKnowsAddedTools(t *testing.T) {
+	testEnv(t)
+	suite := loadText(t, `name: grows
+servers: [{name: support, command: support}]
+question: q
+model: {scripted: []}
+expect:
+  - {tools_changed: support, added: [escalate]}
+  - {tool: support__escalate, outcome: ok}
+  - {tool: support__escalte, outcome: ok}
+`)
+	cases, err := suite.Cases(CaseOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, p := range CheckTools(cases[0], []string{"support__search_knowledge", "support__get_ticket"}) {
+		got = append(got, strings.TrimPrefix(p.String(), cases[0].Scenario.File))
+	}
+	want := []string{`:8: expect[2].tool: server support offers no tool "support__escalte" (did you mean "support__escalate"?)`}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("CheckTools problems (-want +got):\n%s", diff)
+	}
+}
+
 func TestExpectsServerFailure(t *testing.T) {
 	testEnv(t)
 	suite := loadText(t, `name: fails

@@ -147,7 +147,7 @@ func (t *toolExpect) describeCall(i int, c record.Call) string {
 	}{
 		{t.askedUser != nil, fmt.Sprintf("asked_user=%t", c.AskedUser)},
 		{t.rounds != nil, fmt.Sprintf("rounds=%d", c.Rounds)},
-		{t.errorCode != nil, fmt.Sprintf("error_code=%d", c.ErrorCode)},
+		{t.errorCode != nil, "error_code=" + codeText(c.ErrorCode)},
 		{t.args != nil || t.argsExact != nil, "args=" + render(normalize(c.Arguments))},
 		{t.clipped != nil, fmt.Sprintf("clipped=%t", c.Clipped)},
 		{t.resultMatches != nil, "result=" + strconv.Quote(table.Shorten(c.Result, 120))},
@@ -166,7 +166,7 @@ func (t *toolExpect) matches(c record.Call) bool {
 		t.approval != nil && c.Approval != *t.approval,
 		t.askedUser != nil && c.AskedUser != *t.askedUser,
 		t.rounds != nil && c.Rounds != *t.rounds,
-		t.errorCode != nil && c.ErrorCode != *t.errorCode,
+		t.errorCode != nil && (c.ErrorCode == nil || *c.ErrorCode != *t.errorCode),
 		t.errorMatches != nil && !t.errorMatches.MatchString(c.Error),
 		t.clipped != nil && c.Clipped != *t.clipped,
 		t.resultMatches != nil && !t.resultMatches.MatchString(c.Result):
@@ -244,6 +244,14 @@ func callList(calls []record.Call) string {
 		names[i] = c.Name
 	}
 	return "calls: " + strings.Join(names, ", ")
+}
+
+// codeText shows a call's error code, "none" for none.
+func codeText(code *int) string {
+	if code == nil {
+		return "none"
+	}
+	return strconv.Itoa(*code)
 }
 
 func orNone(s string) string {
@@ -383,6 +391,14 @@ func count(key string, rec *record.Record) (int, []string) {
 		return n.Calls, nil
 	case "model_requests":
 		return n.ModelRequests, nil
+	case "model_errors":
+		var turns []string
+		for _, mr := range rec.ModelRequests {
+			if mr.Outcome == record.OutcomeModelError {
+				turns = append(turns, fmt.Sprintf("turn %d request %d", mr.Turn, mr.Index))
+			}
+		}
+		return n.ModelErrors, turns
 	case "elicitations":
 		return n.Elicitations, nil
 	case "declined":
@@ -406,7 +422,7 @@ func count(key string, rec *record.Record) (int, []string) {
 		switch {
 		case !counted(c):
 		case key == "protocol_errors":
-			names = append(names, fmt.Sprintf("%s %d", c.Name, c.ErrorCode))
+			names = append(names, c.Name+" "+codeText(c.ErrorCode))
 		default:
 			names = append(names, c.Name)
 		}
@@ -462,6 +478,66 @@ func (s *serverExpect) eval(rec *record.Record) (bool, string) {
 		detail += " error=" + strconv.Quote(table.Shorten(r.Error, 200))
 	}
 	return false, detail
+}
+
+// toolsChangedExpect is an expectation on the changes of one server's
+// tools during the case.
+type toolsChangedExpect struct {
+	server                  string
+	added, removed, changed []string
+	count                   *intRange
+}
+
+func (c *toolsChangedExpect) name() string {
+	parts := []string{"tools_changed " + c.server}
+	for _, l := range []struct {
+		key   string
+		names []string
+	}{{"added", c.added}, {"removed", c.removed}, {"changed", c.changed}} {
+		if len(l.names) > 0 {
+			parts = append(parts, l.key+"="+strings.Join(l.names, ","))
+		}
+	}
+	if c.count != nil {
+		parts = append(parts, c.count.render("count"))
+	}
+	return strings.Join(parts, " ")
+}
+
+func (c *toolsChangedExpect) eval(rec *record.Record) (bool, string) {
+	var changes []record.ToolChange
+	for _, ch := range rec.ToolChanges {
+		if ch.Server == c.server {
+			changes = append(changes, ch)
+		}
+	}
+	var fails []string
+	switch {
+	case c.count != nil && !c.count.contains(len(changes)):
+		fails = append(fails, fmt.Sprintf("the tools of %s changed %s", c.server, times(len(changes))))
+	case c.count == nil && len(changes) == 0:
+		fails = append(fails, fmt.Sprintf("the tools of %s never changed", c.server))
+	}
+	for _, l := range []struct {
+		what  string
+		want  []string
+		names func(record.ToolChange) []string
+	}{
+		{"added", c.added, func(ch record.ToolChange) []string { return ch.Added }},
+		{"removed", c.removed, func(ch record.ToolChange) []string { return ch.Removed }},
+		{"changed", c.changed, func(ch record.ToolChange) []string { return ch.Changed }},
+	} {
+		var got []string
+		for _, ch := range changes {
+			got = append(got, l.names(ch)...)
+		}
+		for _, name := range l.want {
+			if !slices.Contains(got, name) {
+				fails = append(fails, fmt.Sprintf("%s was not %s (%s: %s)", name, l.what, l.what, orNone(strings.Join(got, ", "))))
+			}
+		}
+	}
+	return len(fails) == 0, strings.Join(fails, "; ")
 }
 
 // stateExpect is a call the harness makes after the conversation, and what

@@ -35,7 +35,7 @@ func evalRecord() *record.Record {
 				Arguments: map[string]any{"host": "jump-prod-02", "priority": 1.0, "tags": []any{"ssh"}}, Result: `{"id":"INC-4100"}`,
 				Elicitations: 2, Declined: 1},
 			{Name: "delete_everything", Outcome: "unknown_tool", Error: `there is no tool named "delete_everything".`},
-			{Name: "cmdb__find_assets", Outcome: "error", ErrorCode: -32003, Rounds: 1, Error: "forbidden: not your team"},
+			{Name: "cmdb__find_assets", Outcome: "error", ErrorCode: record.Code(-32003), Rounds: 1, Error: "forbidden: not your team"},
 			{Name: "cmdb__find_assets", Outcome: "ok", Rounds: 1, Clipped: true, ResultBytes: 4000, RawBytes: 9000, Result: "[{...}]"},
 			{Name: "tickets__list_tickets", Outcome: "timeout", Rounds: 1, Error: "no answer within 2 seconds."},
 		},
@@ -46,6 +46,10 @@ func evalRecord() *record.Record {
 			{Name: "tickets__list_tickets", Outcome: "ok", Result: "not json"},
 		},
 		ToolDefs: record.ToolDefs{Tools: 4, Bytes: 1800, Tokens: 420},
+		ToolChanges: []record.ToolChange{
+			{Server: "tickets", Added: []string{"close_ticket"}, Changed: []string{"open_ticket"}},
+			{Server: "tickets", Removed: []string{"list_tickets"}},
+		},
 	}
 }
 
@@ -82,7 +86,7 @@ func TestEvaluate(t *testing.T) {
 		{`{tool: cmdb__find_assets, outcome: error, error_code: -32003, error_matches: "(?i)forbidden"}`,
 			`tool cmdb__find_assets outcome=error error_code=-32003 error_matches="(?i)forbidden"`, ""},
 		{`{tool: cmdb__find_assets, error_code: -32602}`, "tool cmdb__find_assets error_code=-32602",
-			`calls of cmdb__find_assets: #1 outcome=error error_code=-32003 error="forbidden: not your team"; #2 outcome=ok error_code=0`},
+			`calls of cmdb__find_assets: #1 outcome=error error_code=-32003 error="forbidden: not your team"; #2 outcome=ok error_code=none`},
 		{`{tool: tickets__list_tickets, outcome: timeout}`, "tool tickets__list_tickets outcome=timeout", ""},
 		// Arguments: subset and exact, numbers compared as numbers.
 		{`{tool: cmdb__get_asset, args: {hostname: jump-prod-02}}`, `tool cmdb__get_asset args={"hostname":"jump-prod-02"}`, ""},
@@ -117,6 +121,8 @@ func TestEvaluate(t *testing.T) {
 		{`{unknown_tools: 0}`, "unknown_tools=0", "unknown_tools=1 (delete_everything)"},
 		{`{timeouts: 0}`, "timeouts=0", "timeouts=1 (tickets__list_tickets)"},
 		{`{protocol_errors: 0, tool_errors: 0}`, "protocol_errors=0 tool_errors=0", "protocol_errors=1 (cmdb__find_assets -32003)"},
+		{`{tool: cmdb__find_assets, error_code: 0}`, "tool cmdb__find_assets error_code=0",
+			`calls of cmdb__find_assets: #1 outcome=error error_code=-32003 error="forbidden: not your team"; #2 outcome=ok error_code=none`},
 		{`{denied: {max: 0}}`, "denied<=0", "denied=1 (tickets__open_ticket)"},
 		{`{steps: 7, model_requests: {min: 5, max: 6}}`, "steps=7 model_requests=5..6", ""},
 		{`{steps: {max: 4}, model_requests: 2}`, "steps<=4 model_requests=2", "steps=7; model_requests=5"},
@@ -136,6 +142,16 @@ func TestEvaluate(t *testing.T) {
 		{`{server: legacy, version_failure: true, connected: false}`, "server legacy version_failure=true connected=false", ""},
 		{`{server: legacy}`, "server legacy connected=true",
 			`server legacy: protocol=none version_failure=true restarted=false connected=false offered=2025-11-25 error="server speaks only 2025-11-25"`},
+		// Tool changes, over all of a server's changes.
+		{`{tools_changed: tickets}`, "tools_changed tickets", ""},
+		{`{tools_changed: tickets, added: [close_ticket], removed: [list_tickets], changed: [open_ticket], count: 2}`,
+			"tools_changed tickets added=close_ticket removed=list_tickets changed=open_ticket count=2", ""},
+		{`{tools_changed: tickets, added: [open_ticket], count: 1}`, "tools_changed tickets added=open_ticket count=1",
+			"the tools of tickets changed 2 times; open_ticket was not added (added: close_ticket)"},
+		{`{tools_changed: cmdb}`, "tools_changed cmdb", "the tools of cmdb never changed"},
+		{`{tools_changed: cmdb, count: 0}`, "tools_changed cmdb count=0", ""},
+		{`{tools_changed: cmdb, removed: [get_asset]}`, "tools_changed cmdb removed=get_asset",
+			"the tools of cmdb never changed; get_asset was not removed (removed: none)"},
 		// State checks, by position.
 		{`{state: "tickets__list_tickets {}", matches: {total: 1, tickets: [{id: INC-4100, priority: P1}], meta: {page: 1}}}`,
 			`state "tickets__list_tickets {}" matches={"meta":{"page":1},"tickets":[{"id":"INC-4100","priority":"P1"}],"total":1}`, ""},

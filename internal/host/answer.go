@@ -1,0 +1,33 @@
+package host
+
+import (
+	"errors"
+
+	"github.com/hosteval/hosteval/internal/model"
+	"github.com/hosteval/hosteval/internal/record"
+)
+
+// answered fills what a model request's event learns from the answer:
+// where it came from, its cost and endpoint figures, and whether it was
+// the model's own malformed output, which it reports. A response that
+// carries the endpoint's latency is timed by it, not by the wall clock
+// around Next (which also holds the waits for the run's endpoint limits):
+// so a replayed answer has the ms it was recorded with, and a run
+// replayed from its cassettes has the figures of the run that recorded
+// them.
+func answered(mr *record.ModelRequest, resp model.Response, err error) (modelError bool) {
+	if resp.Latency > 0 {
+		mr.MS = record.MS(resp.Latency)
+	}
+	mr.Replayed = string(resp.Replayed)
+	mr.CachedPromptTokens = resp.CachedPromptTokens
+	mr.Cost = record.RoundCost(resp.Cost)
+	mr.FinishReason = resp.FinishReason
+	mr.Reasoning = record.CutReasoning(resp.Reasoning)
+	var moe *model.ModelOutputError
+	if errors.As(err, &moe) {
+		mr.Outcome = record.OutcomeModelError
+		return true
+	}
+	return false
+}

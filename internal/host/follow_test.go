@@ -1,0 +1,217 @@
+package host
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/hosteval/hosteval/internal/model"
+	"github.com/hosteval/hosteval/internal/record"
+)
+
+// The tool table follows the server: support with FIXTURE_GROW adds
+// escalate after its first call, and says so before answering it. The next
+// model request is offered escalate, the change is an event, and the
+// model's call of it runs. Over stdio, on both revisions (2026-07-28 hears
+// it on its subscriptions/listen stream).
+func TestToolTableFollowsTheServer(t *testing.T) {
+	t.Parallel()
+	for _, mode := range []Mode{ModeAuto, ModeLegacy} {
+		t.Run(string(mode), func(t *testing.T) {
+			t.Parallel()
+			var log logLines
+			h := startHost(t, Options{Servers: []ServerSpec{fixture("support", "FIXTURE_GROW=escalate")}, Protocol: mode, Log: &log})
+			before := h.ToolDefs()
+			m := script(t, `
+- call: "support__get_ticket {ticket_id: T-30001}"
+- call: "support__escalate {}"
+- answer: Escalated.
+`)
+			res, err := h.NewConversation(m, "").Ask(context.Background(), "escalate T-30001")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff([]string{"support__get_ticket ok", "support__escalate ok"}, outcomes(res.Calls)); diff != "" {
+				t.Fatalf("calls (-want +got):\n%s", diff)
+			}
+			after := h.ToolDefs()
+			if after.Tools != before.Tools+1 || after.Bytes <= before.Bytes {
+				t.Errorf("catalog %+v after, %+v before: want one more tool", after, before)
+			}
+			want := []record.ToolChange{{
+				Operation: record.OpToolsChanged, SessionID: h.SessionID(), TraceID: res.TraceID, Turn: 1, Index: 2,
+				Server: "support", Added: []string{"escalate"}, Tools: after.Tools, ToolDefBytes: after.Bytes, ToolDefTokens: after.Tokens,
+			}}
+			if diff := cmp.Diff(want, res.ToolChanges, cmpIgnoreTime); diff != "" {
+				t.Errorf("tool changes (-want +got):\n%s", diff)
+			}
+			var sizes []int
+			for _, r := range res.Requests {
+				sizes = append(sizes, r.ToolDefBytes)
+			}
+			if diff := cmp.Diff([]int{before.Bytes, after.Bytes, after.Bytes}, sizes); diff != "" {
+				t.Errorf("tool-definition bytes per model request (-want +got):\n%s", diff)
+			}
+			if got := log.entries(map[string]any{"operation": record.OpToolsChanged, "server": "support"}); len(got) != 1 {
+				t.Errorf("%d host.tools_changed log lines, want 1", len(got))
+			}
+		})
+	}
+}
+
+// A table never changes under a model request: the calls of one answer are
+// checked against the table that request was given, even when a call of it
+// made the server add the tool the next call names.
+func TestToolTableDoesNotChangeMidRequest(t *testing.T) {
+	t.Parallel()
+	h := startHost(t, Options{Servers: []ServerSpec{fixture("support", "FIXTURE_GROW=escalate")}})
+	m := script(t, `
+- calls: ["support__get_ticket {ticket_id: T-30001}", "support__escalate {}"]
+- call: "support__escalate {}"
+- answer: Escalated.
+`)
+	res, err := h.NewConversation(m, "").Ask(context.Background(), "escalate T-30001")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"support__get_ticket ok", "support__escalate unknown_tool", "support__escalate ok"}
+	if diff := cmp.Diff(want, outcomes(res.Calls)); diff != "" {
+		t.Errorf("calls (-want +got):\n%s", diff)
+	}
+	if len(res.ToolChanges) != 1 || res.ToolChanges[0].Index != 2 {
+		t.Errorf("tool changes %+v, want one, first offered with model request 2", res.ToolChanges)
+	}
+}
+
+// Over Streamable HTTP, on a 2026-07-28 server: the notification comes on
+// the subscriptions/listen stream, through the HTTP tap. The server also
+// removes a tool and changes another's description.
+func TestToolTableFollowsAnHTTPServer(t *testing.T) {
+	t.Parallel()
+	s := mcp.NewServer(&mcp.Implementation{Name: "changing", Version: "1"}, nil)
+	told := make(chan struct{}, 1)
+	s.AddSendingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			res, err := next(ctx, method, req)
+			if method == "notifications/tools/list_changed" {
+				select {
+				case told <- struct{}{}:
+				default:
+				}
+			}
+			return res, err
+		}
+	})
+	readOnly := &mcp.ToolAnnotations{ReadOnlyHint: true}
+	var once sync.Once
+	mcp.AddTool(s, &mcp.Tool{Name: "old", Description: "Going away.", Annotations: readOnly},
+		func(context.Context, *mcp.CallToolRequest, noArgs) (*mcp.CallToolResult, lookupOut, error) {
+			return nil, lookupOut{Value: "old"}, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "unlock", Description: "Unlock more tools.", Annotations: readOnly},
+		func(ctx context.Context, _ *mcp.CallToolRequest, _ noArgs) (*mcp.CallToolResult, lookupOut, error) {
+			once.Do(func() {
+				mcp.AddTool(s, &mcp.Tool{Name: "secret", Description: "Unlocked.", Annotations: readOnly},
+					func(context.Context, *mcp.CallToolRequest, noArgs) (*mcp.CallToolResult, lookupOut, error) {
+						return nil, lookupOut{Value: "secret"}, nil
+					})
+				mcp.AddTool(s, &mcp.Tool{Name: "unlock", Description: "Already unlocked.", Annotations: readOnly},
+					func(context.Context, *mcp.CallToolRequest, noArgs) (*mcp.CallToolResult, lookupOut, error) {
+						return nil, lookupOut{Value: "again"}, nil
+					})
+				s.RemoveTools("old")
+				select {
+				case <-told: // written before this answer
+				case <-ctx.Done():
+				}
+			})
+			return nil, lookupOut{Value: "unlocked"}, nil
+		})
+	srv := newStreamableServer(t, s)
+	var wire logLines
+	h := startHost(t, Options{Servers: []ServerSpec{httpSpec("web", srv)}, Wire: &wire})
+	if s := h.Servers()[0]; s.Protocol != Revision20260728 {
+		t.Fatalf("protocol %s, want 2026-07-28", s.Protocol)
+	}
+	// Over HTTP the notification comes on the listen stream, which nothing
+	// orders with the call's own answer: the model's second request waits
+	// until the host has read it, so the third at the latest is given the
+	// new table.
+	m := &waitingModel{Model: script(t, `
+- call: "web__unlock {}"
+- call: "web__unlock {}"
+- call: "web__secret {}"
+- answer: Done.
+`), index: 2, wait: func() {
+		wire.waitFor(t, map[string]any{"server": "web", "method": "notifications/tools/list_changed"}, 10*time.Second)
+	}}
+	res, err := h.NewConversation(m, "").Ask(context.Background(), "unlock")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var results []string
+	for _, c := range res.Calls {
+		results = append(results, c.Result)
+	}
+	want := []string{`{"key":"","value":"unlocked"}`, `{"key":"","value":"again"}`, `{"key":"","value":"secret"}`}
+	if diff := cmp.Diff(want, results); diff != "" {
+		t.Errorf("calls (-want +got):\n%s", diff)
+	}
+	if len(res.ToolChanges) != 1 {
+		t.Fatalf("tool changes %+v, want one", res.ToolChanges)
+	}
+	c := res.ToolChanges[0]
+	if (c.Index != 2 && c.Index != 3) || !slices.Equal(c.Added, []string{"secret"}) || !slices.Equal(c.Removed, []string{"old"}) || !slices.Equal(c.Changed, []string{"unlock"}) {
+		t.Errorf("change %+v: want secret added, old removed, unlock changed, by request 3", c)
+	}
+	if strings.Contains(string(h.ToolsJSON()), "web__old") {
+		t.Errorf("the removed tool is still offered: %s", h.ToolsJSON())
+	}
+}
+
+// waitingModel is a model that calls wait before its request number index
+// (of the turn) is answered.
+type waitingModel struct {
+	model.Model
+	index int
+	wait  func()
+	n     int
+}
+
+func (m *waitingModel) Next(ctx context.Context, req model.Request) (model.Response, error) {
+	m.n++
+	if m.n == m.index {
+		m.wait()
+	}
+	return m.Model.Next(ctx, req)
+}
+
+// outcomes lists each call's name and outcome.
+func outcomes(calls []record.Call) []string {
+	out := make([]string, len(calls))
+	for i, c := range calls {
+		out[i] = c.Name + " " + c.Outcome
+	}
+	return out
+}
+
+// cmpIgnoreTime leaves out the time of events.
+var cmpIgnoreTime = cmp.FilterPath(func(p cmp.Path) bool { return p.Last().String() == ".Time" }, cmp.Ignore())
+
+// newStreamableServer serves s over Streamable HTTP (stateless: 2026-07-28)
+// and returns its URL.
+func newStreamableServer(t *testing.T, s *mcp.Server) string {
+	t.Helper()
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{Stateless: true})
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	return srv.URL + "/mcp"
+}

@@ -1,0 +1,150 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// listing is one complete tools/list of a server, every page in order:
+// the tools as the SDK decoded them, and each as the server wrote it.
+type listing struct {
+	tools []*mcp.Tool
+	// raw holds each tool's JSON as the server sent it (raw[i] is
+	// tools[i]): the bytes of its inputSchema are sent to the model as
+	// they are, key order and all, and catalog -as listed counts them.
+	raw []json.RawMessage
+	// taskOnly names the tools whose execution.taskSupport is "required".
+	taskOnly []string
+}
+
+// maxToolPages bounds tools/list pagination: a server that keeps sending
+// cursors is broken, and the host must not loop on it.
+const maxToolPages = 100
+
+// listTools lists every page of s's tools. A page's nextCursor, when the
+// server sends one, is sent back as it is, even when it is the empty
+// string: the spec makes a cursor opaque and only its absence the end
+// (server/utilities/pagination, "an empty string is a valid cursor"). The
+// go-sdk's types cannot tell "" from absent, so the watch reads the page
+// as sent and writes an empty cursor into the next request.
+func listTools(ctx context.Context, s *serverConn) (*listing, error) {
+	l := &listing{}
+	seen := map[string]bool{}
+	var cursor *string
+	for page := 0; ; page++ {
+		if page == maxToolPages {
+			return nil, fmt.Errorf("tools/list did not end after %d pages", maxToolPages)
+		}
+		ex := s.watch.open(methodToolsList)
+		params := &mcp.ListToolsParams{Meta: ex.meta(nil)}
+		if cursor != nil {
+			params.Cursor = *cursor
+			if *cursor == "" {
+				// Sent as "cursor": "" by the watch; the SDK would omit it.
+				params.Cursor = ex.token
+				ex.rewrite = map[string]json.RawMessage{"cursor": json.RawMessage(`""`)}
+			}
+		}
+		res, err := s.session.ListTools(ctx, params)
+		raw := s.watch.done(ex)
+		if err != nil {
+			return nil, err
+		}
+		var sent struct {
+			Tools      []json.RawMessage `json:"tools"`
+			NextCursor *string           `json:"nextCursor"`
+		}
+		if raw != nil {
+			if err := json.Unmarshal(raw, &sent); err != nil {
+				return nil, fmt.Errorf("tools/list result: %w", err)
+			}
+		} else {
+			// The watch saw no answer (it always should): the page as the
+			// SDK decoded it.
+			sent.Tools = encodeTools(res.Tools)
+			if res.NextCursor != "" {
+				sent.NextCursor = &res.NextCursor
+			}
+		}
+		l.add(res.Tools, sent.Tools)
+		if sent.NextCursor == nil {
+			return l, nil
+		}
+		if seen[*sent.NextCursor] {
+			return nil, fmt.Errorf("tools/list returned cursor %q twice", *sent.NextCursor)
+		}
+		seen[*sent.NextCursor] = true
+		cursor = sent.NextCursor
+	}
+}
+
+// add appends a page: the tools the SDK kept (it drops tools it finds
+// invalid), each with its bytes as sent, found by name.
+func (l *listing) add(tools []*mcp.Tool, sent []json.RawMessage) {
+	type rawTool struct {
+		Name      string `json:"name"`
+		Execution struct {
+			TaskSupport string `json:"taskSupport"`
+		} `json:"execution"`
+	}
+	byName := map[string]json.RawMessage{}
+	for _, r := range sent {
+		var t rawTool
+		if json.Unmarshal(r, &t) != nil {
+			continue
+		}
+		if _, dup := byName[t.Name]; !dup {
+			byName[t.Name] = r
+		}
+		if t.Execution.TaskSupport == "required" && !slices.Contains(l.taskOnly, t.Name) {
+			l.taskOnly = append(l.taskOnly, t.Name)
+		}
+	}
+	for _, t := range tools {
+		raw, ok := byName[t.Name]
+		if !ok {
+			raw = encodeTools([]*mcp.Tool{t})[0]
+		}
+		l.tools = append(l.tools, t)
+		l.raw = append(l.raw, raw)
+	}
+}
+
+// encodeTools encodes tools as the SDK holds them, for a page the watch did
+// not see.
+func encodeTools(tools []*mcp.Tool) []json.RawMessage {
+	out := make([]json.RawMessage, len(tools))
+	for i, t := range tools {
+		out[i], _ = marshalCompact(t)
+	}
+	return out
+}
+
+// inputSchema returns the inputSchema of tool i as the server wrote it,
+// compacted (whitespace is no part of the schema, and costs tokens), or
+// nil when it sent none.
+func (l *listing) inputSchema(i int) (json.RawMessage, error) {
+	var t struct {
+		InputSchema json.RawMessage `json:"inputSchema"`
+	}
+	if err := json.Unmarshal(l.raw[i], &t); err != nil {
+		return nil, err
+	}
+	if len(t.InputSchema) == 0 || string(t.InputSchema) == "null" {
+		return nil, nil
+	}
+	return compactJSON(t.InputSchema)
+}
+
+// names returns the tools' names in order.
+func (l *listing) names() []string {
+	out := make([]string, len(l.tools))
+	for i, t := range l.tools {
+		out[i] = t.Name
+	}
+	return out
+}

@@ -1,0 +1,294 @@
+package host
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// What the SDK's types lose, read on the wire. The go-sdk decodes a result
+// into Go values and keeps what it understands: it drops a tool's
+// execution.taskSupport, hides an unknown resultType, cannot tell a missing
+// nextCursor from an empty one, and turns a requestState holding a lone
+// surrogate into U+FFFD. The host needs each of these exactly, so a watch
+// sits on every connection (a wrapper of the mcp.Connection for stdio and
+// in-process servers, the HTTP tap's bodies for Streamable HTTP: the SDK's
+// streamable connection cannot be wrapped) and sees every message as the
+// server wrote it, before the SDK decodes it.
+//
+// The host tags each tools/call and tools/list request it sends with a
+// progress token of its own: an exchange. As the request is written the
+// watch learns its JSON-RPC id from the token, and as the answer is read it
+// keeps the raw result for the exchange, so the host reads, for its own
+// request, the result as sent. Progress notifications for the token reach
+// the exchange in order, on the reading goroutine, before the answer does;
+// so does every notifications/tools/list_changed (changes), whether it came
+// on a call's stream or a subscriptions/listen stream. On the way out the
+// watch sets the fields the SDK's types cannot carry (an exchange's
+// rewrite): the requestState exactly as the server sent it, an empty
+// cursor.
+
+// Methods the watch follows.
+const (
+	methodToolsCall         = "tools/call"
+	methodToolsList         = "tools/list"
+	notificationListChanged = "notifications/tools/list_changed"
+	notificationProgress    = "notifications/progress"
+)
+
+// watch follows one connection.
+type watch struct {
+	mu     sync.Mutex
+	next   int
+	tokens map[string]*exchange
+	ids    map[jsonrpc.ID]*exchange
+	// changes counts the notifications/tools/list_changed read.
+	changes int
+}
+
+func newWatch() *watch {
+	return &watch{tokens: map[string]*exchange{}, ids: map[jsonrpc.ID]*exchange{}}
+}
+
+// exchange is one request of the host's, followed on the wire.
+type exchange struct {
+	token  string
+	method string
+	// rewrite holds params fields the watch sets as the request is
+	// written, in the server's own bytes.
+	rewrite map[string]json.RawMessage
+	// progress, if set, is told of each progress notification for the
+	// token, on the reading goroutine.
+	progress func(progressReport)
+
+	// Set by the watch (under its mu) as the answer is read.
+	ids      []jsonrpc.ID
+	answered bool
+	result   json.RawMessage // nil for an error answer
+}
+
+// progressReport is one notifications/progress for an exchange.
+type progressReport struct {
+	Progress float64  `json:"progress"`
+	Total    *float64 `json:"total"`
+	Message  string   `json:"message"`
+}
+
+// open starts an exchange for a request of method. Its token goes in the
+// request's _meta.progressToken; done ends it.
+func (w *watch) open(method string) *exchange {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.next++
+	ex := &exchange{token: fmt.Sprintf("hosteval-%d", w.next), method: method}
+	w.tokens[ex.token] = ex
+	return ex
+}
+
+// done ends an exchange and returns the raw result of its answer (nil when
+// none was read, or the answer was an error).
+func (w *watch) done(ex *exchange) json.RawMessage {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	delete(w.tokens, ex.token)
+	for _, id := range ex.ids {
+		if w.ids[id] == ex {
+			delete(w.ids, id)
+		}
+	}
+	return ex.result
+}
+
+// changed returns how many tools/list_changed notifications were read.
+func (w *watch) changed() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.changes
+}
+
+// meta returns the _meta of an exchange's request: m and the progress
+// token.
+func (ex *exchange) meta(m mcp.Meta) mcp.Meta {
+	out := maps.Clone(m)
+	if out == nil {
+		out = mcp.Meta{}
+	}
+	out["progressToken"] = ex.token
+	return out
+}
+
+// sending notes a request about to be written and returns it as it must
+// go out: with the exchange's rewrite applied.
+func (w *watch) sending(msg jsonrpc.Message) jsonrpc.Message {
+	req, ok := msg.(*jsonrpc.Request)
+	if !ok || !req.ID.IsValid() || (req.Method != methodToolsCall && req.Method != methodToolsList) {
+		return msg
+	}
+	var p struct {
+		Meta struct {
+			Token any `json:"progressToken"`
+		} `json:"_meta"`
+	}
+	if json.Unmarshal(req.Params, &p) != nil {
+		return msg
+	}
+	token, _ := p.Meta.Token.(string)
+	w.mu.Lock()
+	ex := w.tokens[token]
+	var rewrite map[string]json.RawMessage
+	if ex != nil {
+		w.ids[req.ID] = ex
+		ex.ids = append(ex.ids, req.ID)
+		rewrite = ex.rewrite
+	}
+	w.mu.Unlock()
+	if len(rewrite) == 0 {
+		return msg
+	}
+	var params map[string]json.RawMessage
+	if json.Unmarshal(req.Params, &params) != nil {
+		return msg
+	}
+	maps.Copy(params, rewrite)
+	data, err := marshalCompact(params)
+	if err != nil {
+		return msg
+	}
+	return &jsonrpc.Request{ID: req.ID, Method: req.Method, Params: data, Extra: req.Extra}
+}
+
+// received notes a message read from the server and returns it as the SDK
+// must see it.
+func (w *watch) received(msg jsonrpc.Message) jsonrpc.Message {
+	switch m := msg.(type) {
+	case *jsonrpc.Request:
+		switch m.Method {
+		case notificationListChanged:
+			w.mu.Lock()
+			w.changes++
+			w.mu.Unlock()
+		case notificationProgress:
+			var p struct {
+				Token any `json:"progressToken"`
+				progressReport
+			}
+			if json.Unmarshal(m.Params, &p) != nil {
+				return msg
+			}
+			token, _ := p.Token.(string)
+			w.mu.Lock()
+			ex := w.tokens[token]
+			w.mu.Unlock()
+			if ex != nil && ex.progress != nil {
+				ex.progress(p.progressReport)
+			}
+		}
+	case *jsonrpc.Response:
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		ex := w.ids[m.ID]
+		if ex == nil {
+			return msg
+		}
+		delete(w.ids, m.ID)
+		ex.answered = true
+		if m.Error != nil {
+			return msg
+		}
+		ex.result = slices.Clone(m.Result)
+		if ex.method == methodToolsList {
+			if res, ok := withoutTTL(m.Result); ok {
+				return &jsonrpc.Response{ID: m.ID, Result: res, Error: m.Error, Extra: m.Extra}
+			}
+		}
+	}
+	return msg
+}
+
+// withoutTTL returns a tools/list result without its ttlMs. The host keeps
+// its own table and lists again when the server says its tools changed;
+// the SDK's cache of tools/list results (SEP-2549, keyed by cursor) would
+// answer that listing from memory for as long as the server allowed.
+func withoutTTL(result json.RawMessage) (json.RawMessage, bool) {
+	if !bytes.Contains(result, []byte(`"ttlMs"`)) {
+		return nil, false
+	}
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(result, &fields) != nil {
+		return nil, false
+	}
+	if _, ok := fields["ttlMs"]; !ok {
+		return nil, false
+	}
+	delete(fields, "ttlMs")
+	out, err := marshalCompact(fields)
+	return out, err == nil
+}
+
+// sendingBytes and receivedBytes are sending and received for a message
+// as bytes (the HTTP tap's bodies). They return data itself when nothing
+// changes.
+func (w *watch) sendingBytes(data []byte) []byte {
+	return w.bytes(data, w.sending)
+}
+
+func (w *watch) receivedBytes(data []byte) []byte {
+	return w.bytes(data, w.received)
+}
+
+func (w *watch) bytes(data []byte, see func(jsonrpc.Message) jsonrpc.Message) []byte {
+	if w == nil || len(bytes.TrimSpace(data)) == 0 {
+		return data
+	}
+	msg, err := jsonrpc.DecodeMessage(data)
+	if err != nil {
+		return data
+	}
+	out := see(msg)
+	if out == msg {
+		return data
+	}
+	enc, err := jsonrpc.EncodeMessage(out)
+	if err != nil {
+		return data
+	}
+	return enc
+}
+
+// watchTransport applies a watch to the connection it makes.
+type watchTransport struct {
+	mcp.Transport
+	watch *watch
+}
+
+func (t watchTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	conn, err := t.Transport.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return watchConn{conn, t.watch}, nil
+}
+
+type watchConn struct {
+	mcp.Connection
+	watch *watch
+}
+
+func (c watchConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	return c.Connection.Write(ctx, c.watch.sending(msg))
+}
+
+func (c watchConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	msg, err := c.Connection.Read(ctx)
+	if err == nil {
+		msg = c.watch.received(msg)
+	}
+	return msg, err
+}
