@@ -23,20 +23,7 @@ func TestRunLosesNoReportedCase(t *testing.T) {
 	for _, stop := range []string{"kill", "interrupt twice"} {
 		t.Run(stop, func(t *testing.T) {
 			dir := t.TempDir()
-			writeFiles(t, dir, map[string]string{
-				"servers.yaml": fmt.Sprintf("servers:\n  cmdb:\n    command: %s/cmdb\n    shareable: true\n", fixtureBin),
-				"suite.yaml": `name: lookup
-servers: [cmdb]
-repeat: 5000
-model:
-  scripted:
-    - call: "cmdb__get_asset {hostname: jump-prod-02}"
-    - answer: "Camille Michel."
-question: who owns jump-prod-02?
-expect:
-  - {tool: cmdb__get_asset, outcome: ok}
-`,
-			})
+			writeFiles(t, dir, lookupSuite(5000, ""))
 			p := startHosteval(t, dir, nil, "run", "-run-id", "r1", "-concurrency", "4", "-logs", "failed", "suite.yaml")
 			p.until(t, "30 finished cases", func() bool { return len(caseDone.FindAllString(p.stderr.String(), -1)) >= 30 })
 			switch stop {
@@ -69,5 +56,24 @@ expect:
 				t.Errorf("%d records for %d reported cases, want at least as many, and fewer than all 5000", len(run.Records), len(reported))
 			}
 		})
+	}
+}
+
+// lookupSuite is a cheap suite on one shared cmdb: the lookup scenario
+// repeated n times, then more, another scenario's text.
+func lookupSuite(n int, more string) map[string]string {
+	return map[string]string{
+		"servers.yaml": fmt.Sprintf("servers:\n  cmdb:\n    command: %s/cmdb\n    shareable: true\n", fixtureBin),
+		"suite.yaml": fmt.Sprintf(`name: lookup
+servers: [cmdb]
+repeat: %d
+model:
+  scripted:
+    - call: "cmdb__get_asset {hostname: jump-prod-02}"
+    - answer: "Camille Michel."
+question: who owns jump-prod-02?
+expect:
+  - {tool: cmdb__get_asset, outcome: ok}
+`, n) + more,
 	}
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -15,19 +14,7 @@ import (
 // enough for the U test to call it significant now and then.
 func TestCompareSameCommitNoRegression(t *testing.T) {
 	dir := t.TempDir()
-	writeFiles(t, dir, map[string]string{
-		"servers.yaml": fmt.Sprintf("servers:\n  cmdb:\n    command: %s/cmdb\n    shareable: true\n", fixtureBin),
-		"suite.yaml": `name: lookup
-servers: [cmdb]
-repeat: 400
-model:
-  scripted:
-    - call: "cmdb__get_asset {hostname: jump-prod-02}"
-    - answer: "Camille Michel."
-question: who owns jump-prod-02?
-expect:
-  - {tool: cmdb__get_asset, outcome: ok}
----
+	writeFiles(t, dir, lookupSuite(400, `---
 name: find
 servers: [cmdb]
 repeat: 200
@@ -38,8 +25,7 @@ model:
 question: which hosts run customer-db?
 expect:
   - {tool: cmdb__find_assets, outcome: ok}
-`,
-	})
+`))
 	a := startHosteval(t, dir, nil, "run", "-run-id", "a", "-concurrency", "2", "-logs", "failed", "suite.yaml")
 	b := startHosteval(t, dir, nil, "run", "-run-id", "b", "-concurrency", "2", "-logs", "failed", "suite.yaml")
 	for _, p := range []*hostevalProc{a, b} {

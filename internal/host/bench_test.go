@@ -15,14 +15,20 @@ import (
 // round trip over stdio to the same server. Compare the two with
 // benchstat, or read the calls/s side by side.
 
-func BenchmarkCallRawSDK(b *testing.B) {
-	ctx := context.Background()
+// rawSDKSession connects the bare SDK to a cmdb process of its own.
+func rawSDKSession(b *testing.B) *mcp.ClientSession {
 	client := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}})
-	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: exec.Command(fixture("cmdb").Command), TerminateDuration: 100 * time.Millisecond}, nil)
+	cs, err := client.Connect(context.Background(), &mcp.CommandTransport{Command: exec.Command(fixture("cmdb").Command), TerminateDuration: 100 * time.Millisecond}, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer cs.Close()
+	b.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+func BenchmarkCallRawSDK(b *testing.B) {
+	ctx := context.Background()
+	cs := rawSDKSession(b)
 	params := &mcp.CallToolParams{Name: "get_asset", Arguments: map[string]any{"hostname": "jump-prod-02"}}
 	for b.Loop() {
 		res, err := cs.CallTool(ctx, params)
@@ -56,12 +62,7 @@ func BenchmarkCallHost(b *testing.B) {
 // both sides' SDK client).
 func BenchmarkCallHostVsSDK(b *testing.B) {
 	ctx := context.Background()
-	client := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}})
-	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: exec.Command(fixture("cmdb").Command), TerminateDuration: 100 * time.Millisecond}, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer cs.Close()
+	cs := rawSDKSession(b)
 	h, err := Start(ctx, Options{Servers: []ServerSpec{fixture("cmdb")}})
 	if err != nil {
 		b.Fatal(err)

@@ -145,13 +145,17 @@ func newAggregator() *aggregator {
 }
 
 // str interns s in the tables.
-func (a *aggregator) str(s string) int32 {
-	if i, ok := a.strIdx[s]; ok {
+func (a *aggregator) str(s string) int32 { return intern(a.strIdx, &a.tables.strs, s, s) }
+
+// intern returns the index of key's value in list, appending v under key
+// the first time.
+func intern[T any](index map[string]int32, list *[]T, key string, v T) int32 {
+	if i, ok := index[key]; ok {
 		return i
 	}
-	i := int32(len(a.tables.strs))
-	a.tables.strs = append(a.tables.strs, s)
-	a.strIdx[s] = i
+	i := int32(len(*list))
+	*list = append(*list, v)
+	index[key] = i
 	return i
 }
 
@@ -265,14 +269,7 @@ func (a *aggregator) serverList(servers []ServerInfo) int32 {
 		}
 		b.WriteByte(1)
 	}
-	key := b.String()
-	if i, ok := a.serverIdx[key]; ok {
-		return i
-	}
-	i := int32(len(a.tables.servers))
-	a.tables.servers = append(a.tables.servers, servers)
-	a.serverIdx[key] = i
-	return i
+	return intern(a.serverIdx, &a.tables.servers, b.String(), servers)
 }
 
 // summary sorts the rows into case order and sums the groups.
