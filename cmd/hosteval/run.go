@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hosteval/hosteval/internal/host"
 	"github.com/hosteval/hosteval/internal/report"
 	"github.com/hosteval/hosteval/internal/runner"
 	"github.com/hosteval/hosteval/internal/scenario"
@@ -48,6 +49,10 @@ with $JOB_COMPLETION_INDEX (0-based: index i runs shard i+1 of N).
 
 The budgets (-connect-timeout, -discover-timeout, -initialize-timeout,
 -tool-timeout, -person-timeout) override the scenarios' host settings.
+A server that never answers server/discover is found out once per run (by
+the preflight, or the first case) and the other cases go straight to the
+2025-11-25 initialize; -eras-file FILE remembers such servers across runs,
+for a day (a remembered server that then fails is probed afresh).
 
 Exit codes: 0 all passed and every gate held, 1 a case or gate failed,
 2 a usage, scenario or configuration error, 3 a case could not run (a
@@ -79,6 +84,7 @@ func runRun(ctx context.Context, e *env, args []string) error {
 	baseline := fs.String("baseline", "", "a run folder to compare with and to resolve 'baseline' in gates")
 	var budgets budgetFlags
 	budgets.register(fs)
+	erasFile := fs.String("eras-file", "", "remember the servers that never answer server/discover in this file, across runs, for a day (default: within this run only)")
 	var shards shardFlags
 	shards.register(fs)
 	if err := parseFlags(fs, args); err != nil {
@@ -172,6 +178,7 @@ func runRun(ctx context.Context, e *env, args []string) error {
 		Concurrency: *concurrency, Share: *share, Wire: *wire, Logs: *logs, Preflight: *preflight,
 		OnCase: prog.done,
 		Drain:  e.interrupt.first, DrainGrace: drainGrace, Abort: e.interrupt.second, Groups: e.groups,
+		Eras: host.NewEras(*erasFile),
 	}
 	if budgets.set() {
 		opts.Override = budgets.apply

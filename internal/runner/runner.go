@@ -73,6 +73,11 @@ type Options struct {
 	// makes its own when nil. A caller that passes one can kill the
 	// servers itself.
 	Groups *host.ProcessGroups
+	// Eras remembers the servers that never answer server/discover, so
+	// that only the first connection to each (in the preflight, or the
+	// first case) waits to find out; Run makes one for the run when nil.
+	// One made with a file (host.NewEras) remembers across runs.
+	Eras *host.Eras
 }
 
 // Which cases' logs a run writes.
@@ -107,6 +112,9 @@ func Run(ctx context.Context, cases []*scenario.Case, opts Options) (*Result, er
 	if opts.Groups == nil {
 		opts.Groups = host.NewProcessGroups()
 	}
+	if opts.Eras == nil {
+		opts.Eras = host.NewEras("")
+	}
 	start := time.Now()
 	if err := os.MkdirAll(filepath.Join(opts.Dir, "cases"), 0o755); err != nil {
 		return nil, fmt.Errorf("create run folder: %w", err)
@@ -131,7 +139,7 @@ func Run(ctx context.Context, cases []*scenario.Case, opts Options) (*Result, er
 			return nil, fmt.Errorf("create shared server log: %w", err)
 		}
 		defer sharedLog.Close()
-		pool = host.NewPool(host.Options{ServerLog: sharedLog, Groups: opts.Groups})
+		pool = host.NewPool(host.Options{ServerLog: sharedLog, Groups: opts.Groups, Eras: opts.Eras})
 		defer pool.Close()
 	}
 
@@ -413,7 +421,7 @@ func caseHostOptions(c *scenario.Case, dir string, opts Options) (host.Options, 
 	if opts.Override != nil {
 		opts.Override(&hopts)
 	}
-	hopts.Groups = opts.Groups
+	hopts.Groups, hopts.Eras = opts.Groups, opts.Eras
 	return hopts, err
 }
 
