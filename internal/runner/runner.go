@@ -342,9 +342,6 @@ func runCase(ctx context.Context, idx int, c *scenario.Case, opts Options, pool 
 		return rec
 	}
 
-	parent := ctx
-	ctx, cancel := context.WithTimeout(ctx, c.Timeout())
-	defer cancel()
 	hopts, err := caseHostOptions(c, filepath.Join(opts.Dir, logs.base), opts)
 	rec.Settings = settings(hopts, c.Timeout())
 	if err != nil {
@@ -360,11 +357,17 @@ func runCase(ctx context.Context, idx int, c *scenario.Case, opts Options, pool 
 	if logs.wire != nil {
 		hopts.Wire = logs.wire
 	}
-	h, err := host.Start(ctx, hopts)
+	// The case's clock starts once its servers are connected: each server
+	// has its own connect budget, and a slow start on a busy machine must
+	// not eat the time of the case's turns.
+	parent := ctx
+	h, err := host.Start(parent, hopts)
 	if err != nil {
-		infra = caseError(parent, ctx, c, err)
+		infra = caseError(parent, parent, c, err)
 		return rec
 	}
+	ctx, cancel := context.WithTimeout(parent, c.Timeout())
+	defer cancel()
 	closed := false
 	closeHost := func() {
 		if !closed {
