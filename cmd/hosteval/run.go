@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -117,8 +118,15 @@ func runRun(ctx context.Context, e *env, args []string) error {
 		}
 		filter = re
 	}
-	suite, err := scenario.Load(paths...)
+	// The first interrupt stops the loading too: run reads the interrupt
+	// itself (drainCases), and a large suite takes a while to read.
+	loading, stopLoading := untilClosed(ctx, e.interrupt.first)
+	suite, err := scenario.LoadContext(loading, paths...)
+	stopLoading()
 	if err != nil {
+		if errors.Is(err, errInterrupted) {
+			return interruptedf("interrupted while loading the scenarios: no case ran")
+		}
 		// Every problem of the files, or a path that is not there.
 		return usageError{err}
 	}

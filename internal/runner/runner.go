@@ -143,20 +143,22 @@ func Run(ctx context.Context, cases []*scenario.Case, opts Options) (*Result, er
 		defer pool.Close()
 	}
 
-	// One token cache for the run: every case renders the same catalogs.
-	toks := tokens.NewCache()
-	if opts.Preflight {
-		if problems := preflight(ctx, cases, pool, toks, opts); len(problems) > 0 {
-			return nil, &scenario.LoadError{Problems: problems}
-		}
-	}
-
 	// starting ends on the first interrupt (or the second); the run's
 	// context DrainGrace later.
 	starting, stopStarting := context.WithCancel(ctx)
 	defer stopStarting()
 	stopWatch := watchInterrupts(opts, stopStarting, cancel)
 	defer stopWatch()
+
+	// One token cache for the run: every case renders the same catalogs.
+	toks := tokens.NewCache()
+	if opts.Preflight {
+		// An interrupt stops the preflight too; what it found by then is
+		// moot, as no case starts.
+		if problems := preflight(starting, cases, pool, toks, opts); len(problems) > 0 && starting.Err() == nil {
+			return nil, &scenario.LoadError{Problems: problems}
+		}
+	}
 
 	var (
 		g    errgroup.Group
