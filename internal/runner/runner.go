@@ -15,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 	"time"
 
@@ -477,6 +478,14 @@ func preflight(ctx context.Context, cases []*scenario.Case, pool *host.Pool, tok
 			}
 			hopts.Pool, hopts.Tokens = pool, toks
 			h, err := host.Start(ctx, hopts)
+			if errors.Is(err, host.ErrConfig) {
+				// Tool names that collide: the scenario's to fix (exit 2),
+				// before any case runs.
+				mu.Lock()
+				problems = append(problems, scenario.Problem{File: c.Scenario.File, Line: c.Scenario.Line, Path: "servers",
+					Msg: strings.TrimPrefix(err.Error(), host.ErrConfig.Error()+": ")})
+				mu.Unlock()
+			}
 			if err != nil {
 				return nil
 			}
