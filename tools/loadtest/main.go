@@ -177,4 +177,3 @@ func compare(want, got map[string]string, table string) []string {
 	}
 	return problems
 }
-
