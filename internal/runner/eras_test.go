@@ -11,8 +11,8 @@ import (
 	"github.com/hosteval/hosteval/internal/host"
 )
 
-// silentSuite is a scenario over a legacy server that reads
-// server/discover and never answers it (it answers a ping), four times.
+// silentSuite is a servers file with a legacy server that reads
+// server/discover and never answers it (it answers a ping).
 func silentSuite(t *testing.T) string {
 	t.Helper()
 	return fmt.Sprintf(`servers:

@@ -1,8 +1,10 @@
 // Package runner runs the cases of a suite: it gives each case fresh server
-// processes (or shared ones), bounds how many run at once and how long
-// each may take, writes one record per finished case to the run folder the
-// moment it ends, and handles the two stages of an interrupt (stop
-// starting cases, then kill every server now). It owns processes,
+// processes (or shared ones), remembers for the run which servers never
+// answer server/discover, bounds how many cases run at once and how long
+// each may take once its servers are connected, writes one record per
+// finished case to the run folder the moment it ends, and handles the two
+// stages of an interrupt (stop starting cases, then kill every server
+// now). It owns processes,
 // concurrency, files and interrupts; what a case is and how it is judged
 // is internal/scenario's, the records' format internal/record's, and what
 // a person sees of the run (progress, tables) the caller's.
