@@ -106,6 +106,12 @@ func (cr *contextReader) Read(p []byte) (int, error) {
 // ch and waits for the watcher.
 func untilClosed(ctx context.Context, ch <-chan struct{}) (context.Context, func()) {
 	ctx, cancel := context.WithCancelCause(ctx)
+	select {
+	case <-ch:
+		// Already there: the context has ended before anyone reads it.
+		cancel(errInterrupted)
+	default:
+	}
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Go(func() {

@@ -313,6 +313,12 @@ func connectFailure(name string, cause error, hs *handshake, proc *process, err 
 		return fmt.Errorf("connect %s: %w", name, sil)
 	}
 	if proc != nil {
+		if cause == nil {
+			// The connection failed by itself (a write met a broken
+			// pipe, a read met EOF): that news can beat the news of the
+			// exit that caused it, on a busy machine.
+			proc.waitExit(exitWait)
+		}
 		// Look before stopping: after stop, the process was killed by us.
 		why := proc.ended()
 		reason := reasonClosedStdout
