@@ -53,7 +53,7 @@ ACTIONLINT := github.com/rhysd/actionlint/cmd/actionlint@$(ACTIONLINT_VERSION)
 GORELEASER_VERSION := v2.15.1
 GORELEASER := github.com/goreleaser/goreleaser/v2@$(GORELEASER_VERSION)
 
-.PHONY: all build run test vet conformance node-deps bench bench-peers clean \
+.PHONY: all build run test test-load vet conformance node-deps bench bench-peers clean \
 	fuzz browser-deps view cassettes release release-check image lint lint-docker lint-ci lint-k8s goreleaser-check
 
 all: build
@@ -83,11 +83,20 @@ run: build node-deps
 
 ## test: vet, the race-enabled tests (fixture servers, third-party servers
 ## over stdio, end-to-end CLI scripts, the pages in headless Chromium; their
-## screenshots go to artifacts/) and the conformance suite
+## screenshots go to artifacts/), then the load test (the suite and the
+## conformance suite on a saturated machine)
 test: build node-deps browser-deps vet
 	@echo "==> running the tests with the race detector (go test -race ./...: several minutes)"
 	HOSTEVAL_ARTIFACTS=$(CURDIR)/artifacts $(GO) test -race -timeout $(TEST_TIMEOUT) ./...
-	@$(MAKE) --no-print-directory conformance
+	@$(MAKE) --no-print-directory test-load
+
+## test-load: the default suite, the MCP conformance suite and a catalog of
+## the three npm peers while 2 busy loops per core saturate the machine:
+## every case passes, with the protocol revisions of an idle machine
+## (tools/loadtest/protocols.txt); see docs/reliability.md
+test-load: build node-deps
+	@echo "==> the load test: the suite, the conformance suite and a catalog on a saturated machine (tools/loadtest/run.sh)"
+	@GO=$(GO) tools/loadtest/run.sh $(BIN)/hosteval
 
 vet:
 	@echo "==> go vet"

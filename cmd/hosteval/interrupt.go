@@ -100,3 +100,30 @@ func (cr *contextReader) Read(p []byte) (int, error) {
 	cr.rest = cr.rest[n:]
 	return n, nil
 }
+
+// untilClosed returns a context that ends, with errInterrupted as its
+// cause, when ch is closed (or ctx ends). The returned func stops watching
+// ch and waits for the watcher.
+func untilClosed(ctx context.Context, ch <-chan struct{}) (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	select {
+	case <-ch:
+		// Already there: the context has ended before anyone reads it.
+		cancel(errInterrupted)
+	default:
+	}
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		select {
+		case <-ch:
+			cancel(errInterrupted)
+		case <-done:
+		}
+	})
+	return ctx, func() {
+		close(done)
+		wg.Wait()
+		cancel(nil)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hosteval/hosteval/internal/host"
 	"github.com/hosteval/hosteval/internal/report"
 	"github.com/hosteval/hosteval/internal/runner"
 	"github.com/hosteval/hosteval/internal/scenario"
@@ -51,7 +53,11 @@ with $JOB_COMPLETION_INDEX (0-based: index i runs shard i+1 of N).
 
 The budgets (-connect-timeout, -discover-timeout, -initialize-timeout,
 -tool-timeout, -person-timeout, -max-tool-time; -progress-extends) override
-the scenarios' host settings.
+the scenarios' host settings. A server that never answers server/discover
+is found out once per run (by the preflight, or the first case) and the
+other cases go straight to the 2025-11-25 initialize; -eras-file FILE
+remembers such servers across runs, for a day (a remembered server that
+then fails is probed afresh).
 
 Servers with an oauth: block are authorised before the first case, once
 for the whole run: a cached token asks no one; else the URL to open is
@@ -102,6 +108,7 @@ func runRun(ctx context.Context, e *env, args []string) error {
 	budgets.register(fs)
 	var models modelFlags
 	models.register(fs)
+	erasFile := fs.String("eras-file", "", "remember the servers that never answer server/discover in this file, across runs, for a day (default: within this run only)")
 	var shards shardFlags
 	shards.register(fs)
 	var openBrowser bool
@@ -144,8 +151,15 @@ func runRun(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	suite, err := scenario.Load(paths...)
+	// The first interrupt stops the loading too: run reads the interrupt
+	// itself (drainCases), and a large suite takes a while to read.
+	loading, stopLoading := untilClosed(ctx, e.interrupt.first)
+	suite, err := scenario.LoadContext(loading, paths...)
+	stopLoading()
 	if err != nil {
+		if errors.Is(err, errInterrupted) {
+			return interruptedf("interrupted while loading the scenarios: no case ran")
+		}
 		// Every problem of the files, or a path that is not there.
 		return usageError{err}
 	}
@@ -212,6 +226,7 @@ func runRun(ctx context.Context, e *env, args []string) error {
 		OnCase: prog.done,
 		Drain:  e.interrupt.first, DrainGrace: drainGrace, Abort: e.interrupt.second, Groups: e.groups,
 		Cassettes: cassettes, Cache: cache,
+		Eras: host.NewEras(*erasFile),
 	}
 	if budgets.set() {
 		opts.Override = budgets.apply

@@ -331,6 +331,13 @@ func (h *Host) dial(ctx context.Context, s *serverConn, revision string, b budge
 // connectFailure says why a connection attempt failed, as honestly as the
 // host can tell, and stops the process.
 func connectFailure(name string, cause error, hs *handshake, proc *process, err error) error {
+	if errors.Is(err, errPinned) {
+		// The host ended it: the server's exit that follows is not news.
+		if proc != nil {
+			proc.stop()
+		}
+		return fmt.Errorf("connect %s: %w", name, err)
+	}
 	var sil *silence
 	if errors.As(cause, &sil) {
 		if proc != nil {
@@ -339,6 +346,12 @@ func connectFailure(name string, cause error, hs *handshake, proc *process, err 
 		return fmt.Errorf("connect %s: %w", name, sil)
 	}
 	if proc != nil {
+		if cause == nil {
+			// The connection failed by itself (a write met a broken
+			// pipe, a read met EOF): that news can beat the news of the
+			// exit that caused it, on a busy machine.
+			proc.waitExit(exitWait)
+		}
 		// Look before stopping: after stop, the process was killed by us.
 		why := proc.ended()
 		reason := reasonClosedStdout

@@ -48,8 +48,10 @@
 //	            report gives the round "tool" again from then)
 //	person      the person's answer to an approval or a         none     person_timeout        -                   -person-timeout
 //	            server's question; then no
-//	model       one model request, retries included             2m       model openai.timeout  -                   (internal/model)
-//	case        one case, all its turns                         60s      timeout               -                   (the runner)
+//	model       each attempt of one model request (an attempt   2m       model openai.timeout  -                   (internal/model)
+//	            that times out is retried, max_retries)
+//	case        one case's turns and checks, counted once its   60s      timeout               -                   (the runner)
+//	            servers are connected
 //
 // A server's own values in servers.yaml (an npx or JVM server is known to
 // start slowly) override the host's; a scenario's host: block and the flags

@@ -1,8 +1,10 @@
 // Package runner runs the cases of a suite: it gives each case fresh server
-// processes (or shared ones), bounds how many run at once and how long
-// each may take, writes one record per finished case to the run folder the
-// moment it ends, and handles the two stages of an interrupt (stop
-// starting cases, then kill every server now). It owns processes,
+// processes (or shared ones), remembers for the run which servers never
+// answer server/discover, bounds how many cases run at once and how long
+// each may take once its servers are connected, writes one record per
+// finished case to the run folder the moment it ends, and handles the two
+// stages of an interrupt (stop starting cases, then kill every server
+// now). It owns processes,
 // concurrency, files and interrupts; what a case is and how it is judged
 // is internal/scenario's, the records' format internal/record's, and what
 // a person sees of the run (progress, tables) the caller's.
@@ -15,6 +17,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 	"time"
 
@@ -85,6 +88,11 @@ type Options struct {
 	// makes one when nil and registers every case's models in it before
 	// the first case starts.
 	Endpoints *model.Endpoints
+	// Eras remembers the servers that never answer server/discover, so
+	// that only the first connection to each (in the preflight, or the
+	// first case) waits to find out; Run makes one for the run when nil.
+	// One made with a file (host.NewEras) remembers across runs.
+	Eras *host.Eras
 }
 
 // Which cases' logs a run writes.
@@ -126,6 +134,9 @@ func Run(ctx context.Context, cases []*scenario.Case, opts Options) (*Result, er
 	if opts.Groups == nil {
 		opts.Groups = host.NewProcessGroups()
 	}
+	if opts.Eras == nil {
+		opts.Eras = host.NewEras("")
+	}
 	if opts.Endpoints == nil {
 		opts.Endpoints = model.NewEndpoints()
 	}
@@ -156,17 +167,8 @@ func Run(ctx context.Context, cases []*scenario.Case, opts Options) (*Result, er
 			return nil, fmt.Errorf("create shared server log: %w", err)
 		}
 		defer sharedLog.Close()
-		pool = host.NewPool(host.Options{ServerLog: sharedLog, Groups: opts.Groups})
+		pool = host.NewPool(host.Options{ServerLog: sharedLog, Groups: opts.Groups, Eras: opts.Eras})
 		defer pool.Close()
-	}
-
-	// One token cache for the run: every case renders the same catalogs.
-	toks := tokens.NewCache()
-	cfgs := &configs{}
-	if opts.Preflight {
-		if problems := preflight(ctx, cases, pool, toks, opts); len(problems) > 0 {
-			return nil, &scenario.LoadError{Problems: problems}
-		}
 	}
 
 	// starting ends on the first interrupt (or the second); the run's
@@ -175,6 +177,17 @@ func Run(ctx context.Context, cases []*scenario.Case, opts Options) (*Result, er
 	defer stopStarting()
 	stopWatch := watchInterrupts(opts, stopStarting, cancel)
 	defer stopWatch()
+
+	// One token cache for the run: every case renders the same catalogs.
+	toks := tokens.NewCache()
+	cfgs := &configs{}
+	if opts.Preflight {
+		// An interrupt stops the preflight too; what it found by then is
+		// moot, as no case starts.
+		if problems := preflight(starting, cases, pool, toks, opts); len(problems) > 0 && starting.Err() == nil {
+			return nil, &scenario.LoadError{Problems: problems}
+		}
+	}
 
 	var (
 		g    errgroup.Group
@@ -394,9 +407,6 @@ func runCase(ctx context.Context, idx int, c *scenario.Case, opts Options, pool 
 		return rec
 	}
 
-	parent := ctx
-	ctx, cancel := context.WithTimeout(ctx, c.Timeout())
-	defer cancel()
 	hopts, err := caseHostOptions(c, func() string { return filepath.Join(opts.Dir, logs.base()) }, opts)
 	rec.Settings = cfgs.settings(c, hopts)
 	if err != nil {
@@ -420,12 +430,18 @@ func runCase(ctx context.Context, idx int, c *scenario.Case, opts Options, pool 
 	if logs.wire != nil {
 		hopts.Wire = logs.wire
 	}
+	// The case's clock starts once its servers are connected: each server
+	// has its own connect budget, and a slow start on a busy machine must
+	// not eat the time of the case's turns.
+	parent := ctx
 	wire.serve(&hopts)
-	h, err := host.Start(ctx, hopts)
+	h, err := host.Start(parent, hopts)
 	if err != nil {
-		infra = caseError(parent, ctx, c, err)
+		infra = caseError(parent, parent, c, err)
 		return rec
 	}
+	ctx, cancel := context.WithTimeout(parent, c.Timeout())
+	defer cancel()
 	closed := false
 	closeHost := func() {
 		if !closed {
@@ -491,7 +507,7 @@ func caseHostOptions(c *scenario.Case, dir func() string, opts Options) (host.Op
 	if opts.Override != nil {
 		opts.Override(&hopts)
 	}
-	hopts.Groups = opts.Groups
+	hopts.Groups, hopts.Eras = opts.Groups, opts.Eras
 	return hopts, err
 }
 
@@ -549,6 +565,14 @@ func preflight(ctx context.Context, cases []*scenario.Case, pool *host.Pool, tok
 			withStandIns(&hopts, w.standIns)
 			hopts.Pool, hopts.Tokens = pool, toks
 			h, err := host.Start(ctx, hopts)
+			if errors.Is(err, host.ErrConfig) {
+				// Tool names that collide: the scenario's to fix (exit 2),
+				// before any case runs.
+				mu.Lock()
+				problems = append(problems, scenario.Problem{File: c.Scenario.File, Line: c.Scenario.Line, Path: "servers",
+					Msg: strings.TrimPrefix(err.Error(), host.ErrConfig.Error()+": ")})
+				mu.Unlock()
+			}
 			if err != nil {
 				return nil
 			}

@@ -436,6 +436,7 @@ type serverExpect struct {
 	protocol       *string
 	versionFailure *bool
 	restarted      *bool
+	eraReason      *regexp.Regexp
 	connected      *bool
 }
 
@@ -449,6 +450,9 @@ func (s *serverExpect) name() string {
 	}
 	if s.restarted != nil {
 		parts = append(parts, fmt.Sprintf("restarted=%t", *s.restarted))
+	}
+	if s.eraReason != nil {
+		parts = append(parts, "era_reason="+strconv.Quote(s.eraReason.String()))
 	}
 	if s.connected != nil {
 		parts = append(parts, fmt.Sprintf("connected=%t", *s.connected))
@@ -466,11 +470,15 @@ func (s *serverExpect) eval(rec *record.Record) (bool, string) {
 	ok := (s.protocol == nil || r.Protocol == *s.protocol) &&
 		(s.versionFailure == nil || r.VersionFailure == *s.versionFailure) &&
 		(s.restarted == nil || r.Restarted == *s.restarted) &&
+		(s.eraReason == nil || s.eraReason.MatchString(r.EraReason)) &&
 		(s.connected == nil || connected == *s.connected)
 	if ok {
 		return true, ""
 	}
 	detail := fmt.Sprintf("server %s: protocol=%s version_failure=%t restarted=%t connected=%t", s.server, orNone(r.Protocol), r.VersionFailure, r.Restarted, connected)
+	if s.eraReason != nil {
+		detail += " era_reason=" + strconv.Quote(r.EraReason)
+	}
 	if r.Offered != "" {
 		detail += " offered=" + r.Offered
 	}

@@ -19,7 +19,7 @@ func evalRecord() *record.Record {
 		Status: record.StatusFail,
 		Servers: []record.Server{
 			{Name: "cmdb", Mode: "auto", Protocol: "2026-07-28"},
-			{Name: "tickets", Mode: "auto", Protocol: "2025-11-25", Restarted: true},
+			{Name: "tickets", Mode: "auto", Protocol: "2025-11-25", Restarted: true, EraReason: "answered ping, not discover"},
 			{Name: "legacy", Mode: "2026-07-28", Offered: "2025-11-25", VersionFailure: true, Error: "server speaks only 2025-11-25"},
 		},
 		Turns: []record.Turn{
@@ -139,6 +139,9 @@ func TestEvaluate(t *testing.T) {
 		{`{server: tickets, protocol: 2026-07-28}`, "server tickets protocol=2026-07-28",
 			"server tickets: protocol=2025-11-25 version_failure=false restarted=true connected=true"},
 		{`{server: tickets, restarted: true}`, "server tickets restarted=true", ""},
+		{`{server: tickets, era_reason: "ping, not discover$"}`, `server tickets era_reason="ping, not discover$"`, ""},
+		{`{server: cmdb, era_reason: "^answered discover$"}`, `server cmdb era_reason="^answered discover$"`,
+			`server cmdb: protocol=2026-07-28 version_failure=false restarted=false connected=true era_reason=""`},
 		{`{server: legacy, version_failure: true, connected: false}`, "server legacy version_failure=true connected=false", ""},
 		{`{server: legacy}`, "server legacy connected=true",
 			`server legacy: protocol=none version_failure=true restarted=false connected=false offered=2025-11-25 error="server speaks only 2025-11-25"`},

@@ -49,7 +49,8 @@ type serverExpectDoc struct {
 	Server         string         `yaml:"server" required:"true" doc:"A server of the scenario; alone, it must have connected." example:"tickets"`
 	Protocol       *revisionValue `yaml:"protocol" doc:"The protocol revision negotiated." example:"2026-07-28"`
 	VersionFailure *bool          `yaml:"version_failure" doc:"Whether the server and the host had no common revision (the server then did not connect, and that is the verdict, not an error)." example:"true"`
-	Restarted      *bool          `yaml:"restarted" doc:"Whether the host restarted the server to fall back to 2025-11-25." example:"false"`
+	Restarted      *bool          `yaml:"restarted" doc:"Whether the host restarted the server to fall back to 2025-11-25 (a server a run already knows to be silent is not restarted: see era_reason)." example:"false"`
+	EraReason      *yamlx.Regexp  `yaml:"era_reason" doc:"A regular expression on why the host chose the revision: answered discover, discover error code N, answered ping, not discover, no answer to discover within T, exited, ...; remembered: REASON when the run already knew the server." example:"answered ping, not discover"`
 	Connected      *bool          `yaml:"connected" doc:"Whether the server connected (connected: false makes its failure the verdict)." example:"false"`
 }
 
@@ -353,8 +354,9 @@ func (r *expectReader) serverExpect() checker {
 	if d.Server != "" {
 		r.ref(refServer, "server", d.Server)
 	}
-	s := &serverExpect{server: d.Server, protocol: (*string)(d.Protocol), versionFailure: d.VersionFailure, restarted: d.Restarted, connected: d.Connected}
-	if s.protocol == nil && s.versionFailure == nil && s.restarted == nil && s.connected == nil {
+	s := &serverExpect{server: d.Server, protocol: (*string)(d.Protocol), versionFailure: d.VersionFailure, restarted: d.Restarted,
+		eraReason: regexpOf(d.EraReason), connected: d.Connected}
+	if s.protocol == nil && s.versionFailure == nil && s.restarted == nil && s.eraReason == nil && s.connected == nil {
 		yes := true
 		s.connected = &yes
 	}

@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -30,8 +31,16 @@ import (
 // ([Case.HostOptionsIn]); an openai model's empty base_url, api_key and
 // model are taken from the environment too ([model.OpenAIConfig.WithEnv]).
 func Load(paths ...string) (*Suite, error) {
+	return LoadContext(context.Background(), paths...)
+}
+
+// LoadContext is [Load] that stops when ctx ends (a Ctrl-C while a large
+// suite loads): ctx is checked before each file and each document, and the
+// error wraps its cause.
+func LoadContext(ctx context.Context, paths ...string) (*Suite, error) {
 	l := newLoader()
 	l.caseDir = true
+	l.ctx = ctx
 	return l.load(paths)
 }
 
@@ -39,6 +48,8 @@ func Load(paths ...string) (*Suite, error) {
 // files it finds relative to the working directory.
 func newLoader() *loader {
 	l := &loader{
+		ctx:          context.Background(),
+		readFile:     os.ReadFile,
 		lookupEnv:    os.LookupEnv,
 		serversFiles: map[string]*serversFile{},
 		nearest:      map[string]string{},
@@ -51,6 +62,9 @@ func newLoader() *loader {
 
 // loader gathers the problems of one Load.
 type loader struct {
+	// ctx ends the loading between files and documents.
+	ctx          context.Context
+	readFile     func(string) ([]byte, error)
 	lookupEnv    func(string) (string, bool)
 	cwd          string
 	problems     yamlx.Problems
@@ -69,7 +83,13 @@ func (l *loader) load(paths []string) (*Suite, error) {
 		return nil, &LoadError{Problems: []Problem{{File: ".", Msg: "no scenario files or folders given"}}}
 	}
 	for _, file := range l.collect(paths) {
+		if err := l.stopped(); err != nil {
+			return nil, err
+		}
 		l.loadFile(file)
+	}
+	if err := l.stopped(); err != nil {
+		return nil, err
 	}
 	if l.problems.Len() == 0 && len(l.suite.Scenarios) == 0 {
 		l.problems.Add(Problem{File: strings.Join(paths, " "), Msg: "no scenarios found"})
@@ -78,6 +98,14 @@ func (l *loader) load(paths []string) (*Suite, error) {
 		return nil, err
 	}
 	return l.suite, nil
+}
+
+// stopped returns an error when the loading's context has ended.
+func (l *loader) stopped() error {
+	if l.ctx.Err() == nil {
+		return nil
+	}
+	return fmt.Errorf("loading the scenarios stopped: %w", context.Cause(l.ctx))
 }
 
 // collect lists the scenario files named by paths, each once, in the order
@@ -107,6 +135,9 @@ func (l *loader) collect(paths []string) []string {
 		}
 		found := false
 		err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+			if l.ctx.Err() != nil {
+				return fs.SkipAll // load says why
+			}
 			if err != nil {
 				l.problems.Add(Problem{File: p, Msg: fileError(err)})
 				return nil
@@ -196,13 +227,16 @@ func (l *loader) source(name string, data []byte) {
 // loadFile reads one scenario file: one scenario per YAML document.
 func (l *loader) loadFile(name string) {
 	f := l.file(name)
-	data, err := os.ReadFile(name)
+	data, err := l.readFile(name)
 	if err != nil {
 		l.problems.Add(Problem{File: name, Msg: fileError(err)})
 		return
 	}
 	l.source(name, data)
 	for _, doc := range f.parse(data) {
+		if l.ctx.Err() != nil {
+			return // load says so
+		}
 		if root := doc.Root(); root != nil {
 			l.scenario(f, root)
 		}

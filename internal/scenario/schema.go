@@ -38,7 +38,7 @@ type scenarioDoc struct {
 	Approvals   []string            `yaml:"approvals" doc:"The tools the person approves when asked (a tool not on its server's auto-run list needs approval): namespaced names, or a prefix ending in *. The rest are denied." example:"[tickets__open_ticket, \"support__*\"]"`
 	Variants    []variantDoc        `yaml:"variants" want:"a list of variants" doc:"Named sets of overrides (host settings, system prompt), each a case of its own: the A/B of tool descriptions."`
 	Repeat      *int                `yaml:"repeat" min:"1" max:"10000" doc:"How many times each case runs (default 1)." example:"3"`
-	Timeout     *duration           `yaml:"timeout" doc:"The deadline of one case, servers' start included (default 60s)." example:"30s"`
+	Timeout     *duration           `yaml:"timeout" doc:"The deadline of one case's turns and checks, counted once its servers are connected (connecting has its own budget, connect_timeout; default 60s)." example:"30s"`
 	Expect      []expectDoc         `yaml:"expect" doc:"What must hold after the conversation; each expectation is one of the kinds below, chosen by its keys."`
 	Gates       []string            `yaml:"gates" want:"a list of gates" doc:"Gates on this scenario's groups (one per variant and model): \"<metric> <op> <number>\" or \"... baseline\"; see the gate metrics." example:"[\"pass_rate >= 1\"]"`
 	Cassettes   *cassettesDoc       `yaml:"cassettes" doc:"Where the cases' model requests (and the answers of servers with record_server) are recorded and replayed: one file per case, so a suite recorded once against a real endpoint runs offline. run -record DIR and -replay DIR override it."`
@@ -47,9 +47,9 @@ type scenarioDoc struct {
 // hostDoc are the host settings of a scenario or a variant.
 type hostDoc struct {
 	Protocol          *protocolMode       `yaml:"protocol" doc:"auto (server/discover, falling back to 2025-11-25 initialize), legacy (2025-11-25 only) or 2026-07-28 (pinned: an older server is a version failure). Default auto." example:"auto"`
-	ConnectTimeout    *duration           `yaml:"connect_timeout" doc:"Starting and connecting one server (default 10s). A server known to start slowly sets its own in the servers file." example:"20s"`
-	DiscoverTimeout   *duration           `yaml:"discover_timeout" doc:"The server/discover attempt in auto mode before the host falls back to 2025-11-25 (default: half of connect_timeout)." example:"5s"`
-	InitializeTimeout *duration           `yaml:"initialize_timeout" doc:"The 2025-11-25 initialize handshake, on its own (default: the host's)." example:"10s"`
+	ConnectTimeout    *duration           `yaml:"connect_timeout" doc:"Everything it takes to connect one server: starting it, the handshake (a restart included), listing its tools (default 60s). A server known to start slowly sets its own in the servers file." example:"90s"`
+	DiscoverTimeout   *duration           `yaml:"discover_timeout" doc:"The wait for an answer to server/discover in auto mode, counted from when the server has read it; then the host restarts the server as 2025-11-25 (default 20s)." example:"20s"`
+	InitializeTimeout *duration           `yaml:"initialize_timeout" doc:"The wait for an answer to the 2025-11-25 initialize, counted from when the server has read it (default 20s)." example:"20s"`
 	ToolTimeout       *duration           `yaml:"tool_timeout" doc:"One round of a tool call; the person's time is never part of it (default 10s)." example:"2s"`
 	ProgressExtends   *bool               `yaml:"progress_extends" doc:"Whether a server's progress notification gives the round in flight tool_timeout again from then, up to max_tool_time in all (default false: progress is recorded on the call and changes nothing)." example:"true"`
 	MaxToolTime       *duration           `yaml:"max_tool_time" doc:"The most one round of a tool call may take when progress extends it: the hard maximum (default 2m; never less than tool_timeout)." example:"2m"`

@@ -25,6 +25,11 @@
 # usage: tools/conformance/run.sh [path/to/hosteval]
 # CONFORMANCE_OUT=DIR is the output folder (default results/conformance,
 # emptied first); CONFORMANCE_BASELINE=FILE another expected-failures file.
+# CONFORMANCE_TOLERATE=FILE lists checks ("scenario:check", one a line)
+# that measure the machine rather than the client, such as sse-retry's
+# 200 ms window for the reconnection delay: they may fail or pass without
+# failing the run. The load test (tools/loadtest/run.sh) sets it, on a
+# machine it saturates on purpose; make conformance does not.
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -46,6 +51,15 @@ if [[ -z ${CONFORMANCE_OUT:-} ]]; then
 	rm -rf "$out"
 fi
 mkdir -p "$out"
+
+# Tolerated checks join the baseline (a failure is expected), and are
+# never reported as stale (a pass is fine too).
+tolerated=()
+if [[ -n ${CONFORMANCE_TOLERATE:-} ]]; then
+	mapfile -t tolerated < <(sed 's/#.*//; s/[[:space:]]//g; /^$/d' "$CONFORMANCE_TOLERATE")
+	{ cat "$baseline"; printf '  - %s\n' "${tolerated[@]}"; } >"$out/expected-failures.yaml"
+	baseline=$out/expected-failures.yaml
+fi
 
 # The suite runs the command through a shell and appends the server's URL.
 client="$(printf '%q' "$hosteval") conformance-client"
@@ -93,6 +107,11 @@ check() {
 	local -a unexpected stale
 	mapfile -t unexpected < <(section 'Unexpected failures' '✗' "$log")
 	mapfile -t stale < <(section 'Stale baseline entries' '✓' "$log")
+	reported=$((${#unexpected[@]} + ${#stale[@]}))
+	if ((${#tolerated[@]} > 0)); then
+		mapfile -t stale < <(printf '%s\n' "${stale[@]}" | grep -vxF -f <(printf '%s\n' "${tolerated[@]}") || true)
+		[[ ${#stale[@]} -ne 1 || -n ${stale[0]} ]] || stale=()
+	fi
 	# An entry is "scenario" or "scenario:check": a regression is a scenario.
 	regressions=$(printf '%s\n' "${unexpected[@]}" | sed '/^$/d; s/:.*//' | sort -u | sed '/^$/d' | wc -l)
 	passed_in[$mode]=$((${passed_in[$mode]:-0} + passed))
@@ -111,8 +130,12 @@ check() {
 	for s in "${stale[@]}"; do
 		problems+=("$label: now passes, remove it from expected-failures.yaml: $s")
 	done
-	if ((code != 0)) && ((${#unexpected[@]} + ${#stale[@]} == 0)); then
+	if ((code != 0)) && ((reported == 0)); then
 		problems+=("$label: the suite exited $code")
+	fi
+	# Only a tolerated check went stale: the suite's exit code is moot.
+	if ((code != 0)) && ((reported > 0)) && ((${#unexpected[@]} + ${#stale[@]} == 0)); then
+		code=0
 	fi
 	if ((code != 0)) || ((passed + failed == 0)); then
 		status=1
