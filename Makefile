@@ -53,7 +53,7 @@ ACTIONLINT := github.com/rhysd/actionlint/cmd/actionlint@$(ACTIONLINT_VERSION)
 GORELEASER_VERSION := v2.15.1
 GORELEASER := github.com/goreleaser/goreleaser/v2@$(GORELEASER_VERSION)
 
-.PHONY: all build run test test-load vet conformance node-deps bench clean \
+.PHONY: all build run test test-load vet conformance node-deps bench bench-peers clean \
 	fuzz browser-deps view cassettes release release-check image lint lint-docker lint-ci lint-k8s goreleaser-check
 
 all: build
@@ -122,6 +122,19 @@ conformance: build node-deps
 ## bench: the Go benchmarks (speed and memory targets)
 bench: build
 	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+## bench-peers: 100 echo calls on server-everything, whole processes in
+## turns: hosteval against the bare go-sdk client (tools/bench/sdkcall) and
+## the eval harnesses of tools/bench/_npm (mcpvals, promptfoo: installed
+## without their scripts, as mcpvals's runs pnpm); prints each one's
+## median time and its ratio to the bare client. Not part of make test.
+BENCH_NPM := tools/bench/_npm
+BENCH_STAMP := $(BENCH_NPM)/node_modules/.npm-ci-done
+bench-peers: node-deps $(BENCH_STAMP)
+	$(GO) run ./tools/bench/peers -rounds $(or $(ROUNDS),9)
+$(BENCH_STAMP): $(BENCH_NPM)/package.json $(BENCH_NPM)/package-lock.json
+	npm ci --prefix $(BENCH_NPM) --ignore-scripts --no-audit --no-fund --loglevel=error
+	touch $@
 
 ## fuzz: every Go fuzz target (the scenario loader, scripted calls, ...)
 ## for FUZZTIME each; not part of make test, which runs their seed corpora
@@ -222,4 +235,4 @@ else
 endif
 
 clean:
-	rm -rf $(BIN) $(DIST) $(NODE_DIR)/node_modules $(LINT_DIR)/node_modules
+	rm -rf $(BIN) $(DIST) $(NODE_DIR)/node_modules $(LINT_DIR)/node_modules $(BENCH_NPM)/node_modules

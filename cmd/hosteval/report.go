@@ -98,16 +98,23 @@ func runReport(ctx context.Context, e *env, args []string) error {
 // baseline, and appends the Markdown summary to $GITHUB_STEP_SUMMARY when
 // it is set. It returns the checks' verdict.
 func writeReports(e *env, dir string, gates []report.Gate, base *report.Summary, jsonOut bool, view report.Options) (report.Verdict, error) {
-	run, err := record.ReadRun(dir)
+	// One pass over the records makes the figures and the transcripts.
+	var runID string // the records' own when run.json has none
+	if info, err := record.ReadRunInfo(dir); err == nil {
+		runID = info.RunID
+	}
+	transcripts := report.NewTranscriptWriter(dir, runID, view.AllTranscripts)
+	s, err := report.ReadEach(dir, transcripts.Add)
+	stems, terr := transcripts.Close()
+	if err == nil {
+		err = terr
+	}
 	if err != nil {
 		return report.Verdict{}, err
 	}
-	for _, w := range run.Warnings {
+	view.Transcripts = stems
+	for _, w := range s.Warnings {
 		fmt.Fprintf(e.stderr, "hosteval: %s\n", w)
-	}
-	s := report.Aggregate(run)
-	if view.Transcripts, err = report.WriteTranscripts(dir, run, view.AllTranscripts); err != nil {
-		return report.Verdict{}, err
 	}
 	opts := report.Judge(s, gates, base, view)
 	if _, err := report.WriteReports(dir, s, opts); err != nil {
@@ -162,11 +169,7 @@ func loadGates(suite *scenario.Suite, file string) ([]report.Gate, error) {
 
 // readSummary aggregates a run folder (a baseline).
 func readSummary(dir string) (*report.Summary, error) {
-	run, err := record.ReadRun(dir)
-	if err != nil {
-		return nil, err
-	}
-	return report.Aggregate(run), nil
+	return report.Read(dir)
 }
 
 var compareCommand = command{
@@ -181,14 +184,19 @@ const compareUsage = `usage: hosteval compare [flags] OLD NEW
 Compares two run folders per scenario, variant and model: pass rate,
 tool-definition tokens, result bytes, unknown tools, call latency. With
 repeats, a pass-rate change is tested with Fisher's exact test and latency
-with the Mann-Whitney U test; a change within noise prints "~". Exits 1 when
-NEW regressed past the thresholds, or when a scenario, variant or model of
-OLD is missing from NEW (listed first). -format markdown prints a comment
-for a pull request; -format json the comparison as data.
+with the Mann-Whitney U test; a change within noise prints "~". A latency
+change is also measured, as the ratio new/old with its 95% interval
+(Hodges-Lehmann), and counts only when that interval lies beyond
+-min-effect: two runs of one commit differ by tens of percent on a busy
+machine. Exits 1 when NEW regressed past the thresholds, or when a
+scenario, variant or model of OLD is missing from NEW (listed first).
+-format markdown prints a comment for a pull request; -format json the
+comparison as data.
 
 examples:
   hosteval compare results/baseline results/20261129-101500-a1b2c3
   hosteval compare -tokens-pct 0 -alpha 0.01 results/a results/b
+  hosteval compare -min-effect 10 results/a results/b   # a machine of one's own
   hosteval compare -format markdown results/baseline results/latest > comment.md`
 
 func runCompare(ctx context.Context, e *env, args []string) error {
@@ -199,7 +207,8 @@ func runCompare(ctx context.Context, e *env, args []string) error {
 	fs.Float64Var(&th.ToolDefTokensPct, "tokens-pct", th.ToolDefTokensPct, "tolerated growth of tool-definition tokens, in percent (-1: off)")
 	fs.Float64Var(&th.ResultBytesPct, "result-bytes-pct", th.ResultBytesPct, "tolerated growth of result bytes, in percent (-1: off)")
 	fs.Float64Var(&th.UnknownTools, "unknown-tools", th.UnknownTools, "tolerated growth of unknown tools per case (-1: off)")
-	fs.Float64Var(&th.P95LatencyPct, "p95-pct", th.P95LatencyPct, "tolerated significant growth of p95 call latency, in percent (-1: off)")
+	fs.Float64Var(&th.MinEffectPct, "min-effect", th.MinEffectPct, "least slowdown of calls that counts, in percent: the 95% interval of the new/old ratio must lie above it (the default is this machine's run-to-run noise)")
+	fs.Float64Var(&th.P95LatencyPct, "p95-pct", th.P95LatencyPct, "growth of p95 call latency that a slowdown must also show, in percent (-1: no latency check)")
 	format := fs.String("format", "text", "what to print: text, markdown or json")
 	var layout layoutFlags
 	layout.register(fs, false)

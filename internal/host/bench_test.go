@@ -7,20 +7,28 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/hosteval/hosteval/internal/interleave"
 )
 
 // The host's overhead is measured against the floor: the raw SDK CallTool
 // round trip over stdio to the same server. Compare the two with
 // benchstat, or read the calls/s side by side.
 
-func BenchmarkCallRawSDK(b *testing.B) {
-	ctx := context.Background()
+// rawSDKSession connects the bare SDK to a cmdb process of its own.
+func rawSDKSession(b *testing.B) *mcp.ClientSession {
 	client := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}})
-	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: exec.Command(fixture("cmdb").Command), TerminateDuration: 100 * time.Millisecond}, nil)
+	cs, err := client.Connect(context.Background(), &mcp.CommandTransport{Command: exec.Command(fixture("cmdb").Command), TerminateDuration: 100 * time.Millisecond}, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer cs.Close()
+	b.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+func BenchmarkCallRawSDK(b *testing.B) {
+	ctx := context.Background()
+	cs := rawSDKSession(b)
 	params := &mcp.CallToolParams{Name: "get_asset", Arguments: map[string]any{"hostname": "jump-prod-02"}}
 	for b.Loop() {
 		res, err := cs.CallTool(ctx, params)
@@ -44,6 +52,43 @@ func BenchmarkCallHost(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "calls/s")
+}
+
+// BenchmarkCallHostVsSDK is the second row of issue 15's table: blocks of
+// 200 get_asset calls through the host and through the bare SDK, each on
+// its own cmdb process, in turns, so that the machine's load weighs on
+// both alike. It reports the ratio host/sdk of time per call and each
+// side's heap allocations per call (this process's: the host's checks, and
+// both sides' SDK client).
+func BenchmarkCallHostVsSDK(b *testing.B) {
+	ctx := context.Background()
+	cs := rawSDKSession(b)
+	h, err := Start(ctx, Options{Servers: []ServerSpec{fixture("cmdb")}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer h.Close()
+	const block = 200
+	params := &mcp.CallToolParams{Name: "get_asset", Arguments: map[string]any{"hostname": "jump-prod-02"}}
+	req := CallRequest{Name: "cmdb__get_asset", Arguments: `{"hostname": "jump-prod-02"}`, TraceID: NewID(), Step: 1}
+	interleave.Measure(b, 1, "call",
+		interleave.Side{Name: "host", Run: func() int {
+			for range block {
+				if _, ev := h.Call(ctx, req); ev.Outcome != "ok" {
+					b.Fatal(ev)
+				}
+			}
+			return block
+		}},
+		interleave.Side{Name: "sdk", Run: func() int {
+			for range block {
+				if res, err := cs.CallTool(ctx, params); err != nil || res.IsError {
+					b.Fatal(err, res)
+				}
+			}
+			return block
+		}},
+	)
 }
 
 // BenchmarkTurnThreeCalls is one scripted turn: three calls and an answer.

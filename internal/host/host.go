@@ -162,7 +162,7 @@ func Start(ctx context.Context, opts Options) (*Host, error) {
 		h.Close()
 		return nil, err
 	}
-	table, err := buildTable(h.order, opts)
+	table, err := h.buildTable(opts)
 	if err != nil {
 		h.Close()
 		return nil, err
@@ -318,4 +318,18 @@ func checkSpecs(specs []ServerSpec) error {
 		}
 	}
 	return nil
+}
+
+// buildTable builds the host's first table, or takes the pool's when
+// every server is a shared one that connected.
+func (h *Host) buildTable(opts Options) (*toolTable, error) {
+	if opts.Pool == nil {
+		return buildTable(h.order, opts)
+	}
+	for _, s := range h.order {
+		if !s.shared || s.session == nil {
+			return buildTable(h.order, opts)
+		}
+	}
+	return opts.Pool.table(h.order, opts)
 }

@@ -24,6 +24,9 @@ type Pool struct {
 
 	mu    sync.Mutex
 	conns map[string]*poolEntry
+	// tables are the tool tables of hosts whose servers are all shared
+	// (see table): a run's cases of one configuration build theirs once.
+	tables map[string]*toolTable
 }
 
 type poolEntry struct {
@@ -114,6 +117,33 @@ func (p *Pool) get(ctx context.Context, spec ServerSpec, hostOpts Options) (*ser
 		return e.conn, e.err
 	}
 	return e.conn, nil
+}
+
+// table returns the table of a host whose servers are all the pool's: it
+// is built once per configuration and shared, read-only, by every host
+// that asks with the same one.
+func (p *Pool) table(servers []*serverConn, opts Options) (*toolTable, error) {
+	key := tableKey(servers, opts)
+	p.mu.Lock()
+	t, ok := p.tables[key]
+	p.mu.Unlock()
+	if ok {
+		return t, nil
+	}
+	t, err := buildTable(servers, opts)
+	if err != nil {
+		return nil, err
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if prev, ok := p.tables[key]; ok {
+		return prev, nil // built meanwhile by another host: one table per key
+	}
+	if p.tables == nil {
+		p.tables = map[string]*toolTable{}
+	}
+	p.tables[key] = t
+	return t, nil
 }
 
 // started reports whether the entry's connection attempt has ended.

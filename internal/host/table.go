@@ -264,3 +264,22 @@ func (t *toolTable) renderModelTools() []model.Tool {
 	}
 	return out
 }
+
+// tableKey identifies a table built from shared servers: the same
+// connections, each with the same listing of its tools, under the same
+// lists and descriptions, give the same table. A server that lists its
+// tools again has a new listing, and so a new key.
+func tableKey(servers []*serverConn, opts Options) string {
+	var b strings.Builder
+	for _, s := range servers {
+		fmt.Fprintf(&b, "%p/%p\x00", s, s.currentListing())
+	}
+	b.WriteString(strings.Join(opts.Allow, "\x00"))
+	b.WriteString("\x01")
+	b.WriteString(strings.Join(opts.Deny, "\x00"))
+	for _, name := range slices.Sorted(maps.Keys(opts.Descriptions)) {
+		fmt.Fprintf(&b, "\x01%s\x00%s", name, opts.Descriptions[name])
+	}
+	fmt.Fprintf(&b, "\x01%p", opts.Tokens)
+	return b.String()
+}

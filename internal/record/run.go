@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"sync"
@@ -85,49 +84,43 @@ func (r *Run) ID() string {
 // ReadRun reads a run folder: records.jsonl (required) and run.json
 // (optional). It works on a run that was interrupted: a last line cut short
 // by a crash is skipped with a warning. Within the run a case ID recorded
-// twice keeps its last record, with a warning.
+// twice keeps its last record, with a warning. A large run is better read
+// with [Scan], which keeps no record.
 func ReadRun(dir string) (*Run, error) {
-	run := &Run{Dir: dir}
+	var (
+		records []Record
+		dups    []string
+		index   = make(map[string]int)
+	)
 	path := filepath.Join(dir, RecordsFile)
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("read run %s: %w", dir, err)
-	}
-	defer f.Close()
-
-	rd := NewReader(f, path)
-	index := make(map[string]int)
-	for {
-		rec, err := rd.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return nil, fmt.Errorf("read run %s: %w", dir, err)
-		}
+	run, err := Scan(dir, func(rec *Record, line int) error {
 		if i, dup := index[rec.CaseID]; dup && rec.CaseID != "" {
-			run.Warnings = append(run.Warnings, fmt.Sprintf("%s:%d: case %q recorded again; the later record is used", path, rd.Line(), rec.CaseID))
-			run.Records[i] = rec
-			continue
+			dups = append(dups, DuplicateWarning(path, line, rec.CaseID))
+			records[i] = *rec
+			return nil
 		}
-		index[rec.CaseID] = len(run.Records)
-		run.Records = append(run.Records, rec)
+		index[rec.CaseID] = len(records)
+		records = append(records, *rec)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
-	run.Warnings = append(rd.Warnings(), run.Warnings...)
-	if len(run.Records) == 0 && len(rd.Warnings()) > 0 {
-		return nil, fmt.Errorf("read run %s: no valid record in %s (%d lines skipped)", dir, RecordsFile, len(rd.Warnings()))
-	}
-
-	info, err := readRunInfo(filepath.Join(dir, RunInfoFile))
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-	case err != nil:
-		// A report from the records alone beats no report.
-		run.Warnings = append(run.Warnings, err.Error())
-	default:
-		run.Info = info
-	}
+	run.Records = records
+	run.Warnings = append(run.Warnings, dups...)
 	return run, nil
+}
+
+// DuplicateWarning says that the record at path:line is of a case recorded
+// before it, and is the one used.
+func DuplicateWarning(path string, line int, caseID string) string {
+	return fmt.Sprintf("%s:%d: case %q recorded again; the later record is used", path, line, caseID)
+}
+
+// ReadRunInfo reads dir's run.json; an error wraps fs.ErrNotExist when the
+// run has none.
+func ReadRunInfo(dir string) (*RunInfo, error) {
+	return readRunInfo(filepath.Join(dir, RunInfoFile))
 }
 
 func readRunInfo(path string) (*RunInfo, error) {
@@ -178,38 +171,60 @@ func NewReader(r io.Reader, name string) *Reader {
 // Next returns the next record, or io.EOF after the last one.
 func (r *Reader) Next() (Record, error) {
 	for {
-		// ReadBytes, not a Scanner: a record with large arguments can exceed
-		// any fixed token size.
-		line, err := r.r.ReadBytes('\n')
-		if len(line) == 0 && err != nil {
-			if errors.Is(err, io.EOF) {
-				return Record{}, io.EOF
-			}
-			return Record{}, fmt.Errorf("%s: %w", r.name, err)
+		line, complete, err := r.readLine()
+		if err != nil {
+			return Record{}, err
 		}
-		if err != nil && !errors.Is(err, io.EOF) {
-			return Record{}, fmt.Errorf("%s:%d: %w", r.name, r.line+1, err)
+		rec, ok, warning, err := decodeLine(r.name, r.line, line, complete)
+		switch {
+		case err != nil:
+			return Record{}, err
+		case warning != "":
+			r.warnings = append(r.warnings, warning)
+		case ok:
+			return rec, nil
 		}
-		r.line++
-		complete := line[len(line)-1] == '\n'
-		line = bytes.TrimSpace(line)
-		if len(line) == 0 {
-			continue
-		}
-		var rec Record
-		if derr := json.Unmarshal(line, &rec); derr != nil {
-			if !complete {
-				r.warnings = append(r.warnings, fmt.Sprintf("%s:%d: skipped a truncated last line (%d bytes): %v", r.name, r.line, len(line), derr))
-			} else {
-				r.warnings = append(r.warnings, fmt.Sprintf("%s:%d: skipped a malformed line: %v", r.name, r.line, derr))
-			}
-			continue
-		}
-		if rec.Schema > SchemaVersion {
-			return Record{}, fmt.Errorf("%s:%d: record schema %d is newer than this program reads (%d)", r.name, r.line, rec.Schema, SchemaVersion)
-		}
-		return rec, nil
 	}
+}
+
+// readLine returns the next line and whether it ended in a newline (a
+// line cut short by a crash does not), or io.EOF.
+func (r *Reader) readLine() (line []byte, complete bool, err error) {
+	// ReadBytes, not a Scanner: a record with large arguments can exceed
+	// any fixed token size.
+	line, err = r.r.ReadBytes('\n')
+	if len(line) == 0 && err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, false, io.EOF
+		}
+		return nil, false, fmt.Errorf("%s: %w", r.name, err)
+	}
+	if err != nil && !errors.Is(err, io.EOF) {
+		return nil, false, fmt.Errorf("%s:%d: %w", r.name, r.line+1, err)
+	}
+	r.line++
+	return line, line[len(line)-1] == '\n', nil
+}
+
+// decodeLine decodes line number num of the file name. A blank line gives
+// nothing; one that does not decode, a warning; a record of a newer schema
+// than this program knows, an error, since its fields may mean something
+// else.
+func decodeLine(name string, num int, line []byte, complete bool) (rec Record, ok bool, warning string, err error) {
+	line = bytes.TrimSpace(line)
+	if len(line) == 0 {
+		return Record{}, false, "", nil
+	}
+	if derr := json.Unmarshal(line, &rec); derr != nil {
+		if !complete {
+			return Record{}, false, fmt.Sprintf("%s:%d: skipped a truncated last line (%d bytes): %v", name, num, len(line), derr), nil
+		}
+		return Record{}, false, fmt.Sprintf("%s:%d: skipped a malformed line: %v", name, num, derr), nil
+	}
+	if rec.Schema > SchemaVersion {
+		return Record{}, false, "", fmt.Errorf("%s:%d: record schema %d is newer than this program reads (%d)", name, num, rec.Schema, SchemaVersion)
+	}
+	return rec, true, "", nil
 }
 
 // Line is the 1-based line number of the record Next last returned.
@@ -274,16 +289,10 @@ func terminateLastLine(f *os.File) error {
 // Write appends rec as one line and syncs the file. A zero Schema is
 // written as [SchemaVersion]; rec itself is not changed.
 func (w *Writer) Write(rec *Record) error {
-	if rec.Schema == 0 {
-		withSchema := *rec
-		withSchema.Schema = SchemaVersion
-		rec = &withSchema
-	}
-	data, err := json.Marshal(rec)
+	data, err := marshalLine(rec)
 	if err != nil {
-		return fmt.Errorf("write record %s: %w", rec.CaseID, err)
+		return err
 	}
-	data = append(data, '\n')
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.f == nil {
@@ -319,6 +328,56 @@ func (w *Writer) Write(rec *Record) error {
 	return nil
 }
 
+// WriteBatch appends recs, one line each, in one write, and syncs the file
+// once: the group commit of a caller that gathers the records of cases
+// that finished together (the runner's one writer). A record that does
+// not encode is left out and named in the error; the others are written.
+// Zero Schemas are written as [SchemaVersion]; recs are not changed.
+func (w *Writer) WriteBatch(recs []*Record) error {
+	var buf []byte
+	var errs []error
+	for _, rec := range recs {
+		line, err := marshalLine(rec)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		buf = append(buf, line...)
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.f == nil {
+		return fmt.Errorf("write %d records: %w", len(recs), os.ErrClosed)
+	}
+	for w.syncing {
+		w.cond.Wait()
+	}
+	if len(buf) > 0 {
+		// One write call: with O_APPEND the lines land whole at the end.
+		if _, err := w.f.Write(buf); err != nil {
+			return fmt.Errorf("write %d records: %w", len(recs), err)
+		}
+		if err := w.f.Sync(); err != nil {
+			return fmt.Errorf("write %d records: %w", len(recs), err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// marshalLine encodes rec as one line of records.jsonl.
+func marshalLine(rec *Record) ([]byte, error) {
+	if rec.Schema == 0 {
+		withSchema := *rec
+		withSchema.Schema = SchemaVersion
+		rec = &withSchema
+	}
+	data, err := json.Marshal(rec)
+	if err != nil {
+		return nil, fmt.Errorf("write record %s: %w", rec.CaseID, err)
+	}
+	return append(data, '\n'), nil
+}
+
 // Close closes the file. Writes after Close fail with [os.ErrClosed].
 func (w *Writer) Close() error {
 	w.mu.Lock()
@@ -340,20 +399,43 @@ func (w *Writer) Close() error {
 // WriteFileAtomic writes a file of a run folder whole: to a temporary name
 // beside it, synced, then renamed, so that a reader never sees half of it.
 func WriteFileAtomic(path string, data []byte) error {
+	return writeAtomic(path, true, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
+}
+
+// WriteRebuildable writes a file rebuilt from the records (a report) as a
+// stream: write writes it through a buffer, and the file appears under
+// path, renamed, once write has returned nil. It is not synced, which
+// spares a run an fsync per report. A reader never sees half of it; after a crash of the machine
+// it may be empty, and `hosteval report` writes it again.
+func WriteRebuildable(path string, write func(io.Writer) error) error {
+	return writeAtomic(path, false, write)
+}
+
+func writeAtomic(path string, sync bool, write func(io.Writer) error) error {
 	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*")
 	if err != nil {
 		return err
 	}
 	defer os.Remove(tmp.Name()) // a no-op once renamed
-	if _, err := tmp.Write(data); err != nil {
+	bw := bufio.NewWriterSize(tmp, 64<<10)
+	if err := write(bw); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := bw.Flush(); err != nil {
 		tmp.Close()
 		return err
 	}
 	// Sync before the rename, or a crash could leave an empty file under
 	// the final name.
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
+	if sync {
+		if err := tmp.Sync(); err != nil {
+			tmp.Close()
+			return err
+		}
 	}
 	if err := tmp.Close(); err != nil {
 		return err

@@ -57,7 +57,8 @@ func abTable(groups []*GroupStats, alpha float64) *Table {
 			{Name: "calls", Right: true, Priority: 10}, {Name: "p50 ms", Right: true, Priority: 11}, {Name: "p95 ms", Right: true, Priority: 3},
 			{Name: "vs base", Right: true, Priority: 4},
 		},
-		Notes: []string{"pass rate: Fisher's exact test; latency: Mann-Whitney U over calls; ~ = not significant at alpha " + fmtFloat(alpha) + "; ? = too few cases to test"},
+		Notes: []string{"pass rate: Fisher's exact test; latency: Mann-Whitney U over calls; ~ = not significant at alpha " + fmtFloat(alpha) +
+			" (latency: or not surely beyond " + fmtFloat(DefaultMinEffectPct) + "%, see compare -min-effect); ? = too few cases to test"},
 	}
 	for i, g := range groups {
 		row := []Cell{
@@ -72,7 +73,7 @@ func abTable(groups []*GroupStats, alpha float64) *Table {
 		if i == 0 {
 			row[3], row[6], row[11] = textCell("base"), textCell("base"), textCell("base")
 		} else {
-			gc := compareGroups(base, g, alpha)
+			gc := compareGroups(base, g, Thresholds{Alpha: alpha, MinEffectPct: DefaultMinEffectPct})
 			row[3] = withP(passDelta(gc.PassRate), gc.PassRate)
 			row[6] = relDelta(gc.ToolDefTokens)
 			row[11] = withP(relDelta(gc.P95), gc.P95)

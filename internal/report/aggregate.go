@@ -12,10 +12,17 @@ import (
 
 // SummarySchema is the version of the summary.json schema ([Summary]).
 // Adding a field is compatible; renaming or removing one needs a new version.
-const SummarySchema = 1
+//
+// Version 2 dropped "cases", a copy of every case's figures (200 MB for a
+// run of 100,000 cases, all of it in records.jsonl), for "failures", the
+// cases that did not pass and why. [ReadSummaryJSON] reads both.
+const SummarySchema = 2
 
-// Summary is a run aggregated per case and per group; it is also the
-// content of summary.json, whose schema is versioned by SummarySchema.
+// Summary is a run aggregated per group and per tool, with the cases that
+// did not pass; it is also the content of summary.json, whose schema is
+// versioned by SummarySchema. Every case's figures stay in memory as
+// compact rows (for the cases table and JUnit: see Cases), not in
+// summary.json.
 //
 // summary.json fields (all names are stable within a schema version):
 //
@@ -27,7 +34,8 @@ const SummarySchema = 1
 //	                      and tool_def_tokens_per_request over the whole run
 //	groups      []object  one per scenario+variant+model, sorted by those names: see GroupStats
 //	tools       []object  one per server and tool called, sorted by those names: see ToolStats
-//	cases       []object  one per case, sorted by scenario, variant, model, repeat: see CaseStats
+//	failures    []object  one per case that did not pass, in case order (scenario, variant, model,
+//	                      repeat): status, case, case_id, where, error, expectations (those that failed)
 //	warnings    []string  lines skipped while reading the run
 //
 // Times are RFC 3339 in UTC; durations are milliseconds; counts are ints;
@@ -41,8 +49,12 @@ type Summary struct {
 	Totals   Totals          `json:"totals"`
 	Groups   []GroupStats    `json:"groups"`
 	Tools    []ToolStats     `json:"tools"`
-	Cases    []CaseStats     `json:"cases"`
+	Failures []Failure       `json:"failures"`
 	Warnings []string        `json:"warnings"`
+
+	// cases are every case, in case order; nil for a summary read from a
+	// summary.json of schema 2.
+	cases *caseRows
 }
 
 // Totals counts the cases of a whole run, and the figures a trend across
@@ -187,6 +199,8 @@ func (c *CaseStats) Passed() bool { return c.Status == record.StatusPass }
 // every case.
 type GroupStats struct {
 	GroupKey
+	// File is the scenario file of the group's first case.
+	File     string  `json:"file,omitempty"`
 	Cases    int     `json:"cases"`
 	Passed   int     `json:"passed"`
 	Failed   int     `json:"failed"`
@@ -320,60 +334,6 @@ func CaseOf(rec *record.Record) CaseStats {
 	return c
 }
 
-// Aggregate computes the figures of a run. Cases and groups are sorted by
-// scenario, variant, model (and repeat), so that output does not depend on
-// the order in which cases finished.
-func Aggregate(run *record.Run) *Summary {
-	s := &Summary{
-		Schema:   SummarySchema,
-		Run:      run.Info,
-		RunID:    run.ID(),
-		Cases:    make([]CaseStats, 0, len(run.Records)),
-		Groups:   []GroupStats{},
-		Warnings: slices.Clone(run.Warnings),
-	}
-	if s.Warnings == nil {
-		s.Warnings = []string{}
-	}
-	for i := range run.Records {
-		s.Cases = append(s.Cases, CaseOf(&run.Records[i]))
-	}
-	slices.SortFunc(s.Cases, func(a, b CaseStats) int {
-		return cmp.Or(a.GroupKey.compare(b.GroupKey), cmp.Compare(a.Repeat, b.Repeat), cmp.Compare(a.CaseID, b.CaseID))
-	})
-	for i := 0; i < len(s.Cases); {
-		j := i
-		for j < len(s.Cases) && s.Cases[j].GroupKey == s.Cases[i].GroupKey {
-			j++
-		}
-		g := groupOf(s.Cases[i:j])
-		s.Groups = append(s.Groups, g)
-		s.Totals.Cases += g.Cases
-		s.Totals.Passed += g.Passed
-		s.Totals.Failed += g.Failed
-		s.Totals.Errored += g.Errored
-		s.Totals.ModelFigures.add(g.ModelFigures)
-		i = j
-	}
-	if s.Totals.Cases > 0 {
-		s.Totals.PassRate = float64(s.Totals.Passed) / float64(s.Totals.Cases)
-	}
-	var pooled []float64
-	defTokens := 0
-	for i := range s.Cases {
-		c := &s.Cases[i]
-		pooled = append(pooled, c.callMS...)
-		s.Totals.ModelRequests += c.ModelRequests
-		defTokens += c.ToolDefTokensTotal
-	}
-	s.Totals.Latency = latencyOf(pooled)
-	if s.Totals.ModelRequests > 0 {
-		s.Totals.ToolDefTokens = float64(defTokens) / float64(s.Totals.ModelRequests)
-	}
-	s.Tools = toolsOf(run.Records)
-	return s
-}
-
 // ToolStats are the calls of one tool over a run (the calls whose name
 // the host resolved to a server's tool) by outcome, with their latency and
 // the size of what the model received.
@@ -394,111 +354,6 @@ type ToolStats struct {
 
 // Name is "server/tool".
 func (t *ToolStats) Name() string { return t.Server + "/" + t.Tool }
-
-// toolsOf aggregates the calls of records per server and tool. Calls to
-// a name the host did not know (server "-") are left out: they are no
-// tool's figures.
-func toolsOf(records []record.Record) []ToolStats {
-	type key struct{ server, tool string }
-	index := map[key]int{}
-	tools := []ToolStats{}
-	var samples [][]float64
-	for i := range records {
-		for j := range records[i].Calls {
-			c := &records[i].Calls[j]
-			if c.Server == "" || c.Server == "-" {
-				continue
-			}
-			k := key{c.Server, c.Tool}
-			ti, ok := index[k]
-			if !ok {
-				ti = len(tools)
-				index[k] = ti
-				tools = append(tools, ToolStats{Server: c.Server, Tool: c.Tool, Outcomes: map[string]int{}})
-				samples = append(samples, nil)
-			}
-			t := &tools[ti]
-			t.Calls++
-			t.Outcomes[c.Outcome]++
-			if c.Clipped {
-				t.Clipped++
-			}
-			t.ResultBytes += c.ResultBytes
-			t.MaxResultBytes = max(t.MaxResultBytes, c.ResultBytes)
-			if !record.SentNothing(c.Outcome) {
-				samples[ti] = append(samples[ti], c.MS)
-			}
-		}
-	}
-	for i := range tools {
-		tools[i].MeanResultBytes = float64(tools[i].ResultBytes) / float64(tools[i].Calls)
-		tools[i].Latency = latencyOf(samples[i])
-	}
-	slices.SortFunc(tools, func(a, b ToolStats) int {
-		return cmp.Or(cmp.Compare(a.Server, b.Server), cmp.Compare(a.Tool, b.Tool))
-	})
-	return tools
-}
-
-// groupOf aggregates the cases of one group; cases is not empty.
-func groupOf(cases []CaseStats) GroupStats {
-	g := GroupStats{GroupKey: cases[0].GroupKey, Cases: len(cases)}
-	codes := make(map[int]int)
-	var steps, calls, requests, resultBytes, caseMS, defTotal float64
-	for i := range cases {
-		c := &cases[i]
-		switch c.Status {
-		case record.StatusPass:
-			g.Passed++
-		case record.StatusError:
-			g.Errored++
-		default:
-			// Any status but pass and error counts as a failure, so that
-			// an unexpected status is never reported as a pass.
-			g.Failed++
-		}
-		steps += float64(c.Steps)
-		calls += float64(c.ToolCalls)
-		requests += float64(c.ModelRequests)
-		resultBytes += float64(c.ResultBytes)
-		caseMS += c.MS
-		defTotal += float64(c.ToolDefTokensTotal)
-
-		g.ToolDefBytes = max(g.ToolDefBytes, c.ToolDefBytes)
-		g.ToolDefTokens = max(g.ToolDefTokens, c.ToolDefTokens)
-		g.ToolCalls += c.ToolCalls
-		g.ModelRequests += c.ModelRequests
-		g.UnknownTools += c.UnknownTools
-		g.BadArguments += c.BadArguments
-		g.Denied += c.Denied
-		g.Timeouts += c.Timeouts
-		g.ProtocolErrors += c.ProtocolErrors
-		for _, cc := range c.ErrorCodes {
-			codes[cc.Code] += cc.Count
-		}
-		g.VersionFailures += c.VersionFailures
-		g.AskedUser += c.AskedUser
-		g.Clipped += c.Clipped
-		g.ResultBytes += c.ResultBytes
-		g.MaxResultBytes = max(g.MaxResultBytes, c.MaxResultBytes)
-		g.ToolDefTokensTotal += c.ToolDefTokensTotal
-		g.Usage = g.Usage.Add(c.Usage)
-		g.ModelFigures.add(c.ModelFigures)
-		g.callMS = append(g.callMS, c.callMS...)
-	}
-	g.ErrorCodes = codeCounts(codes)
-	n := float64(g.Cases)
-	g.PassRate = float64(g.Passed) / n
-	g.MeanSteps = steps / n
-	g.MeanToolCalls = calls / n
-	g.MeanModelRequests = requests / n
-	g.MeanResultBytes = resultBytes / n
-	g.MeanCaseMS = caseMS / n
-	g.MeanToolDefTokensTotal = defTotal / n
-	g.MeanCost = g.Cost / n
-	g.Latency = latencyOf(g.callMS)
-	return g
-}
 
 // codeCounts lists codes by code; never nil, so that summary.json has [].
 func codeCounts(codes map[int]int) []CodeCount {

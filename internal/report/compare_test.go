@@ -3,6 +3,8 @@ package report
 import (
 	"bytes"
 	"fmt"
+	"math"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -178,7 +180,7 @@ func TestCompareLatency(t *testing.T) {
 			wantTested: true, wantSig: true, wantRegressed: true,
 		},
 		{
-			name: "slower within the tolerated 20%",
+			name: "slightly slower",
 			old:  spec{scenario: "s", cases: 8, passed: 8, callMS: fast}, new: spec{scenario: "s", cases: 8, passed: 8, callMS: slightly},
 			wantTested: true,
 		},
@@ -263,8 +265,8 @@ func TestCompareFromSummaryJSON(t *testing.T) {
 	if g := c.Groups[0]; g.P95.Tested || !g.PassRate.Tested {
 		t.Errorf("p95 tested = %v, pass rate tested = %v; want false, true", g.P95.Tested, g.PassRate.Tested)
 	}
-	if _, err := ReadSummaryJSON(strings.NewReader(`{"schema": 2}`)); err == nil {
-		t.Error("schema 2 read without error")
+	if _, err := ReadSummaryJSON(strings.NewReader(`{"schema": 3}`)); err == nil {
+		t.Error("schema 3 read without error")
 	}
 }
 
@@ -282,10 +284,82 @@ func TestCompareTablesShowNoise(t *testing.T) {
 		"tool-definition tokens per request": {"100", "120", "+20%", "(exact n=3+3)"},
 		"result bytes per case":              {"0", "0", "0%", "(exact n=3+3)"},
 		"unknown tools per case":             {"0", "0", "0", "(exact n=3+3)"},
-		"call latency p50 (ms)":              {"20.0", "19.0", "~", "(p=1.000 n=3+3)"},
-		"call latency p95 (ms)":              {"29.0", "29.8", "~", "(p=1.000 n=3+3)"},
+		"call latency p50 (ms)":              {"20.0", "19.0", "~", "(p=1.000 n=3+3, x1.03 [0.37, 3.10])"},
+		"call latency p95 (ms)":              {"29.0", "29.8", "~", "(p=1.000 n=3+3, x1.03 [0.37, 3.10])"},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("table cells (-want +got):\n%s", diff)
 	}
+}
+
+// logNormal draws n latencies, median ms, from one log-normal distribution.
+func logNormal(rng *rand.Rand, n int, ms float64) []float64 {
+	out := make([]float64, n)
+	for i := range out {
+		out[i] = record.RoundMS(ms * math.Exp(rng.NormFloat64()*0.6))
+	}
+	return out
+}
+
+// TestCompareLatencyMinEffect: a significant slowdown counts only when its
+// interval lies beyond the minimum effect.
+func TestCompareLatencyMinEffect(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	old := logNormal(rng, 3000, 10)
+	slower := logNormal(rng, 3000, 12) // 20% slower
+	tests := []struct {
+		minEffect     float64
+		wantRegressed bool
+		wantNote      string
+	}{
+		{DefaultMinEffectPct, false, "is within the minimum effect of 50%"},
+		{10, true, ""},
+		{30, false, "is within the minimum effect of 30%"},
+	}
+	for _, tt := range tests {
+		th := DefaultThresholds()
+		th.MinEffectPct = tt.minEffect
+		c := Compare(synth("old", spec{scenario: "s", cases: 3000, passed: 3000, callMS: old}),
+			synth("new", spec{scenario: "s", cases: 3000, passed: 3000, callMS: slower}), th)
+		l := c.Groups[0].P95
+		if !l.Significant || l.Effect == nil || l.Effect.Lo > 1.2 || l.Effect.Hi < 1.2 {
+			t.Fatalf("min effect %v: %+v, effect %+v; want significant, 1.2 in the interval", tt.minEffect, l, l.Effect)
+		}
+		if c.Verdict.Regressed != tt.wantRegressed {
+			t.Errorf("min effect %v: regressed = %v, want %v (reasons %q)", tt.minEffect, c.Verdict.Regressed, tt.wantRegressed, c.Verdict.Reasons)
+		}
+		if tt.wantNote != "" && !strings.Contains(strings.Join(c.Verdict.Notes, "\n"), tt.wantNote) {
+			t.Errorf("min effect %v: notes %q, want one saying %q", tt.minEffect, c.Verdict.Notes, tt.wantNote)
+		}
+		if tt.wantRegressed && !strings.Contains(c.Verdict.Reasons[0], "call latency +2") {
+			t.Errorf("reason %q, want the effect", c.Verdict.Reasons[0])
+		}
+	}
+}
+
+// TestCompareIdenticalDistributionsNeverRegress: 5,000 cases against
+// 1,000 drawn from one distribution, twenty times over, are never called a
+// regression, even with a minimum effect of 10%, though the U test alone
+// finds "significant" differences about once in twenty.
+func TestCompareIdenticalDistributionsNeverRegress(t *testing.T) {
+	th := DefaultThresholds()
+	th.MinEffectPct = 10
+	significant := 0
+	for seed := range uint64(20) {
+		rng := rand.New(rand.NewPCG(seed, 99))
+		old := synth("old", spec{scenario: "s", cases: 5000, passed: 5000, callMS: logNormal(rng, 5000, 4)})
+		cur := synth("new", spec{scenario: "s", cases: 1000, passed: 1000, callMS: logNormal(rng, 1000, 4)})
+		c := Compare(old, cur, th)
+		if c.Verdict.Regressed {
+			t.Errorf("seed %d: regressed: %q", seed, c.Verdict.Reasons)
+		}
+		l := c.Groups[0].P95
+		if l.Significant {
+			significant++
+		}
+		if e := l.Effect; e == nil || e.Lo > 1.1 || e.Hi < 1/1.1 {
+			t.Errorf("seed %d: effect %+v (p=%v), want an interval reaching within 10%% of 1", seed, e, l.P)
+		}
+	}
+	t.Logf("%d of 20 comparisons significant by the U test alone", significant)
 }

@@ -28,6 +28,21 @@
 // prints "~". Tool-definition tokens, result bytes and unknown tools are
 // compared exactly. Percentiles interpolate between closest ranks.
 //
+// Significance is not enough for latency: with thousands of calls a side
+// the U test calls a 3% difference significant, and two runs of one commit
+// differ by more than that when the machine's load changes between them
+// (by up to 46% on the shared 2-core machine hosteval is built on). So a
+// latency change also has a size, the Hodges-Lehmann estimate of the
+// ratio new/old: the median of log(new) - log(old) over every pair of
+// calls, exponentiated, with the interval between the k-th smallest and
+// k-th largest of those differences, k from the U distribution, which
+// excludes 1 about when the test rejects (benchstat reports a difference
+// of medians with such an interval; on logarithms the shift is a ratio, as
+// latency changes are). It is found without listing the pairs, by bisection
+// on its value. A slowdown is a regression only when its whole interval
+// lies beyond Thresholds.MinEffectPct (compare -min-effect); a significant
+// change inside it prints "~" and a note.
+//
 // # Baselines
 //
 // A gate's right side may be "baseline" (optionally "baseline * 1.05",

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -16,31 +17,25 @@ import (
 // format.
 type Failure struct {
 	// Status is "fail" or "error".
-	Status string
+	Status string `json:"status"`
 	// Case is the case's name (scenario[/variant][/model]#repeat); CaseID
 	// names it in the run folder.
-	Case, CaseID string
+	Case   string `json:"case"`
+	CaseID string `json:"case_id"`
 	// Where is the scenario's place: "file:line", "file", "line N" or "".
-	Where string
+	Where string `json:"where,omitempty"`
 	// Error says why an errored case could not run.
-	Error string
+	Error string `json:"error,omitempty"`
 	// Expectations are the expectations that did not hold.
-	Expectations []record.Expectation
+	Expectations []record.Expectation `json:"expectations"`
 	// Transcript is the stem of its transcript files in the run folder
 	// (transcripts/NNNN-<case>), when they were written.
-	Transcript string
+	Transcript string `json:"transcript,omitempty"`
 }
 
-// Failures lists the cases of s that did not pass, in the order of s.Cases.
-func Failures(s *Summary) []Failure {
-	var fs []Failure
-	for i := range s.Cases {
-		if c := &s.Cases[i]; !c.Passed() {
-			fs = append(fs, failureOf(c))
-		}
-	}
-	return fs
-}
+// Failures lists the cases of s that did not pass, in case order: a copy
+// of s.Failures, the caller's to change.
+func Failures(s *Summary) []Failure { return slices.Clone(s.Failures) }
 
 func failureOf(c *CaseStats) Failure {
 	return Failure{

@@ -47,7 +47,12 @@ func WriteHTML(w io.Writer, s *Summary, opts Options) error {
 	for _, t := range runTables(s) {
 		add(&page.Tables, t)
 	}
-	add(&page.Cases, CaseTable(s))
+	cases, title := filesCaseTable(s)
+	page.CasesTitle = title
+	if s.caseCount() <= ListedCases {
+		page.CasesTitle = fmt.Sprintf("%d cases", s.Totals.Cases)
+	}
+	add(&page.Cases, cases)
 	if len(opts.Gates) > 0 {
 		add(&page.Gates, GateTable(opts.Gates))
 	}
@@ -87,6 +92,7 @@ type htmlPage struct {
 	Charts                                  template.HTML
 	Tables                                  []template.HTML
 	Failures                                []Failure
+	CasesTitle                              string
 	Cases                                   []template.HTML
 	Gates                                   []template.HTML
 	CompareWith                             string
@@ -309,7 +315,7 @@ details summary { cursor: pointer; }
 {{template "failures" .Failures}}
 {{end}}
 <h2>Cases</h2>
-<details><summary>{{.Totals.Cases}} cases</summary>
+<details><summary>{{.CasesTitle}}</summary>
 {{range .Cases}}{{.}}{{end}}
 </details>
 {{with .Gates}}<h2>Gates</h2>

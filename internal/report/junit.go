@@ -4,33 +4,13 @@ import (
 	"encoding/xml"
 	"fmt"
 	"io"
+	"iter"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/hosteval/hosteval/internal/record"
 )
-
-type junitSuites struct {
-	XMLName  xml.Name     `xml:"testsuites"`
-	Name     string       `xml:"name,attr"`
-	Tests    int          `xml:"tests,attr"`
-	Failures int          `xml:"failures,attr"`
-	Errors   int          `xml:"errors,attr"`
-	Time     string       `xml:"time,attr"`
-	Suites   []junitSuite `xml:"testsuite"`
-}
-
-type junitSuite struct {
-	Name      string      `xml:"name,attr"`
-	Tests     int         `xml:"tests,attr"`
-	Failures  int         `xml:"failures,attr"`
-	Errors    int         `xml:"errors,attr"`
-	Time      string      `xml:"time,attr"`
-	Timestamp string      `xml:"timestamp,attr,omitempty"`
-	File      string      `xml:"file,attr,omitempty"`
-	Cases     []junitCase `xml:"testcase"`
-}
 
 type junitCase struct {
 	Name      string         `xml:"name,attr"`
@@ -52,84 +32,135 @@ type junitProblem struct {
 // WriteJUnit writes s as JUnit XML: one testsuite per scenario, one
 // testcase per case named scenario[/variant][/model]#repeat, one <failure>
 // per failed expectation (message: the expectation; text: what was found),
-// and an <error> for a case that could not run. Times are seconds.
+// and an <error> for a case that could not run. Times are seconds. Cases
+// are written as they are read from s, one at a time: a run of 100,000
+// cases is never a document in memory.
 func WriteJUnit(w io.Writer, s *Summary) error {
-	root := junitSuites{Name: "hosteval " + s.RunID}
-	var total float64
-	for i := 0; i < len(s.Cases); {
-		j := i
-		for j < len(s.Cases) && s.Cases[j].Scenario == s.Cases[i].Scenario {
-			j++
-		}
-		suite := junitSuite{Name: s.Cases[i].Scenario, File: s.Cases[i].File}
-		var suiteMS float64
-		var first time.Time
-		for k := i; k < j; k++ {
-			c := &s.Cases[k]
-			suite.Tests++
-			suiteMS += c.MS
-			if !c.Started.IsZero() && (first.IsZero() || c.Started.Before(first)) {
-				first = c.Started
-			}
-			jc := junitCase{
-				Name: c.Name, Classname: c.Scenario, Time: seconds(c.MS),
-				File: c.File, Line: c.Line,
-			}
-			switch f := failureOf(c); c.Status {
-			case record.StatusPass:
-			case record.StatusError:
-				suite.Errors++
-				jc.Error = &junitProblem{Message: firstLine(f.Error), Type: "error", Text: f.Error}
-			default:
-				suite.Failures++
-				if f.Error != "" {
-					// A case that failed as a whole (its conversation left
-					// its cassette) says why before any expectation.
-					jc.Failures = append(jc.Failures, junitProblem{Message: firstLine(f.Error), Type: "case", Text: f.Error})
-				}
-				for _, e := range f.Expectations {
-					jc.Failures = append(jc.Failures, junitProblem{
-						Message: e.Name, Type: "expectation", Text: expectationText(e),
-					})
-				}
-				if len(jc.Failures) == 0 {
-					// A failed case must show as failed even if no
-					// expectation says why.
-					jc.Failures = append(jc.Failures, junitProblem{
-						Message: "case failed", Type: f.Status, Text: f.Error,
-					})
-				}
-			}
-			jc.SystemOut = caseOut(c)
-			suite.Cases = append(suite.Cases, jc)
-		}
-		suite.Time = seconds(suiteMS)
-		if !first.IsZero() {
-			suite.Timestamp = first.UTC().Format(time.RFC3339)
-		}
-		total += suiteMS
-		root.Tests += suite.Tests
-		root.Failures += suite.Failures
-		root.Errors += suite.Errors
-		root.Suites = append(root.Suites, suite)
-		i = j
-	}
-	root.Time = seconds(total)
+	suites, root := junitSuites(s)
 	if _, err := io.WriteString(w, xml.Header); err != nil {
 		return fmt.Errorf("write junit: %w", err)
 	}
 	enc := xml.NewEncoder(w)
 	enc.Indent("", "  ")
-	if err := enc.Encode(root); err != nil {
-		return fmt.Errorf("write junit: %w", err)
+	start := func(name string, attrs ...string) error {
+		el := xml.StartElement{Name: xml.Name{Local: name}}
+		for i := 0; i < len(attrs); i += 2 {
+			if attrs[i+1] != "" || !strings.HasSuffix(attrs[i], "?") {
+				el.Attr = append(el.Attr, xml.Attr{Name: xml.Name{Local: strings.TrimSuffix(attrs[i], "?")}, Value: attrs[i+1]})
+			}
+		}
+		return enc.EncodeToken(el)
 	}
-	if err := enc.Close(); err != nil {
-		return fmt.Errorf("write junit: %w", err)
+	end := func(name string) error { return enc.EncodeToken(xml.EndElement{Name: xml.Name{Local: name}}) }
+	err := start("testsuites", "name", "hosteval "+s.RunID, "tests", strconv.Itoa(root.tests),
+		"failures", strconv.Itoa(root.failures), "errors", strconv.Itoa(root.errors), "time", seconds(root.ms))
+	next, stop := iter.Pull(s.allCases())
+	defer stop()
+	for _, suite := range suites {
+		if err != nil {
+			break
+		}
+		timestamp := ""
+		if !suite.first.IsZero() {
+			timestamp = suite.first.UTC().Format(time.RFC3339)
+		}
+		err = start("testsuite", "name", suite.name, "tests", strconv.Itoa(suite.tests),
+			"failures", strconv.Itoa(suite.failures), "errors", strconv.Itoa(suite.errors), "time", seconds(suite.ms),
+			"timestamp?", timestamp, "file?", suite.file)
+		for range suite.tests {
+			if err != nil {
+				break
+			}
+			c, _ := next()
+			jc := junitCaseOf(c)
+			err = enc.EncodeElement(jc, xml.StartElement{Name: xml.Name{Local: "testcase"}})
+		}
+		if err == nil {
+			err = end("testsuite")
+		}
 	}
-	if _, err := io.WriteString(w, "\n"); err != nil {
+	if err == nil {
+		err = end("testsuites")
+	}
+	if err == nil {
+		err = enc.Close()
+	}
+	if err == nil {
+		_, err = io.WriteString(w, "\n")
+	}
+	if err != nil {
 		return fmt.Errorf("write junit: %w", err)
 	}
 	return nil
+}
+
+// junitTally is a testsuite's (or the whole document's) attributes.
+type junitTally struct {
+	name, file              string
+	tests, failures, errors int
+	ms                      float64
+	first                   time.Time
+}
+
+// junitSuites tallies s's cases per scenario, in case order, and in all.
+func junitSuites(s *Summary) (suites []junitTally, root junitTally) {
+	for c := range s.allCases() {
+		if len(suites) == 0 || suites[len(suites)-1].name != c.Scenario {
+			suites = append(suites, junitTally{name: c.Scenario, file: c.File})
+		}
+		t := &suites[len(suites)-1]
+		t.tests++
+		t.ms += c.MS
+		if !c.Started.IsZero() && (t.first.IsZero() || c.Started.Before(t.first)) {
+			t.first = c.Started
+		}
+		switch c.Status {
+		case record.StatusPass:
+		case record.StatusError:
+			t.errors++
+		default:
+			t.failures++
+		}
+	}
+	for _, t := range suites {
+		root.tests += t.tests
+		root.failures += t.failures
+		root.errors += t.errors
+		root.ms += t.ms
+	}
+	return suites, root
+}
+
+func junitCaseOf(c *CaseStats) junitCase {
+	jc := junitCase{
+		Name: c.Name, Classname: c.Scenario, Time: seconds(c.MS),
+		File: c.File, Line: c.Line,
+	}
+	switch f := failureOf(c); c.Status {
+	case record.StatusPass:
+	case record.StatusError:
+		jc.Error = &junitProblem{Message: firstLine(f.Error), Type: "error", Text: f.Error}
+	default:
+		if f.Error != "" {
+			// A case that failed as a whole (its conversation left its
+			// cassette) says why before any expectation.
+			jc.Failures = append(jc.Failures, junitProblem{Message: firstLine(f.Error), Type: "case", Text: f.Error})
+		}
+		for _, e := range f.Expectations {
+			jc.Failures = append(jc.Failures, junitProblem{
+				Message: e.Name, Type: "expectation", Text: expectationText(e),
+			})
+		}
+		if len(jc.Failures) == 0 {
+			// A failed case must show as failed even if no expectation
+			// says why.
+			jc.Failures = append(jc.Failures, junitProblem{
+				Message: "case failed", Type: f.Status, Text: f.Error,
+			})
+		}
+	}
+	jc.SystemOut = caseOut(c)
+	return jc
 }
 
 func seconds(ms float64) string { return strconv.FormatFloat(ms/1000, 'f', 3, 64) }

@@ -9,7 +9,8 @@ import (
 
 // WriteMarkdown writes a Markdown summary of a run, for a CI step summary
 // ($GITHUB_STEP_SUMMARY): totals, the summary and latency tables, A/B
-// tables, the failures, the per-case table folded in a <details> element,
+// tables, the failures, the per-case table folded in a <details> element
+// (in a run of more than ListedCases cases, those that did not pass),
 // then gates and a comparison when opts has them, and their verdict lines.
 func WriteMarkdown(w io.Writer, s *Summary, opts Options) error {
 	ew := &errWriter{w: w}
@@ -47,8 +48,8 @@ func WriteMarkdown(w io.Writer, s *Summary, opts Options) error {
 		}
 	}
 	failuresMarkdown.write(ew, opts.failures(s), "")
-	fmt.Fprint(ew, "<details><summary>All cases</summary>\n\n")
-	cases := CaseTable(s)
+	cases, title := filesCaseTable(s)
+	fmt.Fprintf(ew, "<details><summary>%s</summary>\n\n", title)
 	cases.Title = ""
 	if err := cases.WriteMarkdown(ew); err != nil {
 		return err

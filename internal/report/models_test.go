@@ -42,7 +42,7 @@ func TestModelFigures(t *testing.T) {
 		t.Errorf("group: mean cost %v, model errors %d; want 0.0003 and 1", g.MeanCost, g.ModelErrors)
 	}
 	// The second case's record has no cost of its own: its requests' sum.
-	if c := s.Cases[1]; !near(c.Cost, 0.0002, 1e-12) || c.Cached != 1 {
+	if c := s.Cases()[1]; !near(c.Cost, 0.0002, 1e-12) || c.Cached != 1 {
 		t.Errorf("case a#1: %+v", c.ModelFigures)
 	}
 	results := EvaluateGates(s, []Gate{mustGate(t, "cost <= 0.0002"), mustGate(t, "model_errors == 0")}, nil)

@@ -186,7 +186,7 @@ func TestSummaryJSONSchema(t *testing.T) {
 	for k := range doc {
 		keys = append(keys, k)
 	}
-	want := []string{"cases", "groups", "run", "run_id", "schema", "tools", "totals", "warnings"}
+	want := []string{"failures", "groups", "run", "run_id", "schema", "tools", "totals", "warnings"}
 	if diff := cmp.Diff(want, keys, cmpopts.SortSlices(func(a, b string) bool { return a < b })); diff != "" {
 		t.Errorf("top-level fields (-want +got):\n%s", diff)
 	}
@@ -195,6 +195,38 @@ func TestSummaryJSONSchema(t *testing.T) {
 		t.Fatal(err)
 	}
 	if g := read.Group(GroupKey{Scenario: "search-desc", Variant: "a-terse", Model: "openai:gpt-oss-120b"}); g == nil || g.PassRate != 0.5 || g.Latency.N != 6 {
+		t.Errorf("group read back = %+v", g)
+	}
+}
+
+// TestReadSummaryJSONSchema1: a summary.json of schema 1, which listed
+// every case, reads back into a summary whose reports show those cases and
+// failures as they were.
+func TestReadSummaryJSONSchema1(t *testing.T) {
+	f, err := os.Open(filepath.Join("testdata", "summary-v1.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	old, err := ReadSummaryJSON(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cur := fixture(t, "base")
+	if diff := cmp.Diff(cur.Failures, old.Failures); diff != "" {
+		t.Errorf("failures (-from records +from schema 1):\n%s", diff)
+	}
+	var want, got bytes.Buffer
+	if err := CaseTable(cur).WriteCSV(&want); err != nil {
+		t.Fatal(err)
+	}
+	if err := CaseTable(old).WriteCSV(&got); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want.String(), got.String()); diff != "" {
+		t.Errorf("cases table (-from records +from schema 1):\n%s", diff)
+	}
+	if g := old.Group(GroupKey{Scenario: "ticket-accepted", Model: "scripted"}); g == nil || g.Latency.N != 6 {
 		t.Errorf("group read back = %+v", g)
 	}
 }

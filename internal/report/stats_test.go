@@ -2,6 +2,7 @@ package report
 
 import (
 	"math"
+	"slices"
 	"testing"
 )
 
@@ -195,5 +196,40 @@ func TestLatency(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestHodgesLehmannRatio(t *testing.T) {
+	// Small samples checked by enumerating every pair.
+	x := []float64{10, 12, 11, 13, 9, 10.5}
+	y := []float64{12, 14, 13.5, 15, 11, 12.5, 16}
+	var diffs []float64
+	for _, a := range x {
+		for _, b := range y {
+			diffs = append(diffs, math.Log(b)-math.Log(a))
+		}
+	}
+	slices.Sort(diffs)
+	// 42 pairs: the median is the mean of the 21st and 22nd.
+	wantEst := math.Exp((diffs[20] + diffs[21]) / 2)
+	// k = floor(21 - 1.959964*sqrt(6*7*14/12)) = floor(21 - 13.76) = 7.
+	wantLo, wantHi := math.Exp(diffs[6]), math.Exp(diffs[42-7])
+	got := HodgesLehmannRatio(x, y, 0.05)
+	if !near(got.Est, wantEst, 1e-9) || !near(got.Lo, wantLo, 1e-9) || !near(got.Hi, wantHi, 1e-9) {
+		t.Errorf("HodgesLehmannRatio = %+v, want {%g %g %g}", got, wantEst, wantLo, wantHi)
+	}
+	// y is x made 20% slower: the ratio is 1.2, within a narrow interval.
+	var big, slower []float64
+	for i := range 2000 {
+		v := 5 + float64(i%97)*0.3
+		big = append(big, v)
+		slower = append(slower, v*1.2)
+	}
+	r := HodgesLehmannRatio(big, slower, 0.05)
+	if !near(r.Est, 1.2, 1e-6) || r.Lo > 1.2 || r.Hi < 1.2 || r.Hi-r.Lo > 0.1 {
+		t.Errorf("20%% slower: %+v, want 1.2 inside a narrow interval", r)
+	}
+	if r := HodgesLehmannRatio(nil, y, 0.05); !math.IsNaN(r.Est) {
+		t.Errorf("empty sample: %+v, want NaN", r)
 	}
 }

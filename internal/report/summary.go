@@ -1,7 +1,6 @@
 package report
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -29,17 +28,31 @@ func writeJSON(w io.Writer, v any, what string) error {
 	return nil
 }
 
-// ReadSummaryJSON reads a summary.json. Gates can be evaluated on it, but
-// it holds no latency samples: Compare on it reports latency untested.
+// ReadSummaryJSON reads a summary.json of schema 1 or 2. Gates can be
+// evaluated on it, but it holds no latency samples: Compare on it reports
+// latency untested. One of schema 1 lists every case, which the reports
+// show again; one of schema 2 only its failures: its cases table is empty.
 func ReadSummaryJSON(r io.Reader) (*Summary, error) {
-	var s Summary
-	if err := json.NewDecoder(r).Decode(&s); err != nil {
+	var doc struct {
+		Summary
+		// Cases are schema 1's figures of every case.
+		Cases []CaseStats `json:"cases"`
+	}
+	if err := json.NewDecoder(r).Decode(&doc); err != nil {
 		return nil, fmt.Errorf("read summary: %w", err)
 	}
+	s := &doc.Summary
 	if s.Schema < 1 || s.Schema > SummarySchema {
 		return nil, fmt.Errorf("read summary: schema %d, want 1 to %d", s.Schema, SummarySchema)
 	}
-	return &s, nil
+	if s.Schema == 1 {
+		a := newAggregator()
+		for i := range doc.Cases {
+			a.addCase(&doc.Cases[i], 0)
+		}
+		s.cases, s.Failures = a.sorted()
+	}
+	return s, nil
 }
 
 // File names of the reports WriteReports puts in a run folder.
@@ -54,7 +67,7 @@ const (
 // into dir (usually the run folder), and gates.json when opts has gate
 // results, and returns their paths. Each file is
 // written whole to a temporary name and renamed, so that a reader never
-// sees half a report.
+// sees half a report; none is synced, since the records rebuild them.
 func WriteReports(dir string, s *Summary, opts Options) ([]string, error) {
 	files := []struct {
 		name  string
@@ -73,12 +86,17 @@ func WriteReports(dir string, s *Summary, opts Options) ([]string, error) {
 	}
 	var paths []string
 	for _, f := range files {
-		var buf bytes.Buffer
-		if err := f.write(&buf); err != nil {
-			return paths, err
-		}
 		path := filepath.Join(dir, f.name)
-		if err := record.WriteFileAtomic(path, buf.Bytes()); err != nil {
+		var werr error
+		err := record.WriteRebuildable(path, func(w io.Writer) error {
+			// A renderer's error names what it wrote; the file's, the file.
+			werr = f.write(w)
+			return werr
+		})
+		switch {
+		case werr != nil:
+			return paths, werr
+		case err != nil:
 			return paths, fmt.Errorf("write %s: %w", f.name, err)
 		}
 		paths = append(paths, path)

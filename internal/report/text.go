@@ -55,10 +55,28 @@ func (o Options) fit(t *table.Table) *table.Table {
 }
 
 // CaseTable has one row per case.
-func CaseTable(s *Summary) *Table { return caseTable(s, false) }
+func CaseTable(s *Summary) *Table { return caseTable(s, false, -1) }
 
-// caseTable has one row per case, or per case that did not pass.
-func caseTable(s *Summary, failedOnly bool) *Table {
+// ListedCases is the most cases the report files (Markdown, HTML) list:
+// past it, they list the cases that did not pass, that many at most, and
+// junit.xml and records.jsonl have every case.
+const ListedCases = 1000
+
+// filesCaseTable is the cases table of the report files, and the title of
+// the part that holds it.
+func filesCaseTable(s *Summary) (*Table, string) {
+	if s.caseCount() <= ListedCases {
+		return CaseTable(s), "All cases"
+	}
+	t := caseTable(s, true, ListedCases)
+	shown, failing := len(t.Rows), len(s.Failures)
+	t.Notes = append(t.Notes, fmt.Sprintf("%d of %d cases did not pass; %d listed here; junit.xml and records.jsonl have every case", failing, s.caseCount(), shown))
+	return t, "Cases that did not pass"
+}
+
+// caseTable has one row per case, or per case that did not pass; limit
+// bounds the rows (< 0: no bound).
+func caseTable(s *Summary, failedOnly bool, limit int) *Table {
 	t := &Table{
 		Title: "Cases",
 		Columns: []Column{
@@ -72,12 +90,19 @@ func caseTable(s *Summary, failedOnly bool) *Table {
 			{Name: "tokens", Right: true, Priority: 13},
 		},
 	}
-	for i := range s.Cases {
-		c := &s.Cases[i]
+	models := s.hasModelFigures()
+	if models {
+		t.Columns = append(t.Columns, Column{Name: "model err", Right: true, Priority: 2},
+			Column{Name: "replayed", Right: true, Priority: 14}, Column{Name: "cost", Right: true, Priority: 13})
+	}
+	for c := range s.allCases() {
 		if failedOnly && c.Passed() {
 			continue
 		}
-		t.Rows = append(t.Rows, []Cell{
+		if limit >= 0 && len(t.Rows) >= limit {
+			break
+		}
+		row := []Cell{
 			textCell(c.Name), statusCell(c.Status),
 			intCell(c.Steps), intCell(c.ModelRequests),
 			badInt(c.UnknownTools), badInt(c.Timeouts),
@@ -86,19 +111,11 @@ func caseTable(s *Summary, failedOnly bool) *Table {
 			intCell(c.ToolDefTokens), intCell(c.ToolDefTokensTotal),
 			latCell(c.Latency, c.Latency.P50), latCell(c.Latency, c.Latency.P95), latCell(c.Latency, c.Latency.Max),
 			usageCell(c.Usage),
-		})
-	}
-	if s.hasModelFigures() {
-		t.Columns = append(t.Columns, Column{Name: "model err", Right: true, Priority: 2},
-			Column{Name: "replayed", Right: true, Priority: 14}, Column{Name: "cost", Right: true, Priority: 13})
-		for i, j := 0, 0; i < len(s.Cases); i++ {
-			c := &s.Cases[i]
-			if failedOnly && c.Passed() {
-				continue
-			}
-			t.Rows[j] = append(t.Rows[j], badInt(c.ModelErrors), replayedCell(c.ModelFigures), costCell(c.Cost))
-			j++
 		}
+		if models {
+			row = append(row, badInt(c.ModelErrors), replayedCell(c.ModelFigures), costCell(c.Cost))
+		}
+		t.Rows = append(t.Rows, row)
 	}
 	return t
 }
@@ -153,8 +170,8 @@ func (s *Summary) hasModelFigures() bool {
 	if s.Totals.ModelFigures != (ModelFigures{}) || (s.Run != nil && s.Run.Cache != nil) {
 		return true
 	}
-	for i := range s.Cases {
-		if s.Cases[i].Usage != nil {
+	for i := range s.Groups {
+		if s.Groups[i].Usage != nil {
 			return true
 		}
 	}
@@ -234,11 +251,11 @@ func WriteText(w io.Writer, s *Summary, opts Options) error {
 // or opts asks for them, else only those that did not pass, with a note
 // that says how to list the rest.
 func writeCasesText(w io.Writer, s *Summary, opts Options) error {
-	if opts.AllCases || len(s.Cases) <= SmallRun {
+	if opts.AllCases || s.caseCount() <= SmallRun {
 		return opts.fit(CaseTable(s)).WriteText(w)
 	}
-	t := caseTable(s, true)
-	passed := len(s.Cases) - len(t.Rows)
+	t := caseTable(s, true, -1)
+	passed := s.caseCount() - len(t.Rows)
 	if len(t.Rows) == 0 {
 		_, err := fmt.Fprintf(w, "Cases\nall %d cases passed (-cases lists them)\n", passed)
 		return err

@@ -3,6 +3,7 @@ package report
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"fmt"
 	"io"
 	"io/fs"
@@ -159,45 +160,78 @@ func indexShared(fsys fs.FS) map[string][]byte {
 // they work from a copied run folder, such as a CI artifact, with no
 // server.
 func WriteTranscripts(dir string, run *record.Run, all bool) (map[string]string, error) {
-	stems := map[string]string{}
-	var want []int
+	w := NewTranscriptWriter(dir, run.ID(), all)
 	for i := range run.Records {
-		if all || run.Records[i].Status != record.StatusPass {
-			want = append(want, i)
+		if err := w.Add(&run.Records[i], i); err != nil {
+			return nil, err
 		}
 	}
-	if len(want) == 0 {
-		return stems, nil
+	return w.Close()
+}
+
+// TranscriptWriter writes transcripts as WriteTranscripts does, given the
+// records one at a time (see ReadEach), so that a run is read once for its
+// reports and its transcripts, and never held whole.
+type TranscriptWriter struct {
+	dir, runID string
+	all        bool
+	logs       *RunLogs
+	stems      map[string]string
+	err        error
+}
+
+// NewTranscriptWriter writes the transcripts of the run folder dir, whose
+// ID is runID (run.json's; "" for the records' own): of every case when
+// all is set, else of those that did not pass.
+func NewTranscriptWriter(dir, runID string, all bool) *TranscriptWriter {
+	return &TranscriptWriter{dir: dir, runID: runID, all: all, stems: map[string]string{}}
+}
+
+// Add writes rec's transcript if it is wanted; pos is its place among the
+// run's records.
+func (w *TranscriptWriter) Add(rec *record.Record, pos int) error {
+	if w.err != nil || (!w.all && rec.Status == record.StatusPass) {
+		return w.err
 	}
-	logs, err := OpenRunLogs(dir)
-	if err != nil {
-		return nil, fmt.Errorf("write transcripts: %w", err)
-	}
-	defer logs.Close()
-	if err := os.MkdirAll(filepath.Join(dir, TranscriptsDir), 0o755); err != nil {
-		return nil, fmt.Errorf("write transcripts: %w", err)
-	}
-	runID := run.ID()
-	for _, i := range want {
-		rec := &run.Records[i]
-		stem := TranscriptStem(rec, i)
-		t := logs.Transcript(runID, rec)
-		for _, f := range []struct {
-			ext   string
-			write func(io.Writer) error
-		}{
-			{".md", func(w io.Writer) error { return WriteTranscriptMarkdown(w, t, RelativeLogs) }},
-			{".html", func(w io.Writer) error { return WriteTranscriptHTML(w, t, RelativeLogs) }},
-		} {
-			var buf bytes.Buffer
-			if err := f.write(&buf); err != nil {
-				return stems, err
-			}
-			if err := record.WriteFileAtomic(filepath.Join(dir, filepath.FromSlash(stem)+f.ext), buf.Bytes()); err != nil {
-				return stems, fmt.Errorf("write transcripts: %w", err)
-			}
+	if w.logs == nil {
+		logs, err := OpenRunLogs(w.dir)
+		if err == nil {
+			err = os.MkdirAll(filepath.Join(w.dir, TranscriptsDir), 0o755)
 		}
-		stems[rec.CaseID] = stem
+		if err != nil {
+			w.err = fmt.Errorf("write transcripts: %w", err)
+			return w.err
+		}
+		w.logs = logs
 	}
-	return stems, nil
+	stem := TranscriptStem(rec, pos)
+	t := w.logs.Transcript(cmp.Or(w.runID, rec.RunID, filepath.Base(w.dir)), rec)
+	for _, f := range []struct {
+		ext   string
+		write func(io.Writer) error
+	}{
+		{".md", func(w io.Writer) error { return WriteTranscriptMarkdown(w, t, RelativeLogs) }},
+		{".html", func(w io.Writer) error { return WriteTranscriptHTML(w, t, RelativeLogs) }},
+	} {
+		var buf bytes.Buffer
+		if err := f.write(&buf); err != nil {
+			w.err = err
+			return err
+		}
+		if err := record.WriteFileAtomic(filepath.Join(w.dir, filepath.FromSlash(stem)+f.ext), buf.Bytes()); err != nil {
+			w.err = fmt.Errorf("write transcripts: %w", err)
+			return w.err
+		}
+	}
+	w.stems[rec.CaseID] = stem
+	return nil
+}
+
+// Close releases the run folder and returns the stem of each case's
+// transcript files by case ID (Options.Transcripts).
+func (w *TranscriptWriter) Close() (map[string]string, error) {
+	if w.logs != nil {
+		w.logs.Close()
+	}
+	return w.stems, w.err
 }

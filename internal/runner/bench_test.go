@@ -16,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/hosteval/hosteval/internal/interleave"
 	"github.com/hosteval/hosteval/internal/scenario"
 	"github.com/hosteval/hosteval/internal/tokens"
 )
@@ -115,19 +116,10 @@ func BenchmarkFloorSDK(b *testing.B) {
 }
 
 func floorCase(ctx context.Context) error {
-	connect := func(name string) (*mcp.ClientSession, error) {
-		client := mcp.NewClient(&mcp.Implementation{Name: "floor", Version: "1"}, &mcp.ClientOptions{
-			Capabilities: &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}}},
-			ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
-				return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"priority": "P1"}}, nil
-			},
-		})
-		return client.Connect(ctx, &mcp.CommandTransport{Command: exec.Command(filepath.Join(fixtureBin, name)), TerminateDuration: 100 * time.Millisecond}, nil)
-	}
 	var cmdb, tickets *mcp.ClientSession
 	var g errgroup.Group
-	g.Go(func() (err error) { cmdb, err = connect("cmdb"); return err })
-	g.Go(func() (err error) { tickets, err = connect("tickets"); return err })
+	g.Go(func() (err error) { cmdb, err = floorConnect(ctx, "cmdb"); return err })
+	g.Go(func() (err error) { tickets, err = floorConnect(ctx, "tickets"); return err })
 	if err := g.Wait(); err != nil {
 		return err
 	}
@@ -138,6 +130,24 @@ func floorCase(ctx context.Context) error {
 			return err
 		}
 	}
+	return floorCalls(ctx, cmdb, tickets)
+}
+
+// floorConnect starts a fixture server and connects the bare SDK to it,
+// with an elicitation handler that accepts as the scenario's person does.
+func floorConnect(ctx context.Context, name string) (*mcp.ClientSession, error) {
+	client := mcp.NewClient(&mcp.Implementation{Name: "floor", Version: "1"}, &mcp.ClientOptions{
+		Capabilities: &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}}},
+		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"priority": "P1"}}, nil
+		},
+	})
+	return client.Connect(ctx, &mcp.CommandTransport{Command: exec.Command(filepath.Join(fixtureBin, name)), TerminateDuration: 100 * time.Millisecond}, nil)
+}
+
+// floorCalls is a case's calls: get_asset, then open_ticket (the SDK
+// answers the input_required round itself).
+func floorCalls(ctx context.Context, cmdb, tickets *mcp.ClientSession) error {
 	if _, err := cmdb.CallTool(ctx, &mcp.CallToolParams{Name: "get_asset", Arguments: map[string]any{"hostname": "jump-prod-02"}}); err != nil {
 		return err
 	}
@@ -209,4 +219,74 @@ func treeRSS(pid int) int64 {
 		}
 	}
 	return total
+}
+
+// BenchmarkRunnerVsFloor is the fresh-process row of issue 15's table: a
+// batch of the ticket scenario's cases with fresh servers each, through the
+// runner and through the bare SDK (BenchmarkFloorSDK's work), in turns.
+func BenchmarkRunnerVsFloor(b *testing.B) {
+	const n = batch
+	cases := benchCases(b, false, n)
+	concurrency := runtime.NumCPU()
+	interleave.Measure(b, 1, "case",
+		interleave.Side{Name: "runner", Run: func() int { return runBatch(b, cases, concurrency, false, LogsAll) }},
+		interleave.Side{Name: "floor", Run: func() int { return floorBatch(b, n, concurrency, floorCase) }},
+	)
+}
+
+// BenchmarkRunnerSharedVsFloor is the shared-servers row: cases of the
+// ticket scenario on shared servers, -concurrency 8 -logs failed, through
+// the runner, and the same calls made by the bare SDK on one session per
+// server (the shared floor), in turns. A batch is a run of its own, so the
+// runner's side pays for starting its servers once per batch, as a run
+// does; the floor connects once per batch too.
+func BenchmarkRunnerSharedVsFloor(b *testing.B) {
+	const n, concurrency = 200, 8
+	cases := benchCases(b, true, n)
+	interleave.Measure(b, 1, "case",
+		interleave.Side{Name: "runner", Run: func() int { return runBatch(b, cases, concurrency, true, LogsFailed) }},
+		interleave.Side{Name: "floor", Run: func() int { return sharedFloorBatch(b, n, concurrency) }},
+	)
+}
+
+func runBatch(b *testing.B, cases []*scenario.Case, concurrency int, share bool, logs string) int {
+	res, err := Run(context.Background(), cases, Options{Dir: b.TempDir(), RunID: "bench", Concurrency: concurrency, Share: share, Logs: logs})
+	if err != nil || res.Passed != len(cases) {
+		b.Fatalf("run: %v, %+v", err, res)
+	}
+	return res.Ran
+}
+
+func floorBatch(b *testing.B, n, concurrency int, one func(context.Context) error) int {
+	var g errgroup.Group
+	g.SetLimit(concurrency)
+	for range n {
+		g.Go(func() error { return one(context.Background()) })
+	}
+	if err := g.Wait(); err != nil {
+		b.Fatal(err)
+	}
+	return n
+}
+
+// sharedFloorBatch connects once to each server and runs n cases' calls
+// on those sessions, concurrency at a time.
+func sharedFloorBatch(b *testing.B, n, concurrency int) int {
+	ctx := context.Background()
+	cmdb, err := floorConnect(ctx, "cmdb")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer cmdb.Close()
+	tickets, err := floorConnect(ctx, "tickets")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer tickets.Close()
+	for _, cs := range []*mcp.ClientSession{cmdb, tickets} {
+		if _, err := cs.ListTools(ctx, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return floorBatch(b, n, concurrency, func(ctx context.Context) error { return floorCalls(ctx, cmdb, tickets) })
 }

@@ -25,8 +25,10 @@ type caseLogs struct {
 	log  lockedBuffer
 	wire *os.File // nil unless asked for
 	// base is the case's name in the run folder (cases/NNNN-<id>), the
-	// stem of its files and the name of its folder (${CASE_DIR}'s parent).
-	base string
+	// stem of its files and the name of its folder (${CASE_DIR}'s parent):
+	// made when first needed, since a passing case of a -logs failed run
+	// with shared servers has no file and no folder.
+	base func() string
 }
 
 // lockedBuffer is a bytes.Buffer safe for concurrent writers.
@@ -42,9 +44,9 @@ func (b *lockedBuffer) Write(p []byte) (int, error) {
 }
 
 func newCaseLogs(runDir string, idx int, id string, wire bool) (*caseLogs, error) {
-	logs := &caseLogs{base: filepath.Join("cases", record.CaseStem(idx, id))}
+	logs := &caseLogs{base: sync.OnceValue(func() string { return filepath.Join("cases", record.CaseStem(idx, id)) })}
 	if wire {
-		f, err := os.Create(filepath.Join(runDir, logs.base+".wire.jsonl"))
+		f, err := os.Create(filepath.Join(runDir, logs.base()+".wire.jsonl"))
 		if err != nil {
 			return nil, fmt.Errorf("create wire trace: %w", err)
 		}
@@ -63,11 +65,11 @@ func (l *caseLogs) finish(runDir, keep, status string) (map[string]string, error
 		if err := l.wire.Close(); err != nil {
 			errs = append(errs, err)
 		} else {
-			paths["wire"] = l.base + ".wire.jsonl"
+			paths["wire"] = l.base() + ".wire.jsonl"
 		}
 	}
 	if keep == LogsAll || keep == "" || (keep == LogsFailed && status != record.StatusPass) {
-		name := l.base + ".jsonl"
+		name := l.base() + ".jsonl"
 		l.log.mu.Lock()
 		err := os.WriteFile(filepath.Join(runDir, name), l.log.buf.Bytes(), 0o644)
 		l.log.mu.Unlock()

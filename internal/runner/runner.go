@@ -115,9 +115,11 @@ type Result struct {
 }
 
 // Run runs the cases concurrently, each with fresh servers (except shared
-// ones), and appends one record per finished case to Dir/records.jsonl the
-// moment it finishes, synced, so that nothing finished is lost to a crash or
-// Ctrl-C. A failing case is a record, never an error: Run returns an error
+// ones), and appends one record per finished case to Dir/records.jsonl as
+// it finishes, synced before the case counts as finished (OnCase), so that
+// nothing reported finished is lost to a crash or Ctrl-C. A finished case
+// frees its concurrency slot before its record is synced: records are
+// group-committed by one writer (see committer). A failing case is a record, never an error: Run returns an error
 // only when the run itself cannot go on (the folder cannot be written), or
 // a *scenario.LoadError when the preflight found tool names no server offers
 // or the cases' models disagree (two limits for one endpoint, two cases
@@ -178,6 +180,7 @@ func Run(ctx context.Context, cases []*scenario.Case, opts Options) (*Result, er
 
 	// One token cache for the run: every case renders the same catalogs.
 	toks := tokens.NewCache()
+	cfgs := &configs{}
 	if opts.Preflight {
 		// An interrupt stops the preflight too; what it found by then is
 		// moot, as no case starts.
@@ -193,6 +196,34 @@ func Run(ctx context.Context, cases []*scenario.Case, opts Options) (*Result, er
 		res  = Result{Dir: opts.Dir, Total: len(cases)}
 		werr error
 	)
+	// A case is counted, and reported through OnCase, once its record is
+	// synced; a record that could not be written is counted all the same
+	// (the run ends with the error).
+	commits := newCommitter(records, func(batch []*record.Record, err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if err != nil && werr == nil {
+			werr = err
+		}
+		for _, rec := range batch {
+			res.Ran++
+			switch rec.Status {
+			case record.StatusPass:
+				res.Passed++
+			case record.StatusFail:
+				res.Failed++
+			default:
+				res.Errors++
+				if rec.ErrorClass == string(model.FailureConfig) {
+					res.ConfigErrors++
+				}
+			}
+			if opts.OnCase != nil {
+				opts.OnCase(rec, res)
+			}
+		}
+	})
+	defer commits.close() // also on an early return; closing again is a no-op
 	for _, c := range cases {
 		select {
 		case sem <- struct{}{}:
@@ -210,31 +241,15 @@ func Run(ctx context.Context, cases []*scenario.Case, opts Options) (*Result, er
 			break
 		}
 		g.Go(func() error {
-			defer func() { <-sem }()
-			// Numbered as in the whole suite, so that the files of a
-			// shard's cases keep their names when shards are merged.
-			rec := runCase(ctx, c.Index, c, opts, pool, toks)
-			err := records.Write(&rec)
-			mu.Lock()
-			defer mu.Unlock()
-			if err != nil && werr == nil {
-				werr = err
-			}
-			res.Ran++
-			switch rec.Status {
-			case record.StatusPass:
-				res.Passed++
-			case record.StatusFail:
-				res.Failed++
-			default:
-				res.Errors++
-				if rec.ErrorClass == string(model.FailureConfig) {
-					res.ConfigErrors++
-				}
-			}
-			if opts.OnCase != nil {
-				opts.OnCase(&rec, res)
-			}
+			rec := func() record.Record {
+				// The slot is the next case's as soon as this one has its
+				// verdict; its record is made durable by the committer.
+				defer func() { <-sem }()
+				// Numbered as in the whole suite, so that the files of a
+				// shard's cases keep their names when shards are merged.
+				return runCase(ctx, c.Index, c, opts, pool, toks, cfgs)
+			}()
+			commits.add(&rec)
 			return nil
 		})
 	}
@@ -264,6 +279,8 @@ func Run(ctx context.Context, cases []*scenario.Case, opts Options) (*Result, er
 		case <-time.After(opts.AbortWait):
 		}
 	}
+	// Every record handed over is on disk before Run returns.
+	commits.close()
 
 	mu.Lock()
 	defer mu.Unlock()
@@ -329,7 +346,7 @@ func isClosed(ch <-chan struct{}) bool {
 // runCase runs one case from start to verdict. Whatever happens, it returns
 // a record: a server that will not start, a model endpoint that fails, or a
 // deadline make a record with status error.
-func runCase(ctx context.Context, idx int, c *scenario.Case, opts Options, pool *host.Pool, toks *tokens.Cache) (rec record.Record) {
+func runCase(ctx context.Context, idx int, c *scenario.Case, opts Options, pool *host.Pool, toks *tokens.Cache, cfgs *configs) (rec record.Record) {
 	start := time.Now()
 	rec = record.Record{
 		Schema: record.SchemaVersion, RunID: opts.RunID, CaseID: c.ID, Index: idx + 1, Scenario: c.Scenario.Name,
@@ -390,8 +407,8 @@ func runCase(ctx context.Context, idx int, c *scenario.Case, opts Options, pool 
 		return rec
 	}
 
-	hopts, err := caseHostOptions(c, filepath.Join(opts.Dir, logs.base), opts)
-	rec.Settings = settings(hopts, c.Timeout())
+	hopts, err := caseHostOptions(c, func() string { return filepath.Join(opts.Dir, logs.base()) }, opts)
+	rec.Settings = cfgs.settings(c, hopts)
 	if err != nil {
 		infra = err
 		return rec
@@ -406,7 +423,10 @@ func runCase(ctx context.Context, idx int, c *scenario.Case, opts Options, pool 
 		return rec
 	}
 	m = model.Using(m, wire.wire)
-	hopts.SessionID, hopts.Log, hopts.ServerLog, hopts.Pool, hopts.Tokens = rec.SessionID, &logs.log, &logs.log, pool, toks
+	hopts.SessionID, hopts.Pool, hopts.Tokens = rec.SessionID, pool, toks
+	if opts.Logs != LogsNone {
+		hopts.Log, hopts.ServerLog = &logs.log, &logs.log
+	}
 	if logs.wire != nil {
 		hopts.Wire = logs.wire
 	}
@@ -475,10 +495,14 @@ func runCase(ctx context.Context, idx int, c *scenario.Case, opts Options, pool 
 	return rec
 }
 
-// caseHostOptions are a case's host options: its folder made under dir
+// caseHostOptions are a case's host options: its folder made under dir()
 // (when it uses one), the run's override and process groups.
-func caseHostOptions(c *scenario.Case, dir string, opts Options) (host.Options, error) {
-	caseDir, err := PrepareCaseDir(c, dir)
+func caseHostOptions(c *scenario.Case, dir func() string, opts Options) (host.Options, error) {
+	var caseDir string
+	var err error
+	if c.UsesCaseDir() {
+		caseDir, err = PrepareCaseDir(c, dir())
+	}
 	hopts := c.HostOptionsIn(caseDir)
 	if opts.Override != nil {
 		opts.Override(&hopts)
@@ -528,7 +552,7 @@ func preflight(ctx context.Context, cases []*scenario.Case, pool *host.Pool, tok
 				return nil
 			}
 			defer os.RemoveAll(tmp)
-			hopts, err := caseHostOptions(c, tmp, opts)
+			hopts, err := caseHostOptions(c, func() string { return tmp }, opts)
 			if err != nil {
 				return nil
 			}

@@ -312,22 +312,40 @@ question: who owns jump-prod-02?
 expect:
   - {tool: cmdb__get_asset, outcome: tool_error}
 `)
-	dir := filepath.Join(t.TempDir(), "r1")
-	res, err := Run(context.Background(), cases, Options{Dir: dir, RunID: "r1", Logs: LogsFailed})
-	if err != nil || res.Passed != 6 || res.Failed != 1 {
-		t.Fatalf("result %+v, err %v; want 6 passed, 1 failed", res, err)
+	tests := []struct {
+		logs string
+		// files is how many files cases/ holds: one per kept log.
+		files                int
+		passedLog, failedLog bool
+	}{
+		{LogsAll, 7, true, true},
+		{LogsFailed, 1, false, true},
+		{LogsNone, 0, false, false},
 	}
-	for _, r := range readRecords(t, dir) {
-		_, statErr := os.Stat(filepath.Join(dir, "cases", strings.TrimPrefix(r.Logs["log"], "cases/")))
-		switch {
-		case r.Status == record.StatusPass && r.Logs["log"] != "":
-			t.Errorf("passing case %s kept its log %s", r.CaseID, r.Logs["log"])
-		case r.Status == record.StatusFail && (r.Logs["log"] == "" || statErr != nil):
-			t.Errorf("failing case %s has no log: %q, %v", r.CaseID, r.Logs["log"], statErr)
-		}
-	}
-	entries, _ := os.ReadDir(filepath.Join(dir, "cases"))
-	if len(entries) != 1 {
-		t.Errorf("cases/ holds %d entries, want the failing case's log only", len(entries))
+	for _, tt := range tests {
+		t.Run(tt.logs, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "r1")
+			res, err := Run(context.Background(), cases, Options{Dir: dir, RunID: "r1", Logs: tt.logs})
+			if err != nil || res.Passed != 6 || res.Failed != 1 {
+				t.Fatalf("result %+v, err %v; want 6 passed, 1 failed", res, err)
+			}
+			for _, r := range readRecords(t, dir) {
+				want := tt.passedLog
+				if r.Status != record.StatusPass {
+					want = tt.failedLog
+				}
+				data, statErr := os.ReadFile(filepath.Join(dir, r.Logs["log"]))
+				switch {
+				case !want && r.Logs["log"] != "":
+					t.Errorf("case %s (%s) kept its log %s", r.CaseID, r.Status, r.Logs["log"])
+				case want && (r.Logs["log"] == "" || statErr != nil || !strings.Contains(string(data), `"operation":"host.tool_call"`)):
+					t.Errorf("case %s (%s) has no log with its call: %q, %v", r.CaseID, r.Status, r.Logs["log"], statErr)
+				}
+			}
+			entries, _ := os.ReadDir(filepath.Join(dir, "cases"))
+			if len(entries) != tt.files {
+				t.Errorf("cases/ holds %d entries, want %d", len(entries), tt.files)
+			}
+		})
 	}
 }

@@ -2,11 +2,44 @@ package runner
 
 import (
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/hosteval/hosteval/internal/host"
 	"github.com/hosteval/hosteval/internal/record"
+	"github.com/hosteval/hosteval/internal/scenario"
 )
+
+// configs hold what the cases of one configuration (a scenario and a
+// variant) have in common in a run, made once for all of them.
+type configs struct {
+	mu   sync.Mutex
+	byID map[configKey]*record.Settings
+}
+
+type configKey struct {
+	scenario *scenario.Scenario
+	variant  string
+}
+
+// settings are the host settings of c's configuration, for its record:
+// the same value for every case of it, read-only. o are c's host options;
+// they differ between its cases only in what settings leave out (the
+// case's folder, session and logs).
+func (cs *configs) settings(c *scenario.Case, o host.Options) *record.Settings {
+	key := configKey{c.Scenario, c.Variant}
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	if s, ok := cs.byID[key]; ok {
+		return s
+	}
+	if cs.byID == nil {
+		cs.byID = map[configKey]*record.Settings{}
+	}
+	s := settings(o, c.Timeout())
+	cs.byID[key] = s
+	return s
+}
 
 // settings are the host settings a case runs under, from its host options
 // with the host's defaults filled in, for its record.

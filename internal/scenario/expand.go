@@ -77,6 +77,9 @@ func (s *Suite) Cases(opts CaseOptions) ([]*Case, error) {
 			if m.Name == "" {
 				opts.Models[i].Name = built.Name()
 			}
+			if m.template == nil {
+				opts.Models[i].template = model.TemplateOf(m.Config, built)
+			}
 			if seen[opts.Models[i].Name] {
 				return nil, fmt.Errorf("model %s is given twice", opts.Models[i].Name)
 			}
@@ -106,9 +109,14 @@ func (s *Suite) Cases(opts CaseOptions) ([]*Case, error) {
 		if len(variants) == 0 {
 			variants = []*variant{nil}
 		}
-		models := sc.models
+		models := slices.Clone(sc.models)
 		if opts.Models != nil {
-			models = opts.Models
+			models = slices.Clone(opts.Models)
+		}
+		for i := range models {
+			if models[i].template == nil {
+				models[i].template = model.NewTemplate(models[i].Config)
+			}
 		}
 		repeat := sc.repeat
 		if opts.Repeat > 0 {

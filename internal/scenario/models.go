@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"github.com/hosteval/hosteval/internal/model"
 	"github.com/hosteval/hosteval/internal/yamlx"
 )
 
@@ -64,5 +65,7 @@ func (f *fileCtx) modelSpec(d *modelDoc, n *yamlx.Node) (ModelSpec, bool) {
 	if spec.Name == "" {
 		spec.Name = m.Name()
 	}
+	// The cases start from what was just parsed, not from the YAML again.
+	spec.template = model.TemplateOf(spec.Config, m)
 	return spec, true
 }

@@ -245,11 +245,18 @@ type ModelSpec struct {
 	// model's own name ("scripted", "rules", "openai:<model>").
 	Name string
 	model.Config
+	// template, set by Suite.Cases, parses Config once for every case of
+	// one scenario and model.
+	template *model.Template
 }
 
 // New builds a fresh model from the spec. A model keeps per-conversation
-// state (a script's position), so every case gets its own.
+// state (a script's position), so every case gets its own; the cases of
+// one suite share what their configuration parses into.
 func (m ModelSpec) New() (model.Model, error) {
+	if m.template != nil {
+		return m.template.New()
+	}
 	return model.New(m.Config)
 }
 

@@ -123,12 +123,12 @@ func (v *Server) compare(oldKey, newKey string) (*compareView, string) {
 		return m
 	}
 	oldCases, newCases := in(snaps[0]), in(snaps[1])
-	for _, s := range snaps[0].summary.Cases {
+	for _, s := range snaps[0].summary.Cases() {
 		if _, ok := newCases[s.CaseID]; !ok {
 			cv.OnlyOld = append(cv.OnlyOld, caseLink{s.CaseID, caseURL(oldKey, oldCases[s.CaseID])})
 		}
 	}
-	for _, s := range snaps[1].summary.Cases {
+	for _, s := range snaps[1].summary.Cases() {
 		if _, ok := oldCases[s.CaseID]; !ok {
 			cv.OnlyNew = append(cv.OnlyNew, caseLink{s.CaseID, caseURL(newKey, newCases[s.CaseID])})
 		}

@@ -308,9 +308,10 @@ func (v *Server) runPage(w http.ResponseWriter, r *http.Request) {
 		outcomes[rec.CaseID] = m
 	}
 
+	cases := s.Cases()
 	var scenarios, models, variants []string
-	for i := range s.Cases {
-		c := &s.Cases[i]
+	for i := range cases {
+		c := &cases[i]
 		for _, p := range []struct {
 			list *[]string
 			v    string
@@ -326,8 +327,8 @@ func (v *Server) runPage(w http.ResponseWriter, r *http.Request) {
 
 	q := strings.ToLower(f.Q)
 	var matched []caseRow
-	for i := range s.Cases {
-		c := &s.Cases[i]
+	for i := range cases {
+		c := &cases[i]
 		p := pos[c.CaseID]
 		rec := &snap.records[p]
 		switch {
@@ -401,7 +402,7 @@ func (v *Server) runPage(w http.ResponseWriter, r *http.Request) {
 	data := runData{
 		Key: snap.key, ID: snap.id(), Info: snap.info, Summary: s, State: snapState(snap),
 		Warnings: snap.warnings, Gates: gates, GateVerdict: gateVerdict, Charts: charts, Tables: tables,
-		Filter: f, Cases: shown, Matched: len(matched), Total: len(s.Cases), Page: f.Page, Pages: pages,
+		Filter: f, Cases: shown, Matched: len(matched), Total: len(cases), Page: f.Page, Pages: pages,
 		Statuses: []choice{
 			{Value: "", Label: "all", Selected: f.Status == ""},
 			{Value: "failed", Label: "did not pass", Selected: f.Status == "failed"},
@@ -608,14 +609,15 @@ func (v *Server) casePage(w http.ResponseWriter, r *http.Request) {
 		Transcript: body, Record: raw.String(), RecordURL: caseURL(snap.key, n) + "/record.json",
 	}
 	// Neighbours in the run's case order, and the nearest ones that did not pass.
-	order := make([]int, len(snap.summary.Cases))
+	cases := snap.summary.Cases()
+	order := make([]int, len(cases))
 	index := map[string]int{}
 	for i := range snap.records {
 		index[snap.records[i].CaseID] = i
 	}
 	here := -1
-	for i := range snap.summary.Cases {
-		order[i] = index[snap.summary.Cases[i].CaseID]
+	for i := range cases {
+		order[i] = index[cases[i].CaseID]
 		if order[i] == p {
 			here = i
 		}
@@ -628,13 +630,13 @@ func (v *Server) casePage(w http.ResponseWriter, r *http.Request) {
 		data.Next = link(here + 1)
 	}
 	for i := here - 1; i >= 0 && here >= 0; i-- {
-		if !snap.summary.Cases[i].Passed() {
+		if !cases[i].Passed() {
 			data.PrevFailed = link(i)
 			break
 		}
 	}
 	for i := here + 1; i < len(order) && here >= 0; i++ {
-		if !snap.summary.Cases[i].Passed() {
+		if !cases[i].Passed() {
 			data.NextFailed = link(i)
 			break
 		}

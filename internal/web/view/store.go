@@ -369,16 +369,19 @@ func overviewOf(key string, info *record.RunInfo, s *report.Summary) overview {
 		ov.Started, ov.Finished, ov.Interrupted = info.Started, info.Finished, info.Interrupted
 		ov.Args = strings.Join(info.Args, " ")
 	}
+	cases := s.Cases()
 	if ov.Started.IsZero() {
-		for i := range s.Cases {
-			if t := s.Cases[i].Started; !t.IsZero() && (ov.Started.IsZero() || t.Before(ov.Started)) {
+		for i := range cases {
+			if t := cases[i].Started; !t.IsZero() && (ov.Started.IsZero() || t.Before(ov.Started)) {
 				ov.Started = t
 			}
 		}
 	}
 	var files []string
-	for i := range s.Cases {
-		if f := s.Cases[i].File; f != "" && !slices.Contains(files, f) {
+	// A summary.json of schema 2 names each group's file; one of schema
+	// 1, each case's.
+	for _, f := range groupAndCaseFiles(s.Groups, cases) {
+		if f != "" && !slices.Contains(files, f) {
 			files = append(files, f)
 		}
 	}
@@ -483,4 +486,16 @@ func (s *store) poll(e *runEntry) bool {
 		e.changed = time.Now()
 	}
 	return !first
+}
+
+// groupAndCaseFiles are the scenario files named by groups and cases.
+func groupAndCaseFiles(groups []report.GroupStats, cases []report.CaseStats) []string {
+	var files []string
+	for i := range groups {
+		files = append(files, groups[i].File)
+	}
+	for i := range cases {
+		files = append(files, cases[i].File)
+	}
+	return files
 }

