@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/hosteval/hosteval/internal/record"
+	"github.com/hosteval/hosteval/internal/scenario"
 )
 
 // writeRun writes a run folder with recs, finished unless interrupted.
@@ -115,5 +116,44 @@ func TestLoadtestUpdate(t *testing.T) {
 	}
 	if string(got) != table {
 		t.Errorf("table =\n%s\nwant\n%s", got, table)
+	}
+}
+
+// TestTableCoversTheSuite keeps protocols.txt in step with scenarios/: a
+// scenario added without its rows fails here, in go test, and not only
+// later in make test-load.
+func TestTableCoversTheSuite(t *testing.T) {
+	suite, err := scenario.Load("../../scenarios")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases, err := suite.Cases(scenario.CaseOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]bool{}
+	for _, c := range cases {
+		name := c.Scenario.Name
+		if c.Variant != "" {
+			name += "/" + c.Variant
+		}
+		for _, s := range c.HostOptions().Servers {
+			want[name+"\t"+s.Name] = true
+		}
+	}
+	data, err := os.ReadFile("protocols.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	table := parse(data)
+	for k := range want {
+		if _, ok := table[k]; !ok {
+			t.Errorf("protocols.txt has no row for %q (run the suite on an idle machine, then go run ./tools/loadtest -run DIR -update)", k)
+		}
+	}
+	for k := range table {
+		if !want[k] {
+			t.Errorf("protocols.txt has a row for %q, which scenarios/ no longer has", k)
+		}
 	}
 }
