@@ -26,7 +26,7 @@ import (
 // hostevalProc is a hosteval process under test.
 type hostevalProc struct {
 	cmd            *exec.Cmd
-	stdout, stderr syncBuilder
+	stdout, stderr fixtures.Buffer
 	exited         chan struct{}
 	err            error // valid once exited is closed
 }

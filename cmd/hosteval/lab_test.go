@@ -16,7 +16,7 @@ import (
 
 // labProc is `hosteval lab` running in this process.
 type labProc struct {
-	stdout, stderr syncBuilder
+	stdout, stderr fixtures.Buffer
 	cancel         context.CancelFunc
 	done           chan int
 	url            string
