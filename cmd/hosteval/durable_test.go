@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/hosteval/hosteval/internal/fixtures"
 	"github.com/hosteval/hosteval/internal/record"
 )
 
@@ -23,7 +24,7 @@ func TestRunLosesNoReportedCase(t *testing.T) {
 	for _, stop := range []string{"kill", "interrupt twice"} {
 		t.Run(stop, func(t *testing.T) {
 			dir := t.TempDir()
-			writeFiles(t, dir, lookupSuite(5000, ""))
+			fixtures.WriteFiles(t, dir, lookupSuite(5000, ""))
 			p := startHosteval(t, dir, nil, "run", "-run-id", "r1", "-concurrency", "4", "-logs", "failed", "suite.yaml")
 			p.until(t, "30 finished cases", func() bool { return len(caseDone.FindAllString(p.stderr.String(), -1)) >= 30 })
 			switch stop {
@@ -64,16 +65,6 @@ func TestRunLosesNoReportedCase(t *testing.T) {
 func lookupSuite(n int, more string) map[string]string {
 	return map[string]string{
 		"servers.yaml": fmt.Sprintf("servers:\n  cmdb:\n    command: %s/cmdb\n    shareable: true\n", fixtureBin),
-		"suite.yaml": fmt.Sprintf(`name: lookup
-servers: [cmdb]
-repeat: %d
-model:
-  scripted:
-    - call: "cmdb__get_asset {hostname: jump-prod-02}"
-    - answer: "Camille Michel."
-question: who owns jump-prod-02?
-expect:
-  - {tool: cmdb__get_asset, outcome: ok}
-`, n) + more,
+		"suite.yaml":   fixtures.LookupScenario(n) + more,
 	}
 }

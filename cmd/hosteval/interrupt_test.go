@@ -26,7 +26,7 @@ import (
 // hostevalProc is a hosteval process under test.
 type hostevalProc struct {
 	cmd            *exec.Cmd
-	stdout, stderr syncBuilder
+	stdout, stderr fixtures.Buffer
 	exited         chan struct{}
 	err            error // valid once exited is closed
 }
@@ -115,22 +115,13 @@ func noSurvivors(t *testing.T, pgid int) {
 	}
 }
 
-func writeFiles(t *testing.T, dir string, files map[string]string) {
-	t.Helper()
-	for name, text := range files {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
-
 // TestRunSecondInterruptKillsEveryServer: the first Ctrl-C drains, the
 // second exits at once with 130, having killed every server's process group
 // (a shell, the helper it started, the server under it), and run.json says
 // the run was interrupted and when it ended.
 func TestRunSecondInterruptKillsEveryServer(t *testing.T) {
 	dir := t.TempDir()
-	writeFiles(t, dir, map[string]string{
+	fixtures.WriteFiles(t, dir, map[string]string{
 		"servers.yaml": fixtures.HelperServers(fixtureBin, dir),
 		"suite.yaml":   fixtures.HoldScenario,
 	})
@@ -234,7 +225,7 @@ func TestCommandsEndOnInterrupt(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
-			writeFiles(t, dir, map[string]string{"servers.yaml": fixtures.HelperServers(fixtureBin, dir)})
+			fixtures.WriteFiles(t, dir, map[string]string{"servers.yaml": fixtures.HelperServers(fixtureBin, dir)})
 			// records.jsonl is a FIFO that never ends: a read of it blocks
 			// as one of a huge file on a slow disk would.
 			if err := os.Mkdir(filepath.Join(dir, "run"), 0o755); err != nil {

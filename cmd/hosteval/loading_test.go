@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/hosteval/hosteval/internal/fixtures"
 )
 
 // TestRunInterruptedWhileLoading: a Ctrl-C that comes while run reads the
@@ -14,7 +16,7 @@ import (
 // exists (the loader stops between files: see scenario.LoadContext).
 func TestRunInterruptedWhileLoading(t *testing.T) {
 	dir := t.TempDir()
-	writeFiles(t, dir, map[string]string{
+	fixtures.WriteFiles(t, dir, map[string]string{
 		"servers.yaml": "servers:\n  cmdb: {command: " + filepath.Join(fixtureBin, "cmdb") + "}\n",
 		"s.yaml":       "name: s\nservers: [cmdb]\nmodel: {scripted: [{answer: done}]}\nquestion: q?\n",
 	})

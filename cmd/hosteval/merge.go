@@ -12,7 +12,6 @@ import (
 
 	"github.com/hosteval/hosteval/internal/merge"
 	"github.com/hosteval/hosteval/internal/record"
-	"github.com/hosteval/hosteval/internal/report"
 	"github.com/hosteval/hosteval/internal/scenario"
 )
 
@@ -117,21 +116,13 @@ func runMerge(ctx context.Context, e *env, args []string) error {
 	if fs.NArg() == 0 {
 		return usagef("want the shards' run folders")
 	}
-	var suite *scenario.Suite
-	if *scenarios != "" {
-		s, err := scenario.Load(splitList(*scenarios)...)
-		if err != nil {
-			return usageError{err}
-		}
-		suite = s
+	suite, err := loadScenarios(*scenarios)
+	if err != nil {
+		return err
 	}
-	var base *report.Summary
-	if *baseline != "" {
-		b, err := readSummary(*baseline)
-		if err != nil {
-			return usagef("-baseline: %w", err)
-		}
-		base = b
+	base, err := readBaseline(*baseline)
+	if err != nil {
+		return err
 	}
 	if *runID == "" {
 		*runID = newRunID()

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/hosteval/hosteval/internal/fixtures"
 )
 
 // TestCompareSameCommitNoRegression: two real runs of one suite, by this
@@ -14,7 +16,7 @@ import (
 // enough for the U test to call it significant now and then.
 func TestCompareSameCommitNoRegression(t *testing.T) {
 	dir := t.TempDir()
-	writeFiles(t, dir, lookupSuite(400, `---
+	fixtures.WriteFiles(t, dir, lookupSuite(400, `---
 name: find
 servers: [cmdb]
 repeat: 200

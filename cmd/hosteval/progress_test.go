@@ -2,10 +2,10 @@ package main
 
 import (
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/hosteval/hosteval/internal/fixtures"
 	"github.com/hosteval/hosteval/internal/record"
 	"github.com/hosteval/hosteval/internal/runner"
 )
@@ -26,7 +26,7 @@ func TestProgress(t *testing.T) {
 		}
 	})
 	t.Run("one line rewritten on a terminal", func(t *testing.T) {
-		var out syncBuilder
+		var out fixtures.Buffer
 		p := newProgress(&out, true, 2, time.Now())
 		p.done(pass, runner.Result{Ran: 1, Passed: 1})
 		p.done(fail, runner.Result{Ran: 2, Passed: 1, Failed: 1})
@@ -49,23 +49,4 @@ func TestProgress(t *testing.T) {
 			t.Errorf("the progress line is not ended when the run ends: %q", got)
 		}
 	})
-}
-
-// syncBuilder is a strings.Builder safe for concurrent writers (the
-// progress ticker, a process's output) and the test's reads.
-type syncBuilder struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuilder) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuilder) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

@@ -51,11 +51,9 @@ func runReport(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	var base *report.Summary
-	if *baseline != "" {
-		if base, err = readSummary(*baseline); err != nil {
-			return usagef("-baseline: %w", err)
-		}
+	base, err := readBaseline(*baseline)
+	if err != nil {
+		return err
 	}
 	if *format == "text" {
 		// A folder that is not a run is the caller's mistake, whatever the
@@ -167,9 +165,36 @@ func loadGates(suite *scenario.Suite, file string) ([]report.Gate, error) {
 	return gates, nil
 }
 
-// readSummary aggregates a run folder (a baseline).
+// loadScenarios loads the scenarios of -scenarios (comma-separated files or
+// folders), for their gates; nil when the flag is not given.
+func loadScenarios(list string) (*scenario.Suite, error) {
+	if list == "" {
+		return nil, nil
+	}
+	suite, err := scenario.Load(splitList(list)...)
+	if err != nil {
+		// Every problem of the files, or a path that is not there.
+		return nil, usageError{err}
+	}
+	return suite, nil
+}
+
+// readSummary aggregates a run folder.
 func readSummary(dir string) (*report.Summary, error) {
 	return report.Read(dir)
+}
+
+// readBaseline aggregates the run folder of -baseline; nil when the flag is
+// not given.
+func readBaseline(dir string) (*report.Summary, error) {
+	if dir == "" {
+		return nil, nil
+	}
+	base, err := readSummary(dir)
+	if err != nil {
+		return nil, usagef("-baseline: %w", err)
+	}
+	return base, nil
 }
 
 var compareCommand = command{
@@ -279,14 +304,9 @@ func runGate(ctx context.Context, e *env, args []string) error {
 	if fs.NArg() != 1 {
 		return usagef("want one run folder")
 	}
-	var suite *scenario.Suite
-	if *scenarios != "" {
-		s, err := scenario.Load(splitList(*scenarios)...)
-		if err != nil {
-			// Every problem of the files, or a path that is not there.
-			return usageError{err}
-		}
-		suite = s
+	suite, err := loadScenarios(*scenarios)
+	if err != nil {
+		return err
 	}
 	gates, err := loadGates(suite, *gatesFile)
 	if err != nil {
@@ -299,11 +319,9 @@ func runGate(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return usageError{err}
 	}
-	var base *report.Summary
-	if *baseline != "" {
-		if base, err = readSummary(*baseline); err != nil {
-			return usagef("-baseline: %w", err)
-		}
+	base, err := readBaseline(*baseline)
+	if err != nil {
+		return err
 	}
 	// One block of verdict lines for the gates and the comparison, so that
 	// what held never reads as the verdict under what failed.

@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/hosteval/hosteval/internal/host"
-	"github.com/hosteval/hosteval/internal/report"
 	"github.com/hosteval/hosteval/internal/runner"
 	"github.com/hosteval/hosteval/internal/scenario"
 )
@@ -202,11 +201,9 @@ func runRun(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	var base *report.Summary
-	if *baseline != "" {
-		if base, err = readSummary(*baseline); err != nil {
-			return usagef("-baseline: %w", err)
-		}
+	base, err := readBaseline(*baseline)
+	if err != nil {
+		return err
 	}
 
 	// Before any case: a person's login is not a case's time.

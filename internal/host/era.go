@@ -15,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/hosteval/hosteval/internal/lines"
 	"github.com/hosteval/hosteval/internal/record"
 )
 
@@ -303,8 +304,8 @@ func (h *Host) dial(ctx context.Context, s *serverConn, revision string, b budge
 		var r io.ReadCloser = p.stdout
 		var w io.WriteCloser = p.stdin
 		if wire != nil {
-			r = &tapReader{r: p.stdout, tap: &lineWriter{fn: func(l []byte) { wire.message("stdout", "<-", l) }}}
-			w = &tapWriter{w: p.stdin, tap: &lineWriter{fn: func(l []byte) { wire.message("stdin", "->", l) }}}
+			r = &tapReader{r: p.stdout, tap: lines.NewWriter(func(l []byte) { wire.message("stdout", "<-", l) })}
+			w = &tapWriter{w: p.stdin, tap: lines.NewWriter(func(l []byte) { wire.message("stdin", "->", l) })}
 		}
 		// Results up to maxMessageBytes are read (and then cut to the
 		// result budget); a larger line ends the connection.

@@ -6,6 +6,9 @@ import (
 	"io"
 	"sync"
 	"time"
+
+	"github.com/hosteval/hosteval/internal/lines"
+	"github.com/hosteval/hosteval/internal/record"
 )
 
 // wireTrace records every JSON-RPC message exchanged with the servers, and
@@ -15,23 +18,6 @@ type wireTrace struct {
 	mu    sync.Mutex
 	w     io.Writer
 	start time.Time
-}
-
-// wireEntry is one line of the wire trace.
-type wireEntry struct {
-	MS     float64 `json:"ms"`
-	Server string  `json:"server"`
-	// Stream is stdin (host to server), stdout (server to host) or stderr;
-	// for HTTP servers, http (both directions, see Dir).
-	Stream string `json:"stream"`
-	Dir    string `json:"dir"` // "->" to the server, "<-" from it
-	// Kind is request, notification, result, error, log or invalid (not JSON-RPC).
-	Kind    string          `json:"kind"`
-	ID      json.RawMessage `json:"id,omitempty"`
-	Method  string          `json:"method,omitempty"`
-	Bytes   int             `json:"bytes"`
-	Message json.RawMessage `json:"message,omitempty"`
-	Text    string          `json:"text,omitempty"`
 }
 
 // serverWire tracks one server's messages, so that a result can be labelled
@@ -51,7 +37,7 @@ func (t *wireTrace) forServer(name string) *serverWire {
 	return &serverWire{trace: t, server: name, sent: map[string]string{}}
 }
 
-func (t *wireTrace) write(e wireEntry) {
+func (t *wireTrace) write(e record.WireLine) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	e.MS = float64(time.Since(t.start).Microseconds()) / 1000
@@ -68,7 +54,7 @@ func (s *serverWire) message(stream, dir string, line []byte) {
 	if len(line) == 0 {
 		return
 	}
-	e := wireEntry{Server: s.server, Stream: stream, Dir: dir, Bytes: len(line)}
+	e := record.WireLine{Server: s.server, Stream: stream, Dir: dir, Bytes: len(line)}
 	var msg struct {
 		ID     json.RawMessage `json:"id"`
 		Method string          `json:"method"`
@@ -107,36 +93,13 @@ func (s *serverWire) message(stream, dir string, line []byte) {
 }
 
 func (s *serverWire) stderr(line []byte) {
-	s.trace.write(wireEntry{Server: s.server, Stream: "stderr", Kind: "log", Bytes: len(line), Text: string(line)})
+	s.trace.write(record.WireLine{Server: s.server, Stream: "stderr", Kind: "log", Bytes: len(line), Text: string(line)})
 }
 
-// lineWriter calls fn with each complete line written to it, without the
-// newline. It buffers a partial line until the rest arrives.
-type lineWriter struct {
-	fn  func([]byte)
-	buf []byte
-}
-
-func (l *lineWriter) Write(p []byte) (int, error) {
-	l.buf = append(l.buf, p...)
-	for {
-		i := bytes.IndexByte(l.buf, '\n')
-		if i < 0 {
-			break
-		}
-		l.fn(l.buf[:i])
-		l.buf = l.buf[i+1:]
-	}
-	if len(l.buf) == 0 {
-		l.buf = nil // let a large message's buffer go
-	}
-	return len(p), nil
-}
-
-// tapReader copies what is read through it to a lineWriter.
+// tapReader copies what is read through it to a lines.Writer.
 type tapReader struct {
 	r   io.ReadCloser
-	tap *lineWriter
+	tap *lines.Writer
 }
 
 func (t *tapReader) Read(p []byte) (int, error) {
@@ -149,18 +112,15 @@ func (t *tapReader) Read(p []byte) (int, error) {
 
 func (t *tapReader) Close() error { return t.r.Close() }
 
-// tapWriter copies what is written through it to a lineWriter.
+// tapWriter copies what is written through it to a lines.Writer.
 type tapWriter struct {
-	mu  sync.Mutex
 	w   io.WriteCloser
-	tap *lineWriter
+	tap *lines.Writer
 }
 
 func (t *tapWriter) Write(p []byte) (int, error) {
 	n, err := t.w.Write(p)
-	t.mu.Lock()
 	t.tap.Write(p[:n])
-	t.mu.Unlock()
 	return n, err
 }
 

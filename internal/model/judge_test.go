@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,11 +12,10 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/hosteval/hosteval/internal/goldenfile"
 	"github.com/hosteval/hosteval/internal/model/replay"
 	"github.com/hosteval/hosteval/internal/record"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files")
 
 var grading = Grading{
 	Rubric:   "Names the team that owns jump-prod-02 (platform) and no other.",
@@ -56,19 +54,7 @@ func TestJudgeRequest(t *testing.T) {
 	if err := json.Indent(&got, srv.body(0), "", "  "); err != nil {
 		t.Fatal(err)
 	}
-	golden := filepath.Join("testdata", "judge-request.json")
-	if *update {
-		if err := os.WriteFile(golden, got.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff(string(want), got.String()); diff != "" {
-		t.Errorf("judge request mismatch (-want +got), run with -update if intended:\n%s", diff)
-	}
+	goldenfile.Check(t, filepath.Join("testdata", "judge-request.json"), got.Bytes())
 }
 
 func TestJudgePromptWithoutEvidence(t *testing.T) {

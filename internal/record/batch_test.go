@@ -34,13 +34,8 @@ func TestWriteBatch(t *testing.T) {
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	run, err := ReadRun(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []string
+	run, got := readCaseIDs(t, dir)
 	for _, r := range run.Records {
-		got = append(got, r.CaseID)
 		if r.Schema != SchemaVersion {
 			t.Errorf("%s: schema %d, want %d", r.CaseID, r.Schema, SchemaVersion)
 		}

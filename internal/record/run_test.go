@@ -32,6 +32,21 @@ func writeRun(t *testing.T, records, info string) string {
 	return dir
 }
 
+// readCaseIDs reads the run folder dir and returns it with its records'
+// case IDs, in the order of the file.
+func readCaseIDs(t *testing.T, dir string) (*Run, []string) {
+	t.Helper()
+	run, err := ReadRun(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, r := range run.Records {
+		ids = append(ids, r.CaseID)
+	}
+	return run, ids
+}
+
 func line(rec Record) string {
 	data, err := json.Marshal(rec)
 	if err != nil {
@@ -254,14 +269,7 @@ func TestWriterAfterCrash(t *testing.T) {
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	run, err := ReadRun(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	for _, r := range run.Records {
-		got = append(got, r.CaseID)
-	}
+	run, got := readCaseIDs(t, dir)
 	if diff := cmp.Diff([]string{"a#0", "b#0"}, got); diff != "" {
 		t.Errorf("cases (-want +got):\n%s", diff)
 	}

@@ -466,17 +466,7 @@ type wireEntry struct {
 func parseWire(data []byte) wireTrace {
 	var out wireTrace
 	for line := range bytes.Lines(data) {
-		var e struct {
-			MS      float64         `json:"ms"`
-			Server  string          `json:"server"`
-			Dir     string          `json:"dir"`
-			Kind    string          `json:"kind"`
-			ID      json.RawMessage `json:"id"`
-			Method  string          `json:"method"`
-			Bytes   int             `json:"bytes"`
-			Message json.RawMessage `json:"message"`
-			Text    string          `json:"text"`
-		}
+		var e record.WireLine
 		if json.Unmarshal(line, &e) != nil || e.Kind == "log" {
 			continue // the servers' log lines are in the case log
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/hosteval/hosteval/internal/fixtures"
 	"github.com/hosteval/hosteval/internal/record"
 )
 
@@ -23,28 +24,11 @@ const caseDirServers = `servers:
     command: /bin/sh
 `
 
-// writeTree writes files (path -> content) under a new temporary folder
-// and returns the folder.
-func writeTree(t *testing.T, files map[string]string) string {
-	t.Helper()
-	dir := t.TempDir()
-	for name, content := range files {
-		p := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir
-}
-
 // TestPrepareDirIsFresh: the case folder starts empty but for the
 // scenario's files, even in a run folder used before.
 func TestPrepareDirIsFresh(t *testing.T) {
 	testEnv(t)
-	dir := writeTree(t, map[string]string{
+	dir := fixtures.WriteTree(t, map[string]string{
 		"servers.yaml":                       caseDirServers,
 		"s.yaml":                             "name: s\nservers: [probe]\nquestion: q\nfiles: {sub/in.txt: alpha}\nmodel: {scripted: [{answer: ok}]}\n",
 		"run/cases/0001-s_0/files/stale.txt": "from an earlier run",
@@ -77,7 +61,7 @@ func TestPrepareDirIsFresh(t *testing.T) {
 // the server not to connect, so the cases pass.
 func TestRunGivesEachCaseItsFolder(t *testing.T) {
 	testEnv(t)
-	dir := writeTree(t, map[string]string{
+	dir := fixtures.WriteTree(t, map[string]string{
 		"servers.yaml": `servers:
   probe:
     command: /bin/sh

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hosteval/hosteval/internal/fixtures"
 	"github.com/hosteval/hosteval/internal/record"
 )
 
@@ -15,7 +16,7 @@ import (
 // every case OnCase is told of is found in the file at that moment, and the
 // tallies it gets count up one by one.
 func TestRunReportsCasesOnceDurable(t *testing.T) {
-	cases := suite(t, strings.Replace(lookup, "repeat: 6", "repeat: 40", 1))
+	cases := suite(t, fixtures.LookupScenario(40))
 	dir := filepath.Join(t.TempDir(), "r1")
 	var seen []string
 	var missing []string

@@ -1,7 +1,6 @@
 package runner
 
 import (
-	"context"
 	"fmt"
 	"path/filepath"
 	"testing"
@@ -33,18 +32,10 @@ question: anything?
 `)
 	dir := filepath.Join(t.TempDir(), "r1")
 	drain := make(chan struct{})
-	type result struct {
-		res *Result
-		err error
-	}
-	done := make(chan result, 1)
-	go func() {
-		res, err := Run(context.Background(), cases, Options{Dir: dir, RunID: "r1", Preflight: true, Drain: drain})
-		done <- result{res, err}
-	}()
+	done := runInBackground(cases, Options{Dir: dir, RunID: "r1", Preflight: true, Drain: drain})
 	server := waitPID(t, filepath.Join(pids, "server.pid"))
 	close(drain)
-	var r result
+	var r runResult
 	select {
 	case r = <-done:
 	case <-time.After(time.Minute): // a guard for the test, not a budget

@@ -12,6 +12,7 @@ import (
 	"github.com/hosteval/hosteval/internal/fixtures"
 	"github.com/hosteval/hosteval/internal/host"
 	"github.com/hosteval/hosteval/internal/record"
+	"github.com/hosteval/hosteval/internal/scenario"
 )
 
 // waitPID reads a pid file a server wrote, waiting for it.
@@ -24,6 +25,23 @@ func waitPID(t *testing.T, path string) int {
 	return pid
 }
 
+// runResult is what Run returned.
+type runResult struct {
+	res *Result
+	err error
+}
+
+// runInBackground starts Run, for a test that interrupts it; the test
+// waits for its result on the channel.
+func runInBackground(cases []*scenario.Case, opts Options) <-chan runResult {
+	done := make(chan runResult, 1)
+	go func() {
+		res, err := Run(context.Background(), cases, opts)
+		done <- runResult{res, err}
+	}()
+	return done
+}
+
 // TestRunAbortKillsEveryServerGroup: the second Ctrl-C (Abort) kills the
 // server's whole process group, the helper it started included, and
 // run.json still says the run was interrupted and when it finished.
@@ -33,15 +51,7 @@ func TestRunAbortKillsEveryServerGroup(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "r1")
 	abort := make(chan struct{})
 	groups := host.NewProcessGroups()
-	type result struct {
-		res *Result
-		err error
-	}
-	done := make(chan result, 1)
-	go func() {
-		res, err := Run(context.Background(), cases, Options{Dir: dir, RunID: "r1", Abort: abort, Groups: groups})
-		done <- result{res, err}
-	}()
+	done := runInBackground(cases, Options{Dir: dir, RunID: "r1", Abort: abort, Groups: groups})
 	server := waitPID(t, filepath.Join(pids, "server.pid"))
 	helper := waitPID(t, filepath.Join(pids, "helper.pid"))
 	if got, _ := fixtures.GroupMembers(server); len(got) < 3 {
@@ -80,7 +90,7 @@ func TestRunLongNamesKeepTheirLogs(t *testing.T) {
 	long := strings.Repeat("a-very-long-scenario-name-", 12) // 312 characters
 	var docs []string
 	for _, end := range []string{"one", "two"} {
-		docs = append(docs, strings.Replace(lookup, "name: lookup\n", "name: "+long+end+"\n", 1))
+		docs = append(docs, strings.Replace(fixtures.LookupScenario(6), "name: lookup\n", "name: "+long+end+"\n", 1))
 	}
 	cases := suite(t, strings.Join(docs, "---\n"))
 	dir := filepath.Join(t.TempDir(), "r1")

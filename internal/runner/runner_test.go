@@ -78,18 +78,6 @@ func suiteWith(t *testing.T, servers, scenarios string) []*scenario.Case {
 	return loadCases(t, filepath.Join(dir, "s.yaml"))
 }
 
-const lookup = `name: lookup
-servers: [cmdb]
-repeat: 6
-model:
-  scripted:
-    - call: "cmdb__get_asset {hostname: jump-prod-02}"
-    - answer: "Camille Michel."
-question: who owns jump-prod-02?
-expect:
-  - {tool: cmdb__get_asset, outcome: ok}
-`
-
 func readRecords(t *testing.T, dir string) []record.Record {
 	t.Helper()
 	run, err := record.ReadRun(dir)
@@ -100,7 +88,7 @@ func readRecords(t *testing.T, dir string) []record.Record {
 }
 
 func TestRunWritesAResultsFolder(t *testing.T) {
-	cases := suite(t, lookup)
+	cases := suite(t, fixtures.LookupScenario(6))
 	dir := filepath.Join(t.TempDir(), "r1")
 	res, err := Run(context.Background(), cases, Options{Dir: dir, RunID: "r1", Concurrency: 2, Wire: true})
 	if err != nil {
@@ -225,7 +213,7 @@ question: refunds?
 }
 
 func TestRunSharesShareableServers(t *testing.T) {
-	cases := suite(t, lookup)
+	cases := suite(t, fixtures.LookupScenario(6))
 	dir := filepath.Join(t.TempDir(), "r1")
 	res, err := Run(context.Background(), cases, Options{Dir: dir, RunID: "r1", Concurrency: 2, Share: true})
 	if err != nil || res.Passed != 6 {
@@ -301,7 +289,7 @@ func children(t *testing.T) int {
 }
 
 func TestRunKeepsOnlyFailedLogs(t *testing.T) {
-	cases := suite(t, lookup+`---
+	cases := suite(t, fixtures.LookupScenario(6)+`---
 name: broken
 servers: [cmdb]
 model:

@@ -9,19 +9,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/hosteval/hosteval/internal/fixtures"
 	"github.com/hosteval/hosteval/internal/host"
 )
-
-// writeTree writes files (path -> content) under a new temporary folder
-// and returns the folder.
-func writeTree(t *testing.T, files map[string]string) string {
-	t.Helper()
-	dir := t.TempDir()
-	for name, content := range files {
-		writeFile(t, dir, name, content)
-	}
-	return dir
-}
 
 // writeFile writes text to dir/name, making folders as needed, and returns
 // its path.
@@ -53,7 +43,7 @@ const caseDirServers = `servers:
 func TestCaseDirLoads(t *testing.T) {
 	testEnv(t)
 	t.Setenv("HOME", "/home/probe")
-	dir := writeTree(t, map[string]string{
+	dir := fixtures.WriteTree(t, map[string]string{
 		"servers.yaml": caseDirServers,
 		"s.yaml": `name: uses
 servers: [probe, plain]
@@ -166,7 +156,7 @@ func TestCaseDirProblems(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			testEnv(t)
-			dir := writeTree(t, map[string]string{
+			dir := fixtures.WriteTree(t, map[string]string{
 				"servers.yaml": "servers:\n" + tt.servers,
 				"s.yaml":       "name: s\nservers: [x]\nquestion: q\n" + tt.files + "model: {scripted: [{answer: ok}]}\n",
 			})
@@ -190,7 +180,7 @@ func TestCaseDirProblems(t *testing.T) {
 // TestLoadServersCaseDir: outside a run (tools, chat, catalog) there is no
 // case, and ${CASE_DIR} is a variable like any other.
 func TestLoadServersCaseDir(t *testing.T) {
-	dir := writeTree(t, map[string]string{"servers.yaml": caseDirServers})
+	dir := fixtures.WriteTree(t, map[string]string{"servers.yaml": caseDirServers})
 	path := filepath.Join(dir, "servers.yaml")
 	t.Setenv("HOME", "/home/probe")
 

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"flag"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -14,10 +13,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/hosteval/hosteval/internal/goldenfile"
 	"github.com/hosteval/hosteval/internal/host"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
 // testEnv sets the environment the test suites expect: the variables they
 // use, and no model settings from the machine running the tests.
@@ -27,24 +25,6 @@ func testEnv(t *testing.T) {
 	t.Setenv("HOSTEVAL_MODEL", "")
 	t.Setenv("OPENAI_BASE_URL", "")
 	t.Setenv("OPENAI_API_KEY", "")
-}
-
-// golden compares got with the golden file, or rewrites it with -update.
-func golden(t *testing.T, path, got string) {
-	t.Helper()
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if diff := cmp.Diff(string(want), got); diff != "" {
-		t.Errorf("%s mismatch (-want +got):\n%s", path, diff)
-	}
 }
 
 // TestLoadBroken loads broken files and compares every problem reported,
@@ -83,7 +63,7 @@ func TestLoadBroken(t *testing.T) {
 			if len(le.Problems) != strings.Count(err.Error(), "\n")+1 {
 				t.Errorf("%d problems but %d lines in Error()", len(le.Problems), strings.Count(err.Error(), "\n")+1)
 			}
-			golden(t, filepath.Join("testdata/broken", tt.name+".golden"), err.Error()+"\n")
+			goldenfile.Check(t, filepath.Join("testdata/broken", tt.name+".golden"), []byte(err.Error()+"\n"))
 		})
 	}
 }
@@ -248,7 +228,7 @@ func TestLoadValid(t *testing.T) {
 	}
 	text := strings.ReplaceAll(string(data), filepath.Join(pkg, "testdata"), "$TESTDATA")
 	text = strings.ReplaceAll(text, pkg, "$PACKAGE")
-	golden(t, "testdata/valid.golden", text)
+	goldenfile.Check(t, "testdata/valid.golden", []byte(text))
 }
 
 // TestServerPaths checks path resolution and ${VAR} expansion of the valid

@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"golang.org/x/oauth2"
 
+	"github.com/hosteval/hosteval/internal/fixtures"
 	"github.com/hosteval/hosteval/internal/host"
 	"github.com/hosteval/hosteval/internal/oauth"
 )
@@ -32,17 +33,6 @@ func (r *recorder) build(s OAuthServer) (host.OAuthHandler, error) {
 	h := &fakeHandler{server: s}
 	r.built = append(r.built, h)
 	return h, nil
-}
-
-func writeFiles(t *testing.T, files map[string]string) string {
-	t.Helper()
-	dir := t.TempDir()
-	for name, text := range files {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir
 }
 
 // shown is how problems name a file the loader found: relative to the
@@ -77,7 +67,7 @@ const oauthServers = `servers:
 // the block as written (${VAR} expanded); a server without a block has none.
 func TestOAuthHandlerPerServer(t *testing.T) {
 	testEnv(t)
-	dir := writeFiles(t, map[string]string{
+	dir := fixtures.WriteTree(t, map[string]string{
 		"servers.yaml": oauthServers,
 		"a.yaml": `name: a
 servers: [notes, docs, plain]
@@ -146,7 +136,7 @@ model: {scripted: []}
 // where it is defined, instead of starting it without its tokens.
 func TestOAuthWithoutHandlers(t *testing.T) {
 	testEnv(t)
-	dir := writeFiles(t, map[string]string{"servers.yaml": oauthServers, "a.yaml": "name: a\nservers: [plain, docs]\nquestion: q\nmodel: {scripted: []}\n"})
+	dir := fixtures.WriteTree(t, map[string]string{"servers.yaml": oauthServers, "a.yaml": "name: a\nservers: [plain, docs]\nquestion: q\nmodel: {scripted: []}\n"})
 	suite, err := Load(dir)
 	if err != nil {
 		t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 
+	"github.com/hosteval/hosteval/internal/goldenfile"
 	"github.com/hosteval/hosteval/internal/report"
 	"github.com/hosteval/hosteval/internal/yamlx"
 )
@@ -20,13 +21,13 @@ func TestPublishedFilesCurrent(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		golden(t, filepath.Join("..", "..", "docs", kind+".schema.json"), string(got))
+		goldenfile.Check(t, filepath.Join("..", "..", "docs", kind+".schema.json"), got)
 	}
 	ref, err := Reference()
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden(t, filepath.Join("..", "..", "docs", "scenarios.md"), string(ref))
+	goldenfile.Check(t, filepath.Join("..", "..", "docs", "scenarios.md"), ref)
 	if _, err := Schema("nope"); err == nil || !strings.Contains(err.Error(), "want one of scenario, servers, gates") {
 		t.Errorf(`Schema("nope") error = %v, want the kinds`, err)
 	}

@@ -192,20 +192,22 @@ func (s hostSettings) over(o hostSettings) hostSettings {
 	if o.deny != nil {
 		r.deny = o.deny
 	}
-	if o.descriptions != nil {
-		r.descriptions = maps.Clone(s.descriptions)
-		if r.descriptions == nil {
-			r.descriptions = map[string]string{}
-		}
-		maps.Copy(r.descriptions, o.descriptions)
+	r.descriptions = mergeOver(s.descriptions, o.descriptions)
+	r.autoRun = mergeOver(s.autoRun, o.autoRun)
+	return r
+}
+
+// mergeOver returns base with the keys that over sets replaced: a new map
+// when over is not nil, base itself otherwise.
+func mergeOver[V any](base, over map[string]V) map[string]V {
+	if over == nil {
+		return base
 	}
-	if o.autoRun != nil {
-		r.autoRun = maps.Clone(s.autoRun)
-		if r.autoRun == nil {
-			r.autoRun = map[string][]string{}
-		}
-		maps.Copy(r.autoRun, o.autoRun)
+	r := maps.Clone(base)
+	if r == nil {
+		r = map[string]V{}
 	}
+	maps.Copy(r, over)
 	return r
 }
 

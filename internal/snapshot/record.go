@@ -1,10 +1,12 @@
 package snapshot
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"sync"
+
+	"github.com/hosteval/hosteval/internal/lines"
+	"github.com/hosteval/hosteval/internal/record"
 )
 
 // Recorder keeps the exchanges of some servers from the host's wire trace:
@@ -12,9 +14,9 @@ import (
 // ends to write one server cassette per server. It is safe for concurrent
 // use.
 type Recorder struct {
+	lines   *lines.Writer // hands the trace to line, line by line
 	mu      sync.Mutex
 	servers map[string]*recording
-	partial []byte
 }
 
 // recording is one server's exchanges so far.
@@ -26,7 +28,7 @@ type recording struct {
 	// request (the host traces a request once written, and the server may
 	// answer first).
 	pending map[string]pendingRequest
-	early   map[string]traceLine
+	early   map[string]record.WireLine
 }
 
 type pendingRequest struct {
@@ -37,50 +39,28 @@ type pendingRequest struct {
 // NewRecorder records the servers named in paths (server -> file).
 func NewRecorder(paths map[string]string) *Recorder {
 	r := &Recorder{servers: map[string]*recording{}}
+	r.lines = lines.NewWriter(r.line)
 	for name, path := range paths {
-		r.servers[name] = &recording{path: path, pending: map[string]pendingRequest{}, early: map[string]traceLine{}}
+		r.servers[name] = &recording{path: path, pending: map[string]pendingRequest{}, early: map[string]record.WireLine{}}
 	}
 	return r
 }
 
-// traceLine is what a Recorder reads of a line of the host's wire trace.
-type traceLine struct {
-	MS      float64         `json:"ms"`
-	Server  string          `json:"server"`
-	Dir     string          `json:"dir"`
-	Kind    string          `json:"kind"`
-	ID      json.RawMessage `json:"id"`
-	Method  string          `json:"method"`
-	Message json.RawMessage `json:"message"`
-}
-
 // Write reads lines of the wire trace; a line may come in pieces.
 func (r *Recorder) Write(p []byte) (int, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.partial = append(r.partial, p...)
-	for {
-		i := bytes.IndexByte(r.partial, '\n')
-		if i < 0 {
-			break
-		}
-		r.line(r.partial[:i])
-		r.partial = r.partial[i+1:]
-	}
-	if len(r.partial) == 0 {
-		r.partial = nil
-	}
-	return len(p), nil
+	return r.lines.Write(p)
 }
 
 // line takes one line of the trace: a request to a recorded server opens
 // an exchange, its answer closes it. Requests from the server, notifications
 // and pings are not kept.
 func (r *Recorder) line(data []byte) {
-	var l traceLine
+	var l record.WireLine
 	if json.Unmarshal(data, &l) != nil {
 		return
 	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	rec := r.servers[l.Server]
 	if rec == nil || len(l.ID) == 0 {
 		return
@@ -120,7 +100,7 @@ func (r *Recorder) line(data []byte) {
 }
 
 // answer completes the exchange of request p with its answer l.
-func (rec *recording) answer(p pendingRequest, l traceLine) {
+func (rec *recording) answer(p pendingRequest, l record.WireLine) {
 	var msg struct {
 		Result json.RawMessage `json:"result"`
 		Error  json.RawMessage `json:"error"`

@@ -5,23 +5,18 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
-
+	"github.com/hosteval/hosteval/internal/goldenfile"
 	"github.com/hosteval/hosteval/internal/model"
 	"github.com/hosteval/hosteval/internal/model/fakeapi"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files")
 
 const tools = `[{"type":"function","function":{"name":"cmdb__get_asset","description":"[cmdb] Get one asset by hostname.","parameters":{"type":"object","properties":{"hostname":{"type":"string"}}}}},` +
 	`{"type":"function","function":{"name":"tickets__open_ticket","description":"[tickets] Open a ticket.","parameters":{"type":"object"}}}]`
@@ -216,20 +211,7 @@ func TestAnswerShape(t *testing.T) {
 	if again := post(); !bytes.Equal(got, again) {
 		t.Errorf("the same request got another answer:\n%s\n%s", got, again)
 	}
-	golden := filepath.Join("testdata", "answer.json")
-	if *update {
-		os.MkdirAll("testdata", 0o755)
-		if err := os.WriteFile(golden, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff(string(want), string(got)); diff != "" {
-		t.Errorf("answer mismatch (-want +got), run with -update if intended:\n%s", diff)
-	}
+	goldenfile.Check(t, filepath.Join("testdata", "answer.json"), got)
 }
 
 func TestRoutes(t *testing.T) {

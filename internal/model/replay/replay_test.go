@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -14,9 +13,9 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-)
 
-var update = flag.Bool("update", false, "rewrite the golden files")
+	"github.com/hosteval/hosteval/internal/goldenfile"
+)
 
 // tools is rendered the way the host renders it: indented, HTML characters
 // unescaped.
@@ -135,18 +134,7 @@ func TestCassetteFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	golden := filepath.Join("testdata", "cassette.yaml")
-	if *update {
-		if err := os.WriteFile(golden, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff(string(want), string(got)); diff != "" {
-		t.Errorf("cassette file mismatch (-want +got), run with -update if intended:\n%s", diff)
-	}
+	goldenfile.Check(t, golden, got)
 
 	// Replaying it answers every request with what was recorded.
 	r, err := Open(golden, Replay)

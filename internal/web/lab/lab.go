@@ -31,7 +31,6 @@
 package lab
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -40,6 +39,7 @@ import (
 	"time"
 
 	"github.com/hosteval/hosteval/internal/host"
+	"github.com/hosteval/hosteval/internal/lines"
 	"github.com/hosteval/hosteval/internal/model"
 	"github.com/hosteval/hosteval/internal/record"
 )
@@ -102,9 +102,9 @@ func Start(ctx context.Context, opts Options) (*Lab, error) {
 	hopts.Elicitor, hopts.Approver = (*person)(l), (*person)(l)
 	hopts.Steps = l.state.addStep
 	hopts.Calls = l.state.addCall
-	hopts.Log = tee(hopts.Log, &lineWriter{fn: func(line []byte) { l.state.addLog("host", line) }})
-	hopts.ServerLog = tee(hopts.ServerLog, &lineWriter{fn: func(line []byte) { l.state.addLog("server", line) }})
-	hopts.Wire = tee(hopts.Wire, &lineWriter{fn: l.state.addWire})
+	hopts.Log = tee(hopts.Log, lines.NewWriter(func(line []byte) { l.state.addLog("host", line) }))
+	hopts.ServerLog = tee(hopts.ServerLog, lines.NewWriter(func(line []byte) { l.state.addLog("server", line) }))
+	hopts.Wire = tee(hopts.Wire, lines.NewWriter(l.state.addWire))
 	h, err := host.Start(ctx, hopts)
 	if err != nil {
 		l.cancel()
@@ -266,33 +266,4 @@ func tee(w io.Writer, lab io.Writer) io.Writer {
 		return lab
 	}
 	return io.MultiWriter(w, lab)
-}
-
-// lineWriter calls fn with each complete line written to it, without the
-// newline; a partial line waits for its end. The host writes each record
-// with one Write, from several goroutines, so writes are serialised.
-type lineWriter struct {
-	mu  sync.Mutex
-	fn  func([]byte)
-	buf []byte
-}
-
-func (w *lineWriter) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.buf = append(w.buf, p...)
-	for {
-		i := bytes.IndexByte(w.buf, '\n')
-		if i < 0 {
-			break
-		}
-		if i > 0 {
-			w.fn(w.buf[:i])
-		}
-		w.buf = w.buf[i+1:]
-	}
-	if len(w.buf) == 0 {
-		w.buf = nil
-	}
-	return len(p), nil
 }

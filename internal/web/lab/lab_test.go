@@ -84,22 +84,13 @@ func (s *served) askSeed(t testing.TB) {
 
 // logLines collects JSON lines, safe for concurrent writers.
 type logLines struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *logLines) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
+	fixtures.Buffer
 }
 
 // count counts the lines that hold every one of the substrings.
 func (l *logLines) count(subs ...string) int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
 	n := 0
-	for line := range strings.SplitSeq(l.buf.String(), "\n") {
+	for line := range strings.SplitSeq(l.String(), "\n") {
 		all := line != ""
 		for _, s := range subs {
 			all = all && strings.Contains(line, s)

@@ -308,18 +308,7 @@ type wireJoin struct {
 
 // addWire adds one line of the host's wire trace.
 func (s *state) addWire(line []byte) {
-	var e struct {
-		MS      float64         `json:"ms"`
-		Server  string          `json:"server"`
-		Stream  string          `json:"stream"`
-		Dir     string          `json:"dir"`
-		Kind    string          `json:"kind"`
-		ID      json.RawMessage `json:"id"`
-		Method  string          `json:"method"`
-		Bytes   int             `json:"bytes"`
-		Message json.RawMessage `json:"message"`
-		Text    string          `json:"text"`
-	}
+	var e record.WireLine
 	if json.Unmarshal(line, &e) != nil || e.Stream == "stderr" {
 		return // the server's stderr is in the logs already
 	}
