@@ -2,12 +2,12 @@
 // processes (or shared ones), remembers for the run which servers never
 // answer server/discover, bounds how many cases run at once and how long
 // each may take once its servers are connected, writes one record per
-// finished case to the run folder the moment it ends, and handles the two
-// stages of an interrupt (stop starting cases, then kill every server
-// now). It owns processes,
-// concurrency, files and interrupts; what a case is and how it is judged
-// is internal/scenario's, the records' format internal/record's, and what
-// a person sees of the run (progress, tables) the caller's.
+// finished case to the run folder as it ends, and handles the two stages
+// of an interrupt (stop starting cases, then kill every server now). It
+// owns processes, concurrency, files and interrupts; what a case is and
+// how it is judged is internal/scenario's, the records' format
+// internal/record's, and what a person sees of the run (progress, tables)
+// the caller's.
 package runner
 
 import (
@@ -119,11 +119,12 @@ type Result struct {
 // it finishes, synced before the case counts as finished (OnCase), so that
 // nothing reported finished is lost to a crash or Ctrl-C. A finished case
 // frees its concurrency slot before its record is synced: records are
-// group-committed by one writer (see committer). A failing case is a record, never an error: Run returns an error
-// only when the run itself cannot go on (the folder cannot be written), or
-// a *scenario.LoadError when the preflight found tool names no server offers
-// or the cases' models disagree (two limits for one endpoint, two cases
-// with one cassette).
+// group-committed by one writer (see committer). A failing case is a
+// record, never an error: Run returns an error only when the run itself
+// cannot go on (the folder cannot be written), or a *scenario.LoadError
+// when the preflight found tool names no server offers or that collide, or
+// the cases' models disagree (two limits for one endpoint, two cases with
+// one cassette).
 func Run(ctx context.Context, cases []*scenario.Case, opts Options) (*Result, error) {
 	if opts.Concurrency <= 0 {
 		opts.Concurrency = runtime.NumCPU()
