@@ -270,6 +270,10 @@ func (h *Host) logf(level slog.Level, msg string, args ...any) {
 	slog.New(slog.NewJSONHandler(h.opts.Log, nil)).Log(context.Background(), level, msg, args...)
 }
 
+// stepping reports whether anyone follows the steps: a step's text and
+// data on the call path are built only then.
+func (h *Host) stepping() bool { return h.opts.Steps != nil }
+
 func (h *Host) step(who, text string, data map[string]any) {
 	if h.opts.Steps == nil {
 		return

@@ -27,12 +27,18 @@ const minBase64 = 256
 // with binary data replaced by a note, or false when the content's own text
 // serves the model better: structured content that only wraps the content
 // ({"content": <its text, or its content blocks>}).
-func structuredText(res *mcp.CallToolResult) (string, bool) {
+// sizeHint is the expected length of the text (the raw result's, which
+// holds it and more), to write it without growing.
+func structuredText(res *mcp.CallToolResult, sizeHint int) (string, bool) {
 	// The client decoded it from JSON: maps, slices, strings, float64s,
 	// bools and nils, walked as they are.
 	v := res.StructuredContent
 	if wrapsContent(v, res.Content) {
 		return "", false
+	}
+	var keys []string
+	if out, ok := appendModelJSON(make([]byte, 0, max(sizeHint, 64)), v, &keys); ok {
+		return string(out), true
 	}
 	out, err := marshalCompact(scrubBinary(v))
 	if err != nil {

@@ -124,22 +124,40 @@ func (ex *exchange) meta(m mcp.Meta) mcp.Meta {
 	return out
 }
 
-// sending notes a request about to be written and returns it as it must
-// go out: with the exchange's rewrite applied.
-func (w *watch) sending(msg jsonrpc.Message) jsonrpc.Message {
+// exchangeKey is the context key of the exchange a request is written
+// for (withExchange).
+type exchangeKey struct{}
+
+// withExchange returns ctx carrying ex: the request of ex's method that
+// the SDK writes with it is ex's, known without reading its token back
+// from the params. (Over HTTP, where the request's context may be another,
+// the token is read.)
+func withExchange(ctx context.Context, ex *exchange) context.Context {
+	return context.WithValue(ctx, exchangeKey{}, ex)
+}
+
+// sending notes a request about to be written, with the context it is
+// written with, and returns it as it must go out: with the exchange's
+// rewrite applied.
+func (w *watch) sending(ctx context.Context, msg jsonrpc.Message) jsonrpc.Message {
 	req, ok := msg.(*jsonrpc.Request)
 	if !ok || !req.ID.IsValid() || (req.Method != methodToolsCall && req.Method != methodToolsList) {
 		return msg
 	}
-	var p struct {
-		Meta struct {
-			Token any `json:"progressToken"`
-		} `json:"_meta"`
+	var token string
+	if ex, _ := ctx.Value(exchangeKey{}).(*exchange); ex != nil && ex.method == req.Method {
+		token = ex.token
+	} else {
+		var p struct {
+			Meta struct {
+				Token any `json:"progressToken"`
+			} `json:"_meta"`
+		}
+		if json.Unmarshal(req.Params, &p) != nil {
+			return msg
+		}
+		token, _ = p.Meta.Token.(string)
 	}
-	if json.Unmarshal(req.Params, &p) != nil {
-		return msg
-	}
-	token, _ := p.Meta.Token.(string)
 	w.mu.Lock()
 	ex := w.tokens[token]
 	var rewrite map[string]json.RawMessage
@@ -235,8 +253,8 @@ func withoutTTL(result json.RawMessage) (json.RawMessage, bool) {
 // sendingBytes and receivedBytes are sending and received for a message
 // as bytes (the HTTP tap's bodies). They return data itself when nothing
 // changes.
-func (w *watch) sendingBytes(data []byte) []byte {
-	return w.bytes(data, w.sending)
+func (w *watch) sendingBytes(ctx context.Context, data []byte) []byte {
+	return w.bytes(data, func(msg jsonrpc.Message) jsonrpc.Message { return w.sending(ctx, msg) })
 }
 
 func (w *watch) receivedBytes(data []byte) []byte {
@@ -282,7 +300,7 @@ type watchConn struct {
 }
 
 func (c watchConn) Write(ctx context.Context, msg jsonrpc.Message) error {
-	return c.Connection.Write(ctx, c.watch.sending(msg))
+	return c.Connection.Write(ctx, c.watch.sending(ctx, msg))
 }
 
 func (c watchConn) Read(ctx context.Context) (jsonrpc.Message, error) {

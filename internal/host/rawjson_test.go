@@ -1,0 +1,92 @@
+package host
+
+import (
+	"encoding/json"
+	"fmt"
+	"testing"
+)
+
+func TestTraceparent(t *testing.T) {
+	for _, step := range []int{0, 1, 9, 10, 255, 256, 1 << 20, 1<<63 - 1, -1} {
+		want := fmt.Sprintf("00-%s-%016x-01", "4bf92f3577b34da6a3ce929d0e0e4736", step)
+		if got := traceparent("4bf92f3577b34da6a3ce929d0e0e4736", step); got != want {
+			t.Errorf("traceparent(step %d) = %q, want %q", step, got, want)
+		}
+	}
+}
+
+// sentResultCases are results as servers send them, and the unusual
+// spellings readSentResult leaves to encoding/json.
+var sentResultCases = []string{
+	`{"content":[{"type":"text","text":"ok \"quoted\" {not a brace}"}],"structuredContent":{"a":[1,2,{"b":null}]},"resultType":"complete"}`,
+	`{"resultType":"input_required","inputRequests":{"q":{"method":"elicitation/create"}},"requestState":"c3RhdGU="}`,
+	`{"resultType":"input_required","requestState":{"n":1, "s":"x"}}`,
+	` { "resultType" : "complete" , "requestState" : null } `,
+	`{"resultType":null,"requestState":"a"}`,
+	`{"resultType":"a","resultType":"b"}`,
+	`{"ResultType":"odd"}`,
+	`{"resultTYPE":"odd","requeststate":"s"}`,
+	`{"result\u0054ype":"escaped"}`,
+	`{"resultType":"\u0063omplete"}`,
+	`{"resultType":7}`,
+	`{"resultType":["x"]}`,
+	`{}`,
+	`[]`,
+	`null`,
+	`{"content":[]}`,
+	`{"isError":true,"content":[{"type":"text","text":"\\"}]}`,
+}
+
+// TestReadSentResult: what readSentResult reads is what encoding/json
+// decodes.
+func TestReadSentResult(t *testing.T) {
+	for _, raw := range sentResultCases {
+		checkSentResult(t, []byte(raw))
+	}
+}
+
+func checkSentResult(t *testing.T, raw []byte) {
+	t.Helper()
+	var want sentResult
+	json.Unmarshal(raw, &want)
+	got := readSentResult(raw)
+	if (got.ResultType == nil) != (want.ResultType == nil) || (got.ResultType != nil && *got.ResultType != *want.ResultType) {
+		t.Fatalf("%s: resultType %v, want %v", raw, deref(got.ResultType), deref(want.ResultType))
+	}
+	if !sameState(got.RequestState, want.RequestState) {
+		t.Fatalf("%s: requestState %q, want %q", raw, got.RequestState, want.RequestState)
+	}
+}
+
+// sameState compares requestStates as the call reads them: absent and
+// null are alike.
+func sameState(a, b json.RawMessage) bool {
+	norm := func(s json.RawMessage) string {
+		if string(s) == "null" {
+			return ""
+		}
+		return string(s)
+	}
+	return norm(a) == norm(b)
+}
+
+func deref(s *string) any {
+	if s == nil {
+		return nil
+	}
+	return *s
+}
+
+// FuzzReadSentResult: for any valid JSON text, readSentResult reads what
+// encoding/json decodes.
+func FuzzReadSentResult(f *testing.F) {
+	for _, raw := range sentResultCases {
+		f.Add([]byte(raw))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		if !json.Valid(raw) {
+			return
+		}
+		checkSentResult(t, raw)
+	})
+}
