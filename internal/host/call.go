@@ -144,7 +144,11 @@ func (h *Host) call(ctx context.Context, tab *toolTable, req CallRequest, harnes
 
 	args, problem := parseArguments(req.Arguments, h.opts.MaxArgBytes)
 	if len(args) > 0 { // ArgKeys stays [] rather than null for no arguments
-		ev.ArgKeys = slices.Sorted(maps.Keys(args))
+		ev.ArgKeys = make([]string, 0, len(args))
+		for k := range args {
+			ev.ArgKeys = append(ev.ArgKeys, k)
+		}
+		slices.Sort(ev.ArgKeys)
 	}
 	if problem != "" {
 		h.step("host", "bad arguments: nothing sent", map[string]any{"decision": "bad_arguments"})
@@ -229,12 +233,12 @@ func (h *Host) rounds(ctx context.Context, s *serverConn, tool *Tool, args map[s
 			return h.callError(ctx, s, err, timedOut, ev), errorOutcome(timedOut), serverMS
 		}
 		sent := readSentResult(raw)
-		if rt := sent.ResultType; rt != nil && *rt != "complete" && *rt != "input_required" {
+		if rt := sent.ResultType; sent.Typed && rt != resultComplete && rt != resultInputRequired {
 			// The spec: a resultType the client does not recognise is
 			// invalid. Its content is not the model's to read.
 			ev.ErrorCode = record.Code(record.CodeInvalidResult)
-			h.step("server", fmt.Sprintf("invalid answer: resultType %q", *rt), map[string]any{"code": record.CodeInvalidResult})
-			return fmt.Sprintf("error: the server %s answered with a kind of result this host does not know (resultType %q), so the answer was not used.", s.spec.Name, table.Shorten(*rt, 40)), record.OutcomeError, serverMS
+			h.step("server", fmt.Sprintf("invalid answer: resultType %q", rt), map[string]any{"code": record.CodeInvalidResult})
+			return fmt.Sprintf("error: the server %s answered with a kind of result this host does not know (resultType %q), so the answer was not used.", s.spec.Name, table.Shorten(rt, 40)), record.OutcomeError, serverMS
 		}
 		if !res.NeedsInput() {
 			return h.resultText(res, ev, len(raw)), resultOutcome(res), serverMS
@@ -479,6 +483,22 @@ func parseArguments(text string, maxBytes int) (map[string]any, string) {
 	if strings.TrimSpace(text) == "" {
 		return map[string]any{}, ""
 	}
+	obj, ok := flatArguments(text)
+	if !ok {
+		var problem string
+		if obj, problem = decodeArguments(text); problem != "" {
+			return nil, problem
+		}
+	}
+	if len(text) > maxBytes {
+		return obj, fmt.Sprintf("the arguments are %d bytes, over the host's limit of %d. Send less.", len(text), maxBytes)
+	}
+	return obj, ""
+}
+
+// decodeArguments decodes the arguments text as one JSON object, numbers
+// as json.Number, or returns a problem to tell the model.
+func decodeArguments(text string) (map[string]any, string) {
 	dec := json.NewDecoder(strings.NewReader(text))
 	dec.UseNumber()
 	var v any
@@ -491,9 +511,6 @@ func parseArguments(text string, maxBytes int) (map[string]any, string) {
 	obj, ok := v.(map[string]any)
 	if !ok {
 		return nil, fmt.Sprintf("the arguments must be a JSON object, not %s.", jsonKind(v))
-	}
-	if len(text) > maxBytes {
-		return obj, fmt.Sprintf("the arguments are %d bytes, over the host's limit of %d. Send less.", len(text), maxBytes)
 	}
 	return obj, ""
 }
@@ -516,16 +533,34 @@ func jsonKind(v any) string {
 
 // callMeta is the _meta of a call's request: the correlation of every
 // request the host sends for a call, and the exchange's progress token.
-// It is one map per request, with room for the three entries the SDK adds
-// to it (protocol version, client info and capabilities).
+// It is one map per request (the SDK adds to it), with room for the three
+// entries the SDK adds (protocol version, client info and capabilities);
+// the session and trace IDs in it are boxed once, not per request.
 func (h *Host) callMeta(traceID string, step int, token string) mcp.Meta {
 	m := make(mcp.Meta, 8)
-	m[record.MetaSessionID] = h.sessionID
-	m[record.MetaTraceID] = traceID
+	m[record.MetaSessionID] = h.metaSession
+	m[record.MetaTraceID] = h.traceValue(traceID)
 	m[record.MetaStep] = step
 	m[record.MetaTraceparent] = traceparent(traceID, step)
 	m["progressToken"] = token
 	return m
+}
+
+// traceValue is a trace ID as a _meta value.
+type traceValue struct {
+	id  string
+	val any
+}
+
+// traceValue returns traceID boxed, the one of the last call when it is
+// the same (a conversation's calls share it).
+func (h *Host) traceValue(traceID string) any {
+	if tv := h.metaTrace.Load(); tv != nil && tv.id == traceID {
+		return tv.val
+	}
+	tv := &traceValue{id: traceID, val: traceID}
+	h.metaTrace.Store(tv)
+	return tv.val
 }
 
 // traceparent is the W3C trace context of a call's step:
@@ -534,19 +569,18 @@ func traceparent(traceID string, step int) string {
 	if step < 0 {
 		return fmt.Sprintf("00-%s-%016x-01", traceID, step)
 	}
-	const digits = "0000000000000000"
+	const zeros = "0000000000000000"
 	var span [16]byte
 	hex := strconv.AppendUint(span[:0], uint64(step), 16)
-	b := make([]byte, 0, len("00--")+len(traceID)+16+len("-01"))
-	b = append(b, "00-"...)
-	b = append(b, traceID...)
-	b = append(b, '-')
-	if len(hex) < 16 {
-		b = append(b, digits[len(hex):]...)
-	}
-	b = append(b, hex...)
-	b = append(b, "-01"...)
-	return string(b)
+	var b strings.Builder
+	b.Grow(len("00--") + len(traceID) + 16 + len("-01"))
+	b.WriteString("00-")
+	b.WriteString(traceID)
+	b.WriteByte('-')
+	b.WriteString(zeros[len(hex):])
+	b.Write(hex)
+	b.WriteString("-01")
+	return b.String()
 }
 
 // approve puts a call to the person, one question at a time. Anything but

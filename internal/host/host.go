@@ -112,6 +112,11 @@ type Host struct {
 	// listMu serialises refreshes of the table.
 	listMu sync.Mutex
 
+	// metaSession and metaTrace are the session ID and the last call's
+	// trace ID as _meta values: boxed once, not per request (callMeta).
+	metaSession any
+	metaTrace   atomic.Pointer[traceValue]
+
 	logMu    sync.Mutex // serialises Log and ServerLog writes
 	personMu sync.Mutex // one question to the person at a time
 	stepMu   sync.Mutex
@@ -127,6 +132,7 @@ func Start(ctx context.Context, opts Options) (*Host, error) {
 	if h.sessionID == "" {
 		h.sessionID = NewID()
 	}
+	h.metaSession = h.sessionID
 	if opts.Wire != nil {
 		h.wire = &wireTrace{w: opts.Wire, start: time.Now()}
 	}
@@ -242,6 +248,9 @@ func NewID() string {
 func (h *Host) emit(ev record.Call) {
 	if h.opts.Calls != nil {
 		h.opts.Calls(ev)
+	}
+	if h.opts.Log == nil {
+		return // before ev is copied into an interface for nothing
 	}
 	ev.Arguments, ev.Result = nil, ""
 	h.emitJSON(ev)

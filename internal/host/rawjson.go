@@ -3,6 +3,7 @@ package host
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -19,7 +20,7 @@ import (
 // written) and raw value of each member of the JSON object data, in order.
 // It reports false if data is not an object it could walk; fn returning
 // false stops the walk, also with false.
-func members(data []byte, fn func(key, value []byte) bool) bool {
+func members[T string | []byte](data T, fn func(key, value T) bool) bool {
 	i := skipSpace(data, 0)
 	if i >= len(data) || data[i] != '{' {
 		return false
@@ -62,7 +63,7 @@ func members(data []byte, fn func(key, value []byte) bool) bool {
 	return false
 }
 
-func skipSpace(data []byte, i int) int {
+func skipSpace[T string | []byte](data T, i int) int {
 	for i < len(data) {
 		switch data[i] {
 		case ' ', '\t', '\n', '\r':
@@ -75,7 +76,7 @@ func skipSpace(data []byte, i int) int {
 }
 
 // skipString returns the index after the string that starts at data[i].
-func skipString(data []byte, i int) (int, bool) {
+func skipString[T string | []byte](data T, i int) (int, bool) {
 	for i++; i < len(data); i++ {
 		switch data[i] {
 		case '\\':
@@ -89,8 +90,9 @@ func skipString(data []byte, i int) (int, bool) {
 
 // skipValue returns the index after the value that starts at data[i]. It
 // checks the nesting, not every detail: the messages it reads were decoded
-// by the SDK already, so they are valid JSON.
-func skipValue(data []byte, i int) (int, bool) {
+// by the SDK already, so they are valid JSON (and flatArguments checks the
+// values it takes).
+func skipValue[T string | []byte](data T, i int) (int, bool) {
 	if i >= len(data) {
 		return 0, false
 	}
@@ -162,37 +164,154 @@ func plainString(value []byte) (string, bool) {
 	if len(value) < 2 || value[0] != '"' || bytes.IndexByte(value, '\\') >= 0 || !utf8.Valid(value) {
 		return "", false
 	}
-	return string(value[1 : len(value)-1]), true
+	switch text := value[1 : len(value)-1]; string(text) {
+	case resultComplete:
+		return resultComplete, true
+	case resultInputRequired:
+		return resultInputRequired, true
+	default:
+		return string(text), true
+	}
 }
 
 // sentResult is what the host reads of a result as sent: the fields the
 // SDK's types lose.
 type sentResult struct {
-	ResultType   *string         `json:"resultType"`
-	RequestState json.RawMessage `json:"requestState"`
+	// ResultType is set (typed) when the result has a resultType that is
+	// not null.
+	ResultType   string
+	Typed        bool
+	RequestState json.RawMessage
 }
 
 // readSentResult reads raw's resultType and requestState.
 func readSentResult(raw []byte) sentResult {
-	var sent sentResult
 	if raw == nil {
-		return sent
+		return sentResult{}
 	}
-	fields := []field{{name: "resultType"}, {name: "requestState"}}
-	if readFields(raw, fields) {
-		rt, st := fields[0].value, fields[1].value
-		switch {
-		case rt == nil || string(rt) == "null":
-			sent.RequestState = json.RawMessage(st)
-			return sent
-		default:
-			if s, ok := plainString(rt); ok {
-				sent.ResultType = &s
-				sent.RequestState = json.RawMessage(st)
-				return sent
-			}
+	fields := [...]field{{name: "resultType"}, {name: "requestState"}}
+	if readFields(raw, fields[:]) {
+		rt, state := fields[0].value, fields[1].value
+		if rt == nil || string(rt) == "null" {
+			return sentResult{RequestState: state}
+		}
+		if s, ok := plainString(rt); ok {
+			return sentResult{ResultType: s, Typed: true, RequestState: state}
 		}
 	}
+	var sent struct {
+		ResultType   *string         `json:"resultType"`
+		RequestState json.RawMessage `json:"requestState"`
+	}
 	json.Unmarshal(raw, &sent)
-	return sent
+	if sent.ResultType == nil {
+		return sentResult{RequestState: sent.RequestState}
+	}
+	return sentResult{ResultType: *sent.ResultType, Typed: true, RequestState: sent.RequestState}
+}
+
+// The resultTypes the host knows.
+const (
+	resultComplete      = "complete"
+	resultInputRequired = "input_required"
+)
+
+// flatArguments decodes the usual arguments of a call, a flat object of
+// strings without escapes, numbers, booleans and nulls, as parseArguments'
+// decoder does (numbers as json.Number, the last of a repeated key), the
+// strings and numbers sharing text's memory. It reports false for anything
+// else, which the decoder reads.
+func flatArguments(text string) (map[string]any, bool) {
+	var obj map[string]any
+	ok := members(text, func(key, value string) bool {
+		if strings.IndexByte(key, '\\') >= 0 || !plainText(key) {
+			return false
+		}
+		var v any
+		switch value[0] {
+		case '"':
+			s := value[1 : len(value)-1]
+			if strings.IndexByte(s, '\\') >= 0 || !plainText(s) {
+				return false
+			}
+			v = s
+		case 't', 'f', 'n':
+			switch value {
+			case "true":
+				v = true
+			case "false":
+				v = false
+			case "null":
+				v = nil
+			default:
+				return false
+			}
+		default:
+			if !isNumber(value) {
+				return false
+			}
+			v = json.Number(value)
+		}
+		if obj == nil {
+			obj = make(map[string]any, 4)
+		}
+		obj[key] = v
+		return true
+	})
+	if !ok {
+		return nil, false
+	}
+	if obj == nil {
+		obj = map[string]any{}
+	}
+	return obj, true
+}
+
+// plainText reports whether s can stand in a JSON string as it is: valid
+// UTF-8 without control characters or quotes.
+func plainText(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c == '"' {
+			return false
+		}
+	}
+	return utf8.ValidString(s)
+}
+
+// isNumber reports whether s is a JSON number:
+// -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?
+func isNumber(s string) bool {
+	i := 0
+	if i < len(s) && s[i] == '-' {
+		i++
+	}
+	digits := func() int {
+		start := i
+		for i < len(s) && '0' <= s[i] && s[i] <= '9' {
+			i++
+		}
+		return i - start
+	}
+	switch {
+	case i < len(s) && s[i] == '0':
+		i++
+	case digits() == 0:
+		return false
+	}
+	if i < len(s) && s[i] == '.' {
+		i++
+		if digits() == 0 {
+			return false
+		}
+	}
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		i++
+		if i < len(s) && (s[i] == '+' || s[i] == '-') {
+			i++
+		}
+		if digits() == 0 {
+			return false
+		}
+	}
+	return i == len(s)
 }

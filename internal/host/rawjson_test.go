@@ -3,6 +3,7 @@ package host
 import (
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"testing"
 )
 
@@ -47,11 +48,14 @@ func TestReadSentResult(t *testing.T) {
 
 func checkSentResult(t *testing.T, raw []byte) {
 	t.Helper()
-	var want sentResult
+	var want struct {
+		ResultType   *string         `json:"resultType"`
+		RequestState json.RawMessage `json:"requestState"`
+	}
 	json.Unmarshal(raw, &want)
 	got := readSentResult(raw)
-	if (got.ResultType == nil) != (want.ResultType == nil) || (got.ResultType != nil && *got.ResultType != *want.ResultType) {
-		t.Fatalf("%s: resultType %v, want %v", raw, deref(got.ResultType), deref(want.ResultType))
+	if got.Typed != (want.ResultType != nil) || (got.Typed && got.ResultType != *want.ResultType) {
+		t.Fatalf("%s: resultType %q (typed %v), want %v", raw, got.ResultType, got.Typed, deref(want.ResultType))
 	}
 	if !sameState(got.RequestState, want.RequestState) {
 		t.Fatalf("%s: requestState %q, want %q", raw, got.RequestState, want.RequestState)
@@ -88,5 +92,55 @@ func FuzzReadSentResult(f *testing.F) {
 			return
 		}
 		checkSentResult(t, raw)
+	})
+}
+
+// argumentsCases are arguments as models write them, and the spellings
+// flatArguments leaves to the decoder.
+var argumentsCases = []string{
+	`{"hostname": "jump-prod-02"}`,
+	`{"service":"customer-db","env":"prod","limit":2,"dry":false,"x":null,"t":true}`,
+	` { "a" : -0.5e+3 , "b" : 0 , "a" : "again" } `,
+	`{}`, `{ }`, ` {}  `,
+	`{"nested": {"a": 1}}`, `{"list": [1, 2]}`, `{"esc": "a\"b"}`, `{"e\u0073c": 1}`, `{"u": "é 中"}`,
+	`{"n": 01}`, `{"n": 1.}`, `{"n": .5}`, `{"n": -}`, `{"n": 1e}`, `{"n": tru}`, `{"n": nul}`,
+	`{"a":1}}`, `{"a":1} x`, `{"a":1}{"b":2}`, `[1]`, `"s"`, `3`, `null`, `{"a":1,}`, `{"a" 1}`, `{"a":1`, "{\"tab\":\"a\tb\"}",
+	"{\"bad\":\"\xff\"}",
+}
+
+// TestFlatArgumentsIsTheDecoders: what flatArguments reads is what the
+// decoder reads.
+func TestFlatArgumentsIsTheDecoders(t *testing.T) {
+	for _, text := range argumentsCases {
+		checkFlatArguments(t, text)
+	}
+	if _, ok := flatArguments(argumentsCases[1]); !ok {
+		t.Errorf("flatArguments(%s) refused a flat object", argumentsCases[1])
+	}
+}
+
+func checkFlatArguments(t *testing.T, text string) {
+	t.Helper()
+	got, ok := flatArguments(text)
+	if !ok {
+		return
+	}
+	want, problem := decodeArguments(text)
+	if problem != "" {
+		t.Fatalf("flatArguments(%q) = %v, but the decoder says %s", text, got, problem)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("flatArguments(%q) = %#v, want %#v", text, got, want)
+	}
+}
+
+// FuzzFlatArguments: for any text, flatArguments reads what the decoder
+// reads, or leaves it to the decoder.
+func FuzzFlatArguments(f *testing.F) {
+	for _, text := range argumentsCases {
+		f.Add(text)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		checkFlatArguments(t, text)
 	})
 }

@@ -36,7 +36,7 @@ func structuredText(res *mcp.CallToolResult, sizeHint int) (string, bool) {
 	if wrapsContent(v, res.Content) {
 		return "", false
 	}
-	var keys []string
+	keys := make([]string, 0, 32)
 	if out, ok := appendModelJSON(make([]byte, 0, max(sizeHint, 64)), v, &keys); ok {
 		return string(out), true
 	}

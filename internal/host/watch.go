@@ -4,9 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -87,7 +87,7 @@ func (w *watch) open(method string) *exchange {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.next++
-	ex := &exchange{token: fmt.Sprintf("hosteval-%d", w.next), method: method}
+	ex := &exchange{token: "hosteval-" + strconv.Itoa(w.next), method: method}
 	w.tokens[ex.token] = ex
 	return ex
 }
