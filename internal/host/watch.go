@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"maps"
-	"slices"
 	"strconv"
 	"sync"
 
@@ -220,7 +219,8 @@ func (w *watch) received(msg jsonrpc.Message) jsonrpc.Message {
 		if m.Error != nil {
 			return msg
 		}
-		ex.result = slices.Clone(m.Result)
+		// The result is the decoder's own copy, which the SDK only reads.
+		ex.result = m.Result
 		if ex.method == methodToolsList {
 			if res, ok := withoutTTL(m.Result); ok {
 				return &jsonrpc.Response{ID: m.ID, Result: res, Error: m.Error, Extra: m.Extra}
