@@ -178,7 +178,7 @@ func Start(ctx context.Context, opts Options) (*Host, error) {
 		h.logf(slog.LevelInfo, "tool not offered: it requires task augmentation, which this host does not implement", "tool", name)
 	}
 	for _, s := range h.order {
-		if s.session != nil {
+		if s.session != nil && h.stepping() {
 			names := s.currentListing().names()
 			h.step("host", fmt.Sprintf("discovered %d tools: %s", len(names), strings.Join(names, ", ")),
 				map[string]any{"protocol": s.info.Protocol, "server": s.spec.Name})
