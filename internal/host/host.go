@@ -78,6 +78,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -260,6 +261,12 @@ func (h *Host) emitJSON(v any) {
 	if h.opts.Log == nil {
 		return
 	}
+	if vl, ok := h.opts.Log.(ValueLog); ok {
+		h.logMu.Lock()
+		vl.LogValue(v)
+		h.logMu.Unlock()
+		return
+	}
 	data, err := json.Marshal(v)
 	if err != nil {
 		return
@@ -267,6 +274,16 @@ func (h *Host) emitJSON(v any) {
 	h.logMu.Lock()
 	h.opts.Log.Write(append(data, '\n'))
 	h.logMu.Unlock()
+}
+
+// A ValueLog is an Options.Log that takes the host's events (calls, model
+// requests, connections, tool changes) as values, in order with the lines
+// written to it, and encodes each one as a JSON line only if it keeps the
+// log: a run that keeps the logs of failed cases only does not encode those
+// of the cases that pass. A value handed over is not changed afterwards.
+type ValueLog interface {
+	io.Writer
+	LogValue(v any)
 }
 
 // logf writes a plain log line in the same JSON-lines stream.
