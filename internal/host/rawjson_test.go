@@ -3,6 +3,7 @@ package host
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"reflect"
 	"testing"
 )
@@ -143,4 +144,53 @@ func FuzzFlatArguments(f *testing.F) {
 	f.Fuzz(func(t *testing.T, text string) {
 		checkFlatArguments(t, text)
 	})
+}
+
+// paramsCases are request params as the SDK writes them, and spellings
+// rewriteParams leaves to the decoder.
+var paramsCases = []string{
+	`{"_meta":{"dev.hosteval/step":2,"progressToken":"hosteval-3"},"name":"open_ticket","arguments":{"host":"jump-prod-02","summary":"brute <force> & co"},"inputResponses":{"q":{"action":"accept","content":{"priority":"P1"}}},"requestState":"mangled"}`,
+	`{"name":"open_ticket","arguments":{"b":1,"a":[1, 2]}}`,
+	`{"cursor":"x","_meta":{}}`,
+	` { "name" : "x" , "requestState" : "a" , "requestState" : "b" } `,
+	`{"name":"x","name":"y"}`,
+	`{"n\u0061me":"x"}`,
+	"{\"bad\xff\":1}",
+	"{\"sep\u2028\":1}",
+	`{}`,
+	`[]`,
+	`{"a":tru}`,
+}
+
+// TestRewriteParamsIsTheDecoders: params rewritten on the bytes are what
+// decoding them into a map, setting the fields and encoding it gives.
+func TestRewriteParamsIsTheDecoders(t *testing.T) {
+	rewrites := []map[string]json.RawMessage{
+		{"requestState": json.RawMessage(`"\ud800 as sent"`)},
+		{"requestState": json.RawMessage(` { "n" : [1, 2] } `)},
+		{"cursor": json.RawMessage(`""`)},
+	}
+	for _, params := range paramsCases {
+		for _, rw := range rewrites {
+			got, ok := rewriteParams([]byte(params), rw)
+			if !ok {
+				continue
+			}
+			var m map[string]json.RawMessage
+			if err := json.Unmarshal([]byte(params), &m); err != nil {
+				t.Fatalf("rewriteParams(%s) = %s, but it does not decode: %v", params, got, err)
+			}
+			maps.Copy(m, rw)
+			want, err := marshalCompact(m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(got) != string(want) {
+				t.Errorf("rewriteParams(%s, %s)\n got %s\nwant %s", params, rw, got, want)
+			}
+		}
+	}
+	if _, ok := rewriteParams([]byte(paramsCases[0]), rewrites[0]); !ok {
+		t.Errorf("rewriteParams refused the SDK's params")
+	}
 }

@@ -5,8 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"maps"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -169,16 +172,70 @@ func (w *watch) sending(ctx context.Context, msg jsonrpc.Message) jsonrpc.Messag
 	if len(rewrite) == 0 {
 		return msg
 	}
-	var params map[string]json.RawMessage
-	if json.Unmarshal(req.Params, &params) != nil {
-		return msg
-	}
-	maps.Copy(params, rewrite)
-	data, err := marshalCompact(params)
-	if err != nil {
-		return msg
+	data, ok := rewriteParams(req.Params, rewrite)
+	if !ok {
+		var params map[string]json.RawMessage
+		if json.Unmarshal(req.Params, &params) != nil {
+			return msg
+		}
+		maps.Copy(params, rewrite)
+		var err error
+		if data, err = marshalCompact(params); err != nil {
+			return msg
+		}
 	}
 	return &jsonrpc.Request{ID: req.ID, Method: req.Method, Params: data, Extra: req.Extra}
+}
+
+// rewriteParams is params with the rewrite's fields set, as
+// marshalCompact writes the params decoded into a map with the fields
+// copied in: members sorted by key, each value compacted. It works on the
+// bytes, without decoding the values (the arguments, the answers of the
+// person), and reports false for params it leaves to the decoder: not an
+// object, or a key with an escape, not in UTF-8, or given twice.
+func rewriteParams(params []byte, rewrite map[string]json.RawMessage) ([]byte, bool) {
+	type member struct {
+		key   string
+		value []byte
+	}
+	fields := make([]member, 0, 8)
+	ok := members(params, func(key, value []byte) bool {
+		if bytes.IndexByte(key, '\\') >= 0 || !utf8.Valid(key) {
+			return false
+		}
+		if _, set := rewrite[string(key)]; !set {
+			fields = append(fields, member{string(key), value})
+		}
+		return true
+	})
+	if !ok {
+		return nil, false
+	}
+	for k, v := range rewrite {
+		fields = append(fields, member{k, v})
+	}
+	slices.SortFunc(fields, func(a, b member) int { return strings.Compare(a.key, b.key) })
+	size := 2
+	for i, f := range fields {
+		if i > 0 && f.key == fields[i-1].key {
+			return nil, false
+		}
+		size += len(f.key) + len(f.value) + 4
+	}
+	out := bytes.NewBuffer(make([]byte, 0, size))
+	out.WriteByte('{')
+	for i, f := range fields {
+		if i > 0 {
+			out.WriteByte(',')
+		}
+		out.Write(appendString(out.AvailableBuffer(), f.key))
+		out.WriteByte(':')
+		if json.Compact(out, f.value) != nil {
+			return nil, false
+		}
+	}
+	out.WriteByte('}')
+	return out.Bytes(), true
 }
 
 // received notes a message read from the server and returns it as the SDK
