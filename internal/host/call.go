@@ -395,7 +395,7 @@ func (h *Host) callError(ctx context.Context, s *serverConn, err error, timedOut
 // when it only wraps the content, see structured.go), otherwise the text of
 // the content, with a note in place of binary content. A tool error starts
 // with "error:". The result budget cuts what is longer, and says so.
-// rawSize is the length of the result as sent.
+// rawSize is the length of the result as sent (a size hint).
 func (h *Host) resultText(res *mcp.CallToolResult, ev *record.Call, rawSize int) string {
 	var text string
 	if res.StructuredContent != nil {

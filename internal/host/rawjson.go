@@ -130,8 +130,8 @@ func skipValue[T string | []byte](data T, i int) (int, bool) {
 	return i, i > start
 }
 
-// field is what fields found of one top-level member: its raw value,
-// or nil.
+// field is a top-level member looked for by name: its raw value once
+// found, else nil.
 type field struct {
 	name  string
 	value []byte
