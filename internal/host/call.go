@@ -144,7 +144,11 @@ func (h *Host) call(ctx context.Context, tab *toolTable, req CallRequest, harnes
 
 	args, problem := parseArguments(req.Arguments, h.opts.MaxArgBytes)
 	if len(args) > 0 { // ArgKeys stays [] rather than null for no arguments
-		ev.ArgKeys = slices.Sorted(maps.Keys(args))
+		ev.ArgKeys = make([]string, 0, len(args))
+		for k := range args {
+			ev.ArgKeys = append(ev.ArgKeys, k)
+		}
+		slices.Sort(ev.ArgKeys)
 	}
 	if problem != "" {
 		h.step("host", "bad arguments: nothing sent", map[string]any{"decision": "bad_arguments"})
@@ -158,7 +162,9 @@ func (h *Host) call(ctx context.Context, tab *toolTable, req CallRequest, harnes
 
 	ev.Approval = record.ApprovalAuto
 	if harness || tool.AutoRun {
-		h.step("host", "read-only tool on the auto-run list: run it", map[string]any{"decision": "auto"})
+		if h.stepping() {
+			h.step("host", "read-only tool on the auto-run list: run it", map[string]any{"decision": "auto"})
+		}
 	} else {
 		t0 := time.Now()
 		ok := h.approve(ctx, ApprovalRequest{Server: tool.Server, Tool: tool.MCP.Name, Name: tool.Name, Arguments: args, Annotations: tool.MCP.Annotations}, st)
@@ -206,12 +212,12 @@ func (h *Host) rounds(ctx context.Context, s *serverConn, tool *Tool, args map[s
 		if state != nil {
 			ex.rewrite = map[string]json.RawMessage{"requestState": state}
 		}
-		params.Meta = ex.meta(h.meta(req.TraceID, req.Step))
+		params.Meta = h.callMeta(req.TraceID, req.Step, ex.token)
 		st.setRound(rctx, clock)
 		st.setRoundN(round)
 		personBefore := st.person()
 		t0 := time.Now()
-		res, err := s.session.CallTool(rctx, params)
+		res, err := s.session.CallTool(withExchange(rctx, ex), params)
 		raw := s.watch.done(ex)
 		roundMS := msSince(t0) - (st.person() - personBefore)
 		serverMS += roundMS
@@ -226,22 +232,16 @@ func (h *Host) rounds(ctx context.Context, s *serverConn, tool *Tool, args map[s
 			}
 			return h.callError(ctx, s, err, timedOut, ev), errorOutcome(timedOut), serverMS
 		}
-		var sent struct {
-			ResultType   *string         `json:"resultType"`
-			RequestState json.RawMessage `json:"requestState"`
-		}
-		if raw != nil {
-			json.Unmarshal(raw, &sent)
-		}
-		if rt := sent.ResultType; rt != nil && *rt != "complete" && *rt != "input_required" {
+		sent := readSentResult(raw)
+		if rt := sent.ResultType; sent.Typed && rt != resultComplete && rt != resultInputRequired {
 			// The spec: a resultType the client does not recognise is
 			// invalid. Its content is not the model's to read.
 			ev.ErrorCode = record.Code(record.CodeInvalidResult)
-			h.step("server", fmt.Sprintf("invalid answer: resultType %q", *rt), map[string]any{"code": record.CodeInvalidResult})
-			return fmt.Sprintf("error: the server %s answered with a kind of result this host does not know (resultType %q), so the answer was not used.", s.spec.Name, table.Shorten(*rt, 40)), record.OutcomeError, serverMS
+			h.step("server", fmt.Sprintf("invalid answer: resultType %q", rt), map[string]any{"code": record.CodeInvalidResult})
+			return fmt.Sprintf("error: the server %s answered with a kind of result this host does not know (resultType %q), so the answer was not used.", s.spec.Name, table.Shorten(rt, 40)), record.OutcomeError, serverMS
 		}
 		if !res.NeedsInput() {
-			return h.resultText(res, ev), resultOutcome(res), serverMS
+			return h.resultText(res, ev, len(raw)), resultOutcome(res), serverMS
 		}
 		state = nil
 		if len(sent.RequestState) > 0 && string(sent.RequestState) != "null" {
@@ -395,10 +395,11 @@ func (h *Host) callError(ctx context.Context, s *serverConn, err error, timedOut
 // when it only wraps the content, see structured.go), otherwise the text of
 // the content, with a note in place of binary content. A tool error starts
 // with "error:". The result budget cuts what is longer, and says so.
-func (h *Host) resultText(res *mcp.CallToolResult, ev *record.Call) string {
+// rawSize is the length of the result as sent (a size hint).
+func (h *Host) resultText(res *mcp.CallToolResult, ev *record.Call, rawSize int) string {
 	var text string
 	if res.StructuredContent != nil {
-		text, ev.Structured = structuredText(res)
+		text, ev.Structured = structuredText(res, rawSize)
 	}
 	if !ev.Structured {
 		text = contentText(res.Content)
@@ -418,7 +419,9 @@ func (h *Host) resultText(res *mcp.CallToolResult, ev *record.Call) string {
 	if res.IsError {
 		label = "tool error"
 	}
-	h.step("server", fmt.Sprintf("%s: %d bytes", label, len(text)), map[string]any{"ms": record.RoundMS(msSince(ev.Time)), "clipped": ev.Clipped})
+	if h.stepping() {
+		h.step("server", fmt.Sprintf("%s: %d bytes", label, len(text)), map[string]any{"ms": record.RoundMS(msSince(ev.Time)), "clipped": ev.Clipped})
+	}
 	return text
 }
 
@@ -480,6 +483,22 @@ func parseArguments(text string, maxBytes int) (map[string]any, string) {
 	if strings.TrimSpace(text) == "" {
 		return map[string]any{}, ""
 	}
+	obj, ok := flatArguments(text)
+	if !ok {
+		var problem string
+		if obj, problem = decodeArguments(text); problem != "" {
+			return nil, problem
+		}
+	}
+	if len(text) > maxBytes {
+		return obj, fmt.Sprintf("the arguments are %d bytes, over the host's limit of %d. Send less.", len(text), maxBytes)
+	}
+	return obj, ""
+}
+
+// decodeArguments decodes the arguments text as one JSON object, numbers
+// as json.Number, or returns a problem to tell the model.
+func decodeArguments(text string) (map[string]any, string) {
 	dec := json.NewDecoder(strings.NewReader(text))
 	dec.UseNumber()
 	var v any
@@ -492,9 +511,6 @@ func parseArguments(text string, maxBytes int) (map[string]any, string) {
 	obj, ok := v.(map[string]any)
 	if !ok {
 		return nil, fmt.Sprintf("the arguments must be a JSON object, not %s.", jsonKind(v))
-	}
-	if len(text) > maxBytes {
-		return obj, fmt.Sprintf("the arguments are %d bytes, over the host's limit of %d. Send less.", len(text), maxBytes)
 	}
 	return obj, ""
 }
@@ -515,14 +531,56 @@ func jsonKind(v any) string {
 	return "that"
 }
 
-// meta is the correlation _meta of every request the host sends for a call.
-func (h *Host) meta(traceID string, step int) mcp.Meta {
-	return mcp.Meta{
-		record.MetaSessionID:   h.sessionID,
-		record.MetaTraceID:     traceID,
-		record.MetaStep:        step,
-		record.MetaTraceparent: fmt.Sprintf("00-%s-%016x-01", traceID, step),
+// callMeta is the _meta of a call's request: the correlation of every
+// request the host sends for a call, and the exchange's progress token.
+// It is one map per request (the SDK adds to it), with room for the three
+// entries the SDK adds (protocol version, client info and capabilities);
+// the session and trace IDs in it are boxed once, not per request.
+func (h *Host) callMeta(traceID string, step int, token string) mcp.Meta {
+	m := make(mcp.Meta, 8)
+	m[record.MetaSessionID] = h.metaSession
+	m[record.MetaTraceID] = h.traceValue(traceID)
+	m[record.MetaStep] = step
+	m[record.MetaTraceparent] = traceparent(traceID, step)
+	m["progressToken"] = token
+	return m
+}
+
+// traceValue is a trace ID as a _meta value.
+type traceValue struct {
+	id  string
+	val any
+}
+
+// traceValue returns traceID boxed, the one of the last call when it is
+// the same (a conversation's calls share it).
+func (h *Host) traceValue(traceID string) any {
+	if tv := h.metaTrace.Load(); tv != nil && tv.id == traceID {
+		return tv.val
 	}
+	tv := &traceValue{id: traceID, val: traceID}
+	h.metaTrace.Store(tv)
+	return tv.val
+}
+
+// traceparent is the W3C trace context of a call's step:
+// 00-<trace id>-<step as a 16-digit hex span id>-01.
+func traceparent(traceID string, step int) string {
+	if step < 0 {
+		return fmt.Sprintf("00-%s-%016x-01", traceID, step)
+	}
+	const zeros = "0000000000000000"
+	var span [16]byte
+	hex := strconv.AppendUint(span[:0], uint64(step), 16)
+	var b strings.Builder
+	b.Grow(len("00--") + len(traceID) + 16 + len("-01"))
+	b.WriteString("00-")
+	b.WriteString(traceID)
+	b.WriteByte('-')
+	b.WriteString(zeros[len(hex):])
+	b.Write(hex)
+	b.WriteString("-01")
+	return b.String()
 }
 
 // approve puts a call to the person, one question at a time. Anything but

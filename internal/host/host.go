@@ -78,6 +78,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -112,6 +113,11 @@ type Host struct {
 	// listMu serialises refreshes of the table.
 	listMu sync.Mutex
 
+	// metaSession and metaTrace are the session ID and the last call's
+	// trace ID as _meta values: boxed once, not per request (callMeta).
+	metaSession any
+	metaTrace   atomic.Pointer[traceValue]
+
 	logMu    sync.Mutex // serialises Log and ServerLog writes
 	personMu sync.Mutex // one question to the person at a time
 	stepMu   sync.Mutex
@@ -127,6 +133,7 @@ func Start(ctx context.Context, opts Options) (*Host, error) {
 	if h.sessionID == "" {
 		h.sessionID = NewID()
 	}
+	h.metaSession = h.sessionID
 	if opts.Wire != nil {
 		h.wire = &wireTrace{w: opts.Wire, start: time.Now()}
 	}
@@ -172,7 +179,7 @@ func Start(ctx context.Context, opts Options) (*Host, error) {
 		h.logf(slog.LevelInfo, "tool not offered: it requires task augmentation, which this host does not implement", "tool", name)
 	}
 	for _, s := range h.order {
-		if s.session != nil {
+		if s.session != nil && h.stepping() {
 			names := s.currentListing().names()
 			h.step("host", fmt.Sprintf("discovered %d tools: %s", len(names), strings.Join(names, ", ")),
 				map[string]any{"protocol": s.info.Protocol, "server": s.spec.Name})
@@ -243,12 +250,21 @@ func (h *Host) emit(ev record.Call) {
 	if h.opts.Calls != nil {
 		h.opts.Calls(ev)
 	}
+	if h.opts.Log == nil {
+		return // before ev is copied into an interface for nothing
+	}
 	ev.Arguments, ev.Result = nil, ""
 	h.emitJSON(ev)
 }
 
 func (h *Host) emitJSON(v any) {
 	if h.opts.Log == nil {
+		return
+	}
+	if vl, ok := h.opts.Log.(ValueLog); ok {
+		h.logMu.Lock()
+		vl.LogValue(v)
+		h.logMu.Unlock()
 		return
 	}
 	data, err := json.Marshal(v)
@@ -260,6 +276,16 @@ func (h *Host) emitJSON(v any) {
 	h.logMu.Unlock()
 }
 
+// A ValueLog is an Options.Log that takes the host's events (calls, model
+// requests, connections, tool changes) as values, in order with the lines
+// written to it, and encodes each one as a JSON line only if it keeps the
+// log: a run that keeps the logs of failed cases only does not encode those
+// of the cases that pass. A value handed over is not changed afterwards.
+type ValueLog interface {
+	io.Writer
+	LogValue(v any)
+}
+
 // logf writes a plain log line in the same JSON-lines stream.
 func (h *Host) logf(level slog.Level, msg string, args ...any) {
 	if h.opts.Log == nil {
@@ -269,6 +295,10 @@ func (h *Host) logf(level slog.Level, msg string, args ...any) {
 	defer h.logMu.Unlock()
 	slog.New(slog.NewJSONHandler(h.opts.Log, nil)).Log(context.Background(), level, msg, args...)
 }
+
+// stepping reports whether anyone follows the steps: a step's text and
+// data on the call path are built only then.
+func (h *Host) stepping() bool { return h.opts.Steps != nil }
 
 func (h *Host) step(who, text string, data map[string]any) {
 	if h.opts.Steps == nil {

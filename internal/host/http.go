@@ -55,7 +55,7 @@ func (t *httpTap) RoundTrip(req *http.Request) (*http.Response, error) {
 		if body, err := req.GetBody(); err == nil {
 			data, _ := io.ReadAll(body)
 			body.Close()
-			if sent := t.watch.sendingBytes(data); !bytes.Equal(sent, data) {
+			if sent := t.watch.sendingBytes(req.Context(), data); !bytes.Equal(sent, data) {
 				data = sent
 				req.Body = io.NopCloser(bytes.NewReader(sent))
 				req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(sent)), nil }

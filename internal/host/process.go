@@ -241,10 +241,11 @@ func (p *process) inputRead() (read, ok bool) {
 }
 
 // stderrTail keeps the last lines a server wrote on stderr, for the error
-// that reports its end.
+// that reports its end: a ring, as a server may log a line per request.
 type stderrTail struct {
 	mu    sync.Mutex
-	lines []string
+	lines [tailLines]string
+	n     int // lines added
 }
 
 const (
@@ -257,25 +258,31 @@ func (t *stderrTail) add(line []byte) {
 	if len(line) == 0 {
 		return
 	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if len(t.lines) == tailLines {
-		t.lines = t.lines[1:]
-	}
+	var kept string
 	if len(line) > tailLineBytes {
 		cut := tailLineBytes
 		for cut > 0 && !utf8.RuneStart(line[cut]) {
 			cut--
 		}
-		line = append(line[:cut:cut], "..."...)
+		kept = string(line[:cut]) + "..."
+	} else {
+		kept = string(line)
 	}
-	t.lines = append(t.lines, string(line))
+	t.mu.Lock()
+	t.lines[t.n%tailLines] = kept
+	t.n++
+	t.mu.Unlock()
 }
 
 func (t *stderrTail) String() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return strings.Join(t.lines, " | ")
+	first := max(0, t.n-tailLines)
+	parts := make([]string, 0, tailLines)
+	for i := first; i < t.n; i++ {
+		parts = append(parts, t.lines[i%tailLines])
+	}
+	return strings.Join(parts, " | ")
 }
 
 // stdoutWatch passes a server's stdout through, and notes the first line

@@ -106,7 +106,9 @@ func (c *Conversation) Ask(ctx context.Context, question string) (TurnResult, er
 		// 2025-11-25 server's question is counted against the right call.
 		for _, tc := range resp.ToolCalls {
 			res.Steps++
-			h.step("model", "wants "+tc.Name, map[string]any{"arguments": rawOrText(tc.Arguments)})
+			if h.stepping() {
+				h.step("model", "wants "+tc.Name, map[string]any{"arguments": rawOrText(tc.Arguments)})
+			}
 			text, ev := h.call(ctx, tab, CallRequest{Name: tc.Name, Arguments: tc.Arguments, TraceID: res.TraceID, Step: res.Steps}, false)
 			res.Calls = append(res.Calls, ev)
 			c.messages = append(c.messages, model.Message{Role: model.RoleTool, Content: text, ToolCallID: tc.ID, Name: tc.Name})

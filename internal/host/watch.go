@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"maps"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -87,7 +89,7 @@ func (w *watch) open(method string) *exchange {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.next++
-	ex := &exchange{token: fmt.Sprintf("hosteval-%d", w.next), method: method}
+	ex := &exchange{token: "hosteval-" + strconv.Itoa(w.next), method: method}
 	w.tokens[ex.token] = ex
 	return ex
 }
@@ -124,22 +126,40 @@ func (ex *exchange) meta(m mcp.Meta) mcp.Meta {
 	return out
 }
 
-// sending notes a request about to be written and returns it as it must
-// go out: with the exchange's rewrite applied.
-func (w *watch) sending(msg jsonrpc.Message) jsonrpc.Message {
+// exchangeKey is the context key of the exchange a request is written
+// for (withExchange).
+type exchangeKey struct{}
+
+// withExchange returns ctx carrying ex: the request of ex's method that
+// the SDK writes with it is ex's, known without reading its token back
+// from the params. (Over HTTP, where the request's context may be another,
+// the token is read.)
+func withExchange(ctx context.Context, ex *exchange) context.Context {
+	return context.WithValue(ctx, exchangeKey{}, ex)
+}
+
+// sending notes a request about to be written, with the context it is
+// written with, and returns it as it must go out: with the exchange's
+// rewrite applied.
+func (w *watch) sending(ctx context.Context, msg jsonrpc.Message) jsonrpc.Message {
 	req, ok := msg.(*jsonrpc.Request)
 	if !ok || !req.ID.IsValid() || (req.Method != methodToolsCall && req.Method != methodToolsList) {
 		return msg
 	}
-	var p struct {
-		Meta struct {
-			Token any `json:"progressToken"`
-		} `json:"_meta"`
+	var token string
+	if ex, _ := ctx.Value(exchangeKey{}).(*exchange); ex != nil && ex.method == req.Method {
+		token = ex.token
+	} else {
+		var p struct {
+			Meta struct {
+				Token any `json:"progressToken"`
+			} `json:"_meta"`
+		}
+		if json.Unmarshal(req.Params, &p) != nil {
+			return msg
+		}
+		token, _ = p.Meta.Token.(string)
 	}
-	if json.Unmarshal(req.Params, &p) != nil {
-		return msg
-	}
-	token, _ := p.Meta.Token.(string)
 	w.mu.Lock()
 	ex := w.tokens[token]
 	var rewrite map[string]json.RawMessage
@@ -152,16 +172,70 @@ func (w *watch) sending(msg jsonrpc.Message) jsonrpc.Message {
 	if len(rewrite) == 0 {
 		return msg
 	}
-	var params map[string]json.RawMessage
-	if json.Unmarshal(req.Params, &params) != nil {
-		return msg
-	}
-	maps.Copy(params, rewrite)
-	data, err := marshalCompact(params)
-	if err != nil {
-		return msg
+	data, ok := rewriteParams(req.Params, rewrite)
+	if !ok {
+		var params map[string]json.RawMessage
+		if json.Unmarshal(req.Params, &params) != nil {
+			return msg
+		}
+		maps.Copy(params, rewrite)
+		var err error
+		if data, err = marshalCompact(params); err != nil {
+			return msg
+		}
 	}
 	return &jsonrpc.Request{ID: req.ID, Method: req.Method, Params: data, Extra: req.Extra}
+}
+
+// rewriteParams is params with the rewrite's fields set, as
+// marshalCompact writes the params decoded into a map with the fields
+// copied in: members sorted by key, each value compacted. It works on the
+// bytes, without decoding the values (the arguments, the answers of the
+// person), and reports false for params it leaves to the decoder: not an
+// object, or a key with an escape, not in UTF-8, or given twice.
+func rewriteParams(params []byte, rewrite map[string]json.RawMessage) ([]byte, bool) {
+	type member struct {
+		key   string
+		value []byte
+	}
+	fields := make([]member, 0, 8)
+	ok := members(params, func(key, value []byte) bool {
+		if bytes.IndexByte(key, '\\') >= 0 || !utf8.Valid(key) {
+			return false
+		}
+		if _, set := rewrite[string(key)]; !set {
+			fields = append(fields, member{string(key), value})
+		}
+		return true
+	})
+	if !ok {
+		return nil, false
+	}
+	for k, v := range rewrite {
+		fields = append(fields, member{k, v})
+	}
+	slices.SortFunc(fields, func(a, b member) int { return strings.Compare(a.key, b.key) })
+	size := 2
+	for i, f := range fields {
+		if i > 0 && f.key == fields[i-1].key {
+			return nil, false
+		}
+		size += len(f.key) + len(f.value) + 4
+	}
+	out := bytes.NewBuffer(make([]byte, 0, size))
+	out.WriteByte('{')
+	for i, f := range fields {
+		if i > 0 {
+			out.WriteByte(',')
+		}
+		out.Write(appendString(out.AvailableBuffer(), f.key))
+		out.WriteByte(':')
+		if json.Compact(out, f.value) != nil {
+			return nil, false
+		}
+	}
+	out.WriteByte('}')
+	return out.Bytes(), true
 }
 
 // received notes a message read from the server and returns it as the SDK
@@ -202,7 +276,8 @@ func (w *watch) received(msg jsonrpc.Message) jsonrpc.Message {
 		if m.Error != nil {
 			return msg
 		}
-		ex.result = slices.Clone(m.Result)
+		// The result is the decoder's own copy, which the SDK only reads.
+		ex.result = m.Result
 		if ex.method == methodToolsList {
 			if res, ok := withoutTTL(m.Result); ok {
 				return &jsonrpc.Response{ID: m.ID, Result: res, Error: m.Error, Extra: m.Extra}
@@ -235,8 +310,8 @@ func withoutTTL(result json.RawMessage) (json.RawMessage, bool) {
 // sendingBytes and receivedBytes are sending and received for a message
 // as bytes (the HTTP tap's bodies). They return data itself when nothing
 // changes.
-func (w *watch) sendingBytes(data []byte) []byte {
-	return w.bytes(data, w.sending)
+func (w *watch) sendingBytes(ctx context.Context, data []byte) []byte {
+	return w.bytes(data, func(msg jsonrpc.Message) jsonrpc.Message { return w.sending(ctx, msg) })
 }
 
 func (w *watch) receivedBytes(data []byte) []byte {
@@ -282,7 +357,7 @@ type watchConn struct {
 }
 
 func (c watchConn) Write(ctx context.Context, msg jsonrpc.Message) error {
-	return c.Connection.Write(ctx, c.watch.sending(msg))
+	return c.Connection.Write(ctx, c.watch.sending(ctx, msg))
 }
 
 func (c watchConn) Read(ctx context.Context) (jsonrpc.Message, error) {

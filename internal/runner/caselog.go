@@ -2,12 +2,14 @@ package runner
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"sync"
 
+	"github.com/hosteval/hosteval/internal/host"
 	"github.com/hosteval/hosteval/internal/record"
 )
 
@@ -31,16 +33,54 @@ type caseLogs struct {
 	base func() string
 }
 
-// lockedBuffer is a bytes.Buffer safe for concurrent writers.
+// lockedBuffer is a case's log in memory, safe for concurrent writers: the
+// lines written to it, and the host's events as values (host.ValueLog),
+// encoded as JSON lines only when the log is kept.
 type lockedBuffer struct {
 	mu  sync.Mutex
 	buf bytes.Buffer
+	// values are the events not encoded yet; at[i] is where values[i]'s
+	// line goes in buf.
+	values []any
+	at     []int
 }
+
+var _ host.ValueLog = (*lockedBuffer)(nil)
 
 func (b *lockedBuffer) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.Write(p)
+}
+
+// LogValue keeps v to encode if the log is kept.
+func (b *lockedBuffer) LogValue(v any) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.values = append(b.values, v)
+	b.at = append(b.at, b.buf.Len())
+}
+
+// bytes returns the log as JSON lines, the events encoded in their places.
+// A value that cannot be encoded leaves no line, as the host's own
+// encoding does.
+func (b *lockedBuffer) bytes() []byte {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if len(b.values) == 0 {
+		return b.buf.Bytes()
+	}
+	raw := b.buf.Bytes()
+	out := make([]byte, 0, len(raw)+512*len(b.values))
+	last := 0
+	for i, v := range b.values {
+		out = append(out, raw[last:b.at[i]]...)
+		last = b.at[i]
+		if data, err := json.Marshal(v); err == nil {
+			out = append(append(out, data...), '\n')
+		}
+	}
+	return append(out, raw[last:]...)
 }
 
 func newCaseLogs(runDir string, idx int, id string, wire bool) (*caseLogs, error) {
@@ -70,9 +110,7 @@ func (l *caseLogs) finish(runDir, keep, status string) (map[string]string, error
 	}
 	if keep == LogsAll || keep == "" || (keep == LogsFailed && status != record.StatusPass) {
 		name := l.base() + ".jsonl"
-		l.log.mu.Lock()
-		err := os.WriteFile(filepath.Join(runDir, name), l.log.buf.Bytes(), 0o644)
-		l.log.mu.Unlock()
+		err := os.WriteFile(filepath.Join(runDir, name), l.log.bytes(), 0o644)
 		if err != nil {
 			errs = append(errs, err)
 		} else {

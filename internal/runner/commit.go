@@ -2,6 +2,7 @@ package runner
 
 import (
 	"sync"
+	"time"
 
 	"github.com/hosteval/hosteval/internal/record"
 )
@@ -21,15 +22,28 @@ type committer struct {
 	// called from the committer's goroutine only, so calls are serialised.
 	commit func(batch []*record.Record, err error)
 
-	mu     sync.Mutex
-	queue  []*record.Record
-	closed bool
-	wake   chan struct{} // holds one token while the queue has news
-	done   chan struct{} // closed when the goroutine has ended
+	// every is the least time between two syncs (syncEvery).
+	every time.Duration
+
+	mu      sync.Mutex
+	queue   []*record.Record
+	closed  bool
+	wake    chan struct{} // holds one token while the queue has news
+	closing chan struct{} // closed by close: no more waiting between syncs
+	done    chan struct{} // closed when the goroutine has ended
 }
 
+// syncEvery spaces the syncs: the records of the cases that finish within
+// it share one. A sync costs the kernel about 0.3 ms of CPU here, and the
+// cases of a cheap run with shared servers finish a few milliseconds
+// apart: one sync each was a tenth of the run's own CPU. A case's slot is
+// free before its record is synced, so the wait delays only the report
+// that it finished (and a crash in it loses no case reported finished).
+const syncEvery = 10 * time.Millisecond
+
 func newCommitter(w *record.Writer, commit func([]*record.Record, error)) *committer {
-	c := &committer{w: w, commit: commit, wake: make(chan struct{}, 1), done: make(chan struct{})}
+	c := &committer{w: w, commit: commit, every: syncEvery,
+		wake: make(chan struct{}, 1), closing: make(chan struct{}), done: make(chan struct{})}
 	go c.loop()
 	return c
 }
@@ -55,6 +69,9 @@ func (c *committer) add(rec *record.Record) bool {
 // until the last commit has been reported.
 func (c *committer) close() {
 	c.mu.Lock()
+	if !c.closed {
+		close(c.closing)
+	}
 	c.closed = true
 	c.mu.Unlock()
 	select {
@@ -66,13 +83,23 @@ func (c *committer) close() {
 
 func (c *committer) loop() {
 	defer close(c.done)
+	var synced time.Time
 	for range c.wake {
+		if wait := c.every - time.Since(synced); wait > 0 {
+			t := time.NewTimer(wait)
+			select {
+			case <-t.C:
+			case <-c.closing:
+				t.Stop()
+			}
+		}
 		c.mu.Lock()
 		batch, closed := c.queue, c.closed
 		c.queue = nil
 		c.mu.Unlock()
 		if len(batch) > 0 {
 			c.commit(batch, c.w.WriteBatch(batch))
+			synced = time.Now()
 		}
 		if closed {
 			return
