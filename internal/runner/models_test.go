@@ -102,7 +102,12 @@ func figures(rec record.Record) record.Record {
 	}
 	for i := range rec.Calls {
 		c := &rec.Calls[i]
-		c.Time, c.SessionID, c.TraceID, c.MS, c.ServerMS, c.RoundMS = time.Time{}, "", "", 0, 0, nil
+		c.Time, c.SessionID, c.TraceID, c.MS, c.ServerMS, c.PersonMS, c.RoundMS = time.Time{}, "", "", 0, 0, 0, nil
+		// The person's time is a time too: canned answers take 0.0 or 0.1 ms.
+		c.Asks = slices.Clone(c.Asks)
+		for j := range c.Asks {
+			c.Asks[j].PersonMS = 0
+		}
 	}
 	for i := range rec.ModelRequests {
 		mr := &rec.ModelRequests[i]

@@ -60,9 +60,6 @@ func writeScenario(t *testing.T, dir, text string) []*scenario.Case {
 // keep: everything but times, IDs and the servers' latency.
 func serverFigures(rec record.Record) record.Record {
 	rec = figures(rec)
-	for i := range rec.Calls {
-		rec.Calls[i].PersonMS = 0
-	}
 	for i := range rec.Checks {
 		c := &rec.Checks[i]
 		c.Time, c.SessionID, c.TraceID, c.MS, c.ServerMS, c.PersonMS, c.RoundMS = rec.Started, "", "", 0, 0, 0, nil
