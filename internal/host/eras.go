@@ -66,16 +66,6 @@ func NewEras(path string) *Eras {
 	return e
 }
 
-// ErasFile is where a run keeps its Eras across runs: under the user's
-// cache folder.
-func ErasFile() (string, error) {
-	dir, err := os.UserCacheDir()
-	if err != nil {
-		return "", err
-	}
-	return filepath.Join(dir, "hosteval", "eras.json"), nil
-}
-
 func (e *Eras) recall(key string) (eraMemo, bool) {
 	if e == nil {
 		return eraMemo{}, false

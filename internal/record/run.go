@@ -227,9 +227,6 @@ func decodeLine(name string, num int, line []byte, complete bool) (rec Record, o
 	return rec, true, "", nil
 }
 
-// Line is the 1-based line number of the record Next last returned.
-func (r *Reader) Line() int { return r.line }
-
 // Warnings lists the lines skipped so far.
 func (r *Reader) Warnings() []string { return r.warnings }
 

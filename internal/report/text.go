@@ -28,7 +28,7 @@ type Options struct {
 	// names the command that prints its transcript (ShowCommand).
 	Dir string
 	// Transcripts are the stems of the transcript files written in the
-	// run folder, by case ID (WriteTranscripts): the Markdown and HTML
+	// run folder, by case ID (TranscriptWriter): the Markdown and HTML
 	// layouts link each failure to its transcript.
 	Transcripts map[string]string
 	// AllTranscripts asks for every case's transcript, not only those of

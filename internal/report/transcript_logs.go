@@ -152,26 +152,14 @@ func indexShared(fsys fs.FS) map[string][]byte {
 	}
 }
 
-// WriteTranscripts writes, under dir/transcripts/, the transcript of each
-// case of run that did not pass (of every case with all) as Markdown and
-// as a self-contained HTML page, from the same model, and returns the
-// stem of each case's files by case ID (Options.Transcripts), so that the
-// reports link them. The links inside go to the case logs relatively, so
-// they work from a copied run folder, such as a CI artifact, with no
-// server.
-func WriteTranscripts(dir string, run *record.Run, all bool) (map[string]string, error) {
-	w := NewTranscriptWriter(dir, run.ID(), all)
-	for i := range run.Records {
-		if err := w.Add(&run.Records[i], i); err != nil {
-			return nil, err
-		}
-	}
-	return w.Close()
-}
-
-// TranscriptWriter writes transcripts as WriteTranscripts does, given the
-// records one at a time (see ReadEach), so that a run is read once for its
-// reports and its transcripts, and never held whole.
+// TranscriptWriter writes, under dir/transcripts/, the transcript of each
+// case of a run that did not pass (of every case with all) as Markdown and
+// as a self-contained HTML page, from the same model, given the records one
+// at a time (see ReadEach), so that a run is read once for its reports and
+// its transcripts, and never held whole. Close returns the stem of each
+// case's files by case ID (Options.Transcripts), so that the reports link
+// them. The links inside go to the case logs relatively, so they work from
+// a copied run folder, such as a CI artifact, with no server.
 type TranscriptWriter struct {
 	dir, runID string
 	all        bool

@@ -105,9 +105,6 @@ func syntaxProblem(file string, err error) Problem {
 // budget.
 func (d *Doc) Root() *Node { return d.st.node(d.root, "", 0) }
 
-// Line is where the document starts.
-func (d *Doc) Line() int { return d.root.Line }
-
 // OverBudget reports that the document's aliases would reach more than
 // [AliasBudget] nodes: its problem is recorded, the document is not read,
 // and nothing more is reported about it.
