@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/hosteval/hosteval/internal/host"
+	"github.com/hosteval/hosteval/internal/report"
 	"github.com/hosteval/hosteval/internal/runner"
 	"github.com/hosteval/hosteval/internal/scenario"
 )
@@ -217,6 +218,8 @@ func runRun(ctx context.Context, e *env, args []string) error {
 	dir := filepath.Join(*out, *runID)
 	start := time.Now()
 	prog := newProgress(e.stderr, isTerminal(e), len(cases), start)
+	stopProgress := sync.OnceFunc(prog.stop)
+	defer stopProgress()
 	opts := runner.Options{
 		Dir: dir, RunID: *runID, Args: append([]string{"hosteval", "run"}, args...), Suite: suiteID, Shard: shard,
 		Concurrency: *concurrency, Share: *share, Wire: *wire, Logs: *logs, Preflight: *preflight,
@@ -228,24 +231,33 @@ func runRun(ctx context.Context, e *env, args []string) error {
 	if budgets.set() {
 		opts.Override = budgets.apply
 	}
+	var verdict report.Verdict
+	opts.Finish = func(res runner.Result, stopped <-chan struct{}) error {
+		stopProgress()
+		if secondInterrupt(e) {
+			return nil // no reports: see below
+		}
+		if res.Passed < res.Ran || layout.transcripts {
+			// The transcripts of these cases read the shared servers'
+			// log, which is complete once they have stopped.
+			<-stopped
+		}
+		var err error
+		verdict, err = writeReports(e, dir, gates, base, *jsonOut, layout.options(e, dir))
+		return err
+	}
 	stopNotice := noticeDrain(e, drainGrace)
 	res, err := runner.Run(ctx, cases, opts)
 	stopNotice()
-	prog.stop()
+	stopProgress()
 	if err != nil {
 		return err
 	}
-	select {
-	case <-e.interrupt.second:
+	if secondInterrupt(e) {
 		// Exit now: the servers are killed and run.json says so; what
 		// finished is in records.jsonl, from which `hosteval report`
 		// rebuilds the reports.
 		return interruptedf("%d of %d cases recorded in %s (hosteval report %[3]s rebuilds the reports)", res.Ran, res.Total, dir)
-	default:
-	}
-	verdict, err := writeReports(e, dir, gates, base, *jsonOut, layout.options(e, dir))
-	if err != nil {
-		return err
 	}
 	fmt.Fprintf(e.stderr, "%d cases: %d passed, %d failed, %d errors in %s; results in %s\n",
 		res.Ran, res.Passed, res.Failed, res.Errors, res.Elapsed.Round(time.Millisecond), dir)
@@ -273,6 +285,16 @@ func runVerdict(cases, failed, errored int, regressed bool) error {
 		return failedf("the checks failed")
 	}
 	return nil
+}
+
+// secondInterrupt reports whether the second Ctrl-C came.
+func secondInterrupt(e *env) bool {
+	select {
+	case <-e.interrupt.second:
+		return true
+	default:
+		return false
+	}
 }
 
 // drainGrace is how long running cases get to finish after the first

@@ -62,6 +62,14 @@ type Options struct {
 	// OnCase, if set, is told of every finished case once its record is
 	// on disk, with the run's tally so far. Calls are serialised.
 	OnCase func(rec *record.Record, tally Result)
+	// Finish, if set, is called once every record is on disk and run.json
+	// is final, while the shared servers stop: the reports are written
+	// then rather than after, as a stdio server may take its whole
+	// TerminateGrace to exit. stopped is closed once the shared servers
+	// have stopped and their log is complete (at once when there are
+	// none): what reads that log waits for it. Run returns once both are
+	// done, with Finish's error.
+	Finish func(res Result, stopped <-chan struct{}) error
 
 	// Drain, when closed, stops new cases from starting (the first
 	// Ctrl-C). Running cases get DrainGrace to finish, then are cancelled
@@ -124,7 +132,9 @@ type Result struct {
 // cannot go on (the folder cannot be written), or a *scenario.LoadError
 // when the preflight found tool names no server offers or that collide, or
 // the cases' models disagree (two limits for one endpoint, two cases with
-// one cassette).
+// one cassette). It returns once the shared servers have stopped; what
+// comes after the records (the reports) goes in Options.Finish, which runs
+// while they stop.
 func Run(ctx context.Context, cases []*scenario.Case, opts Options) (*Result, error) {
 	if opts.Concurrency <= 0 {
 		opts.Concurrency = runtime.NumCPU()
@@ -167,10 +177,22 @@ func Run(ctx context.Context, cases []*scenario.Case, opts Options) (*Result, er
 		if err != nil {
 			return nil, fmt.Errorf("create shared server log: %w", err)
 		}
-		defer sharedLog.Close()
+		defer sharedLog.Close() // after the servers have stopped (below)
 		pool = host.NewPool(host.Options{ServerLog: sharedLog, Groups: opts.Groups, Eras: opts.Eras})
-		defer pool.Close()
 	}
+	stopped := make(chan struct{})
+	stopShared := sync.OnceFunc(func() {
+		go func() {
+			if pool != nil {
+				pool.Close()
+			}
+			close(stopped)
+		}()
+	})
+	defer func() {
+		stopShared()
+		<-stopped
+	}()
 
 	// starting ends on the first interrupt (or the second); the run's
 	// context DrainGrace later.
@@ -284,7 +306,6 @@ func Run(ctx context.Context, cases []*scenario.Case, opts Options) (*Result, er
 	commits.close()
 
 	mu.Lock()
-	defer mu.Unlock()
 	if ctx.Err() != nil {
 		res.Interrupted = true
 	}
@@ -294,7 +315,13 @@ func Run(ctx context.Context, cases []*scenario.Case, opts Options) (*Result, er
 	if err := record.WriteRunInfo(opts.Dir, info); err != nil && werr == nil {
 		werr = err
 	}
-	return &res, werr
+	out := res
+	mu.Unlock()
+	stopShared()
+	if opts.Finish != nil && werr == nil {
+		werr = opts.Finish(out, stopped)
+	}
+	return &out, werr
 }
 
 // watchInterrupts stops starting cases when Drain or Abort is closed, and

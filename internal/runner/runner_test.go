@@ -3,6 +3,7 @@ package runner
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -335,5 +336,59 @@ expect:
 				t.Errorf("cases/ holds %d entries, want %d", len(entries), tt.files)
 			}
 		})
+	}
+}
+
+// TestRunFinishWhileSharedServersStop: Finish (the reports) runs while the
+// shared servers take their grace to exit, and Run returns once both are
+// done. The shared server here exits only when killed: its shell ignores
+// SIGTERM and stdin's end, so stopping it takes two graces at least.
+func TestRunFinishWhileSharedServersStop(t *testing.T) {
+	servers := fmt.Sprintf(`servers:
+  cmdb:
+    command: sh
+    args: ["-c", "trap '' TERM; %s/cmdb; while :; do sleep 1; done"]
+    shareable: true
+`, fixtureBin)
+	cases := suiteWith(t, servers, fixtures.LookupScenario(2))
+	dir := filepath.Join(t.TempDir(), "r1")
+	var (
+		calls       int
+		got         Result
+		stoppedLate bool
+		stoppedCh   <-chan struct{}
+	)
+	res, err := Run(context.Background(), cases, Options{Dir: dir, RunID: "r1", Concurrency: 2, Share: true,
+		Finish: func(res Result, stopped <-chan struct{}) error {
+			calls++
+			got, stoppedCh = res, stopped
+			select {
+			case <-stopped:
+			default:
+				stoppedLate = true
+			}
+			// Every record is on disk and run.json is final.
+			if n := len(readRecords(t, dir)); n != 2 {
+				t.Errorf("Finish: %d records on disk, want 2", n)
+			}
+			info, err := record.ReadRunInfo(dir)
+			if err != nil || info.Finished.IsZero() {
+				t.Errorf("Finish: run.json %+v, %v; want it finished", info, err)
+			}
+			return errors.New("reports failed")
+		}})
+	if err == nil || err.Error() != "reports failed" {
+		t.Fatalf("Run error = %v, want Finish's", err)
+	}
+	if calls != 1 || got.Passed != 2 || res.Passed != 2 {
+		t.Fatalf("Finish called %d times with %+v, Run returned %+v; want once, 2 passed", calls, got, res)
+	}
+	if !stoppedLate {
+		t.Error("the shared server had stopped before Finish was called: the reports waited for it")
+	}
+	select {
+	case <-stoppedCh:
+	default:
+		t.Error("Run returned before the shared server stopped")
 	}
 }

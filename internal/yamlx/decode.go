@@ -291,7 +291,8 @@ func fieldsOf(t reflect.Type) []field {
 	var out []field
 	for i := range t.NumField() {
 		sf := t.Field(i)
-		tag := sf.Tag.Get("yaml")
+		tags := parseTag(sf.Tag)
+		tag := tags["yaml"]
 		if (!sf.IsExported() && !sf.Anonymous) || tag == "-" {
 			continue
 		}
@@ -306,16 +307,63 @@ func fieldsOf(t reflect.Type) []field {
 		if name == "" {
 			name = strings.ToLower(sf.Name)
 		}
-		f := field{Name: name, Index: []int{i}, Type: sf.Type, Doc: sf.Tag.Get("doc"), Example: sf.Tag.Get("example"),
-			Required: sf.Tag.Get("required") == "true", Want: sf.Tag.Get("want")}
-		f.Min, f.Max = intTag(t, sf, "min"), intTag(t, sf, "max")
+		f := field{Name: name, Index: []int{i}, Type: sf.Type, Doc: tags["doc"], Example: tags["example"],
+			Required: tags["required"] == "true", Want: tags["want"]}
+		f.Min, f.Max = intTag(t, sf, tags, "min"), intTag(t, sf, tags, "max")
 		out = append(out, f)
 	}
 	return out
 }
 
-func intTag(t reflect.Type, sf reflect.StructField, key string) *int64 {
-	text, ok := sf.Tag.Lookup(key)
+// parseTag reads every key:"value" pair of a struct tag in one pass, as
+// StructTag.Lookup reads each: Lookup scans the tag from its start for
+// every key, and a doc tag is long, so that looking up a field's seven
+// keys was a quarter of loading a scenario of 100 scripted steps.
+func parseTag(tag reflect.StructTag) map[string]string {
+	out := make(map[string]string, 8)
+	seen := make(map[string]bool, 8)
+	for tag != "" {
+		i := 0
+		for i < len(tag) && tag[i] == ' ' {
+			i++
+		}
+		tag = tag[i:]
+		// A key is non-control characters other than space, quote and
+		// colon; then a colon and a quoted Go string.
+		i = 0
+		for i < len(tag) && tag[i] > ' ' && tag[i] != ':' && tag[i] != '"' && tag[i] != 0x7f {
+			i++
+		}
+		if i == 0 || i+1 >= len(tag) || tag[i] != ':' || tag[i+1] != '"' {
+			break
+		}
+		key := string(tag[:i])
+		tag = tag[i+1:]
+		i = 1
+		for i < len(tag) && tag[i] != '"' {
+			if tag[i] == '\\' {
+				i++
+			}
+			i++
+		}
+		if i >= len(tag) {
+			break
+		}
+		quoted := string(tag[:i+1])
+		tag = tag[i+1:]
+		if seen[key] {
+			continue // Lookup finds the first
+		}
+		seen[key] = true
+		if value, err := strconv.Unquote(quoted); err == nil {
+			out[key] = value
+		}
+	}
+	return out
+}
+
+func intTag(t reflect.Type, sf reflect.StructField, tags map[string]string, key string) *int64 {
+	text, ok := tags[key]
 	if !ok {
 		return nil
 	}
