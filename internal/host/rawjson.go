@@ -76,16 +76,38 @@ func skipSpace[T string | []byte](data T, i int) int {
 }
 
 // skipString returns the index after the string that starts at data[i].
+// It jumps from quote to quote (IndexByte reads many bytes at a time: a
+// result's text is most of its bytes): a quote ends the string unless an
+// odd run of backslashes comes right before it.
 func skipString[T string | []byte](data T, i int) (int, bool) {
-	for i++; i < len(data); i++ {
-		switch data[i] {
-		case '\\':
-			i++
-		case '"':
-			return i + 1, true
+	start := i + 1
+	for from := start; from < len(data); {
+		q := indexByte(data[from:], '"')
+		if q < 0 {
+			return 0, false
 		}
+		q += from
+		n := 0
+		for k := q - 1; k >= start && data[k] == '\\'; k-- {
+			n++
+		}
+		if n%2 == 0 {
+			return q + 1, true
+		}
+		from = q + 1
 	}
 	return 0, false
+}
+
+// indexByte is strings.IndexByte or bytes.IndexByte, whichever data is.
+func indexByte[T string | []byte](data T, c byte) int {
+	switch d := any(data).(type) {
+	case string:
+		return strings.IndexByte(d, c)
+	case []byte:
+		return bytes.IndexByte(d, c)
+	}
+	return -1
 }
 
 // skipValue returns the index after the value that starts at data[i]. It
