@@ -309,7 +309,7 @@ func (h *Host) dial(ctx context.Context, s *serverConn, revision string, b budge
 		}
 		// Results up to maxMessageBytes are read (and then cut to the
 		// result budget); a larger line ends the connection.
-		transport = &mcp.IOTransport{Reader: r, Writer: w, MaxLineLength: maxMessageBytes}
+		transport = &stdioTransport{r: r, w: w, maxLine: maxMessageBytes}
 	}
 	if s.spec.URL == "" {
 		// The streamable HTTP connection cannot be wrapped: its tap does

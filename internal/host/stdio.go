@@ -1,0 +1,474 @@
+package host
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// The host's stdio connection does what the SDK's (mcp.IOTransport) does,
+// with a cheaper way to a message. The SDK's reads a value with
+// encoding/json (two scans of it), then decodes it twice more with its own
+// decoder, once as a batch (an array) and once as a message, and each of
+// those allocates a 32 KB buffer: about 64 KB of garbage per message before
+// the result itself is decoded, and GC was a fifth of a call's time. Here
+// a message is one line (one search for a newline), checked once by
+// encoding/json's validator, and its envelope is split on the bytes; params
+// and result are passed on as written, for the SDK to decode as before.
+// Whatever the usual shape does not cover (a key with an escape, an id that
+// is not a plain integer or string, an error member, a batch) is decoded by
+// jsonrpc.DecodeMessage, so what the SDK receives is what its own decoder
+// would have made (FuzzDecodeEnvelope holds the two together).
+//
+// What the SDK's connection accepts, this one accepts: a message may span
+// lines (it is read until it is a whole value), blank lines are skipped,
+// and a batch is taken apart and its answers sent back as one array. It
+// ends the connection where the SDK's does: invalid JSON, data after a
+// message on its line, a message over the line limit.
+
+// stdioTransport connects once over a server's stdout and stdin.
+type stdioTransport struct {
+	r       io.ReadCloser
+	w       io.WriteCloser
+	maxLine int
+}
+
+func (t *stdioTransport) Connect(context.Context) (mcp.Connection, error) {
+	c := &stdioConn{
+		in:       bufio.NewReaderSize(t.r, 64<<10),
+		r:        t.r,
+		w:        t.w,
+		maxLine:  t.maxLine,
+		incoming: make(chan frameOrErr),
+		closed:   make(chan struct{}),
+	}
+	go c.readFrames()
+	return c, nil
+}
+
+type frameOrErr struct {
+	msgs  []jsonrpc.Message
+	batch bool
+	err   error
+}
+
+// stdioConn is an mcp.Connection over a newline-delimited stream.
+type stdioConn struct {
+	in      *bufio.Reader // read by readFrames only
+	r       io.ReadCloser
+	w       io.WriteCloser
+	maxLine int
+
+	// incoming carries decoded frames from readFrames, so that Close
+	// returns a blocked Read at once whatever the pipe does.
+	incoming chan frameOrErr
+	queue    []jsonrpc.Message // the rest of a batch; Read is serial
+	pending  []byte            // what followed a message on its line; readFrames only
+
+	writeMu sync.Mutex
+
+	batchMu sync.Mutex
+	batches map[jsonrpc.ID]*answerBatch
+
+	closeOnce sync.Once
+	closed    chan struct{}
+	closeErr  error
+}
+
+// answerBatch collects the answers to the requests of a batch, to be sent
+// as one array once the last is in.
+type answerBatch struct {
+	pending   map[jsonrpc.ID]int
+	responses []*jsonrpc.Response
+}
+
+// errFrameTooLarge is the SDK's wording for the same end.
+var errFrameTooLarge = errors.New("inbound JSON-RPC frame exceeded the configured maximum line length")
+
+func (c *stdioConn) SessionID() string { return "" }
+
+func (c *stdioConn) readFrames() {
+	for {
+		var f frameOrErr
+		frame, err := c.readFrame()
+		if err == nil {
+			f.msgs, f.batch, err = decodeFrame(frame)
+		}
+		f.err = err
+		select {
+		case c.incoming <- f:
+		case <-c.closed:
+			return
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// readFrame returns the next message's bytes, in a slice of their own (the
+// messages made of it keep parts of it).
+func (c *stdioConn) readFrame() ([]byte, error) {
+	frame := c.pending
+	c.pending = nil
+	atEOF := false
+	for {
+		if len(bytes.TrimSpace(frame)) > 0 {
+			if json.Valid(frame) {
+				return bytes.TrimSpace(frame), nil
+			}
+			// Not a whole value: it goes on on the next line, or is not
+			// JSON, or something follows it on its line.
+			var raw json.RawMessage
+			dec := json.NewDecoder(bytes.NewReader(frame))
+			err := dec.Decode(&raw)
+			switch {
+			case err == nil:
+				// The SDK's reader takes a lone CR after a message as
+				// the end of its line.
+				end := int(dec.InputOffset())
+				if frame[end] != '\r' {
+					return nil, errors.New("invalid trailing data at the end of stream")
+				}
+				c.pending = bytes.Clone(frame[end+1:])
+				return bytes.TrimSpace(frame[:end]), nil
+			case !errors.Is(err, io.ErrUnexpectedEOF):
+				return nil, err
+			case atEOF:
+				return nil, io.ErrUnexpectedEOF
+			}
+		} else {
+			frame = nil
+			if atEOF {
+				return nil, io.EOF
+			}
+		}
+		line, err := c.readLine(len(frame))
+		if err != nil && !errors.Is(err, io.EOF) {
+			return nil, err
+		}
+		atEOF = err != nil
+		if frame == nil {
+			frame = line
+		} else {
+			frame = append(frame, line...)
+		}
+	}
+}
+
+// readLine returns the next line, newline included, in a new slice; have
+// bytes of the frame are read already. At the end of the stream it
+// returns what is left with io.EOF.
+func (c *stdioConn) readLine(have int) ([]byte, error) {
+	chunk, err := c.in.ReadSlice('\n')
+	if err == nil || !errors.Is(err, bufio.ErrBufferFull) {
+		if c.maxLine > 0 && have+len(chunk) > c.maxLine {
+			return nil, errFrameTooLarge
+		}
+		return bytes.Clone(chunk), err
+	}
+	line := bytes.Clone(chunk)
+	for errors.Is(err, bufio.ErrBufferFull) {
+		if c.maxLine > 0 && have+len(line) > c.maxLine {
+			return nil, errFrameTooLarge
+		}
+		chunk, err = c.in.ReadSlice('\n')
+		line = append(line, chunk...)
+	}
+	if c.maxLine > 0 && have+len(line) > c.maxLine {
+		return nil, errFrameTooLarge
+	}
+	return line, err
+}
+
+func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if len(c.queue) > 0 {
+		next := c.queue[0]
+		c.queue = c.queue[1:]
+		return next, nil
+	}
+	var f frameOrErr
+	select {
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case f = <-c.incoming:
+	case <-c.closed:
+		return nil, io.EOF
+	}
+	if f.err != nil {
+		return nil, f.err
+	}
+	if f.batch {
+		if err := c.addBatch(f.msgs); err != nil {
+			return nil, err
+		}
+	}
+	c.queue = f.msgs[1:]
+	return f.msgs[0], nil
+}
+
+// addBatch notes the requests of an incoming batch, whose answers go back
+// together.
+func (c *stdioConn) addBatch(msgs []jsonrpc.Message) error {
+	var b *answerBatch
+	for _, msg := range msgs {
+		req, ok := msg.(*jsonrpc.Request)
+		if !ok || !req.IsCall() {
+			continue
+		}
+		if b == nil {
+			b = &answerBatch{pending: map[jsonrpc.ID]int{}}
+		}
+		if _, dup := b.pending[req.ID]; dup {
+			return fmt.Errorf("duplicate message ID %q", req.ID)
+		}
+		b.pending[req.ID] = len(b.responses)
+		b.responses = append(b.responses, nil)
+	}
+	if b == nil {
+		return nil
+	}
+	c.batchMu.Lock()
+	defer c.batchMu.Unlock()
+	for id := range b.pending {
+		if _, ok := c.batches[id]; ok {
+			return fmt.Errorf("invalid request: batch contains previously seen request %v", id.Raw())
+		}
+	}
+	if c.batches == nil {
+		c.batches = map[jsonrpc.ID]*answerBatch{}
+	}
+	for id := range b.pending {
+		c.batches[id] = b
+	}
+	return nil
+}
+
+// answered records resp if it answers a request of a batch; done is the
+// whole batch once resp was its last answer.
+func (c *stdioConn) answered(resp *jsonrpc.Response) (done []*jsonrpc.Response, inBatch bool) {
+	c.batchMu.Lock()
+	defer c.batchMu.Unlock()
+	b, ok := c.batches[resp.ID]
+	if !ok {
+		return nil, false
+	}
+	b.responses[b.pending[resp.ID]] = resp
+	delete(b.pending, resp.ID)
+	delete(c.batches, resp.ID)
+	if len(b.pending) == 0 {
+		return b.responses, true
+	}
+	return nil, true
+}
+
+func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	var data []byte
+	if resp, ok := msg.(*jsonrpc.Response); ok {
+		if batch, inBatch := c.answered(resp); inBatch {
+			if batch == nil {
+				return nil
+			}
+			raws := make([]json.RawMessage, len(batch))
+			for i, r := range batch {
+				raw, err := jsonrpc.EncodeMessage(r)
+				if err != nil {
+					return fmt.Errorf("encoding batch message: %w", err)
+				}
+				raws[i] = raw
+			}
+			enc, err := json.Marshal(raws)
+			if err != nil {
+				return err
+			}
+			data = enc
+		}
+	}
+	if data == nil {
+		enc, err := jsonrpc.EncodeMessage(msg)
+		if err != nil {
+			return fmt.Errorf("marshaling message: %v", err)
+		}
+		data = enc
+	}
+	data = append(data, '\n')
+	c.writeMu.Lock()
+	defer c.writeMu.Unlock()
+	_, err := c.w.Write(data)
+	return err
+}
+
+func (c *stdioConn) Close() error {
+	c.closeOnce.Do(func() {
+		c.closeErr = errors.Join(c.r.Close(), c.w.Close())
+		close(c.closed)
+	})
+	return c.closeErr
+}
+
+// decodeFrame decodes a message, or the messages of a batch.
+func decodeFrame(frame []byte) (msgs []jsonrpc.Message, batch bool, err error) {
+	if frame[0] != '[' {
+		msg, err := decodeMessage(frame)
+		if err != nil {
+			return nil, false, err
+		}
+		return []jsonrpc.Message{msg}, false, nil
+	}
+	var raws []json.RawMessage
+	if err := json.Unmarshal(frame, &raws); err != nil {
+		return nil, true, err
+	}
+	if len(raws) == 0 {
+		return nil, true, errors.New("empty batch")
+	}
+	for _, raw := range raws {
+		msg, err := decodeMessage(raw)
+		if err != nil {
+			return nil, true, err
+		}
+		msgs = append(msgs, msg)
+	}
+	return msgs, true, nil
+}
+
+// decodeMessage is jsonrpc.DecodeMessage for valid JSON.
+func decodeMessage(data []byte) (jsonrpc.Message, error) {
+	if msg := decodeEnvelope(data); msg != nil {
+		return msg, nil
+	}
+	return jsonrpc.DecodeMessage(data)
+}
+
+// maxDepth is the SDK decoder's limit on nesting, which it checks before
+// anything else.
+const maxDepth = 1000
+
+// decodeEnvelope returns the message data holds when it has the usual
+// shape, else nil (jsonrpc.DecodeMessage decides). data must be valid
+// JSON.
+func decodeEnvelope(data []byte) jsonrpc.Message {
+	if bytes.Count(data, []byte{'{'})+bytes.Count(data, []byte{'['}) > maxDepth {
+		return nil
+	}
+	var (
+		version, id, method, params, result []byte
+		hasMethod                           bool
+	)
+	ok := members(data, func(key, value []byte) bool {
+		var slot *[]byte
+		switch string(key) {
+		case "jsonrpc":
+			slot = &version
+		case "id":
+			slot = &id
+		case "method":
+			slot, hasMethod = &method, true
+		case "params":
+			slot = &params
+		case "result":
+			slot = &result
+		default:
+			// The SDK's decoder matches keys exactly and ignores the
+			// others; one with an escape might still be one of these.
+			return bytes.IndexByte(key, '\\') < 0 && !isEnvelopeKeyFold(key)
+		}
+		if *slot != nil || string(value) == "null" {
+			return false // a repeated key, or a null, is left to the decoder
+		}
+		*slot = value[:len(value):len(value)] // an append must not write into the next member
+		return true
+	})
+	if !ok || string(version) != `"2.0"` {
+		return nil
+	}
+	msgID, ok := plainID(id)
+	if !ok {
+		return nil
+	}
+	if hasMethod {
+		name, ok := plainASCII(method)
+		if !ok {
+			return nil
+		}
+		return &jsonrpc.Request{ID: msgID, Method: name, Params: params}
+	}
+	if !msgID.IsValid() || params != nil {
+		return nil
+	}
+	return &jsonrpc.Response{ID: msgID, Result: result}
+}
+
+// isEnvelopeKeyFold reports whether key is a member of the envelope in
+// other case, or "error" in any case: those go to the decoder.
+func isEnvelopeKeyFold(key []byte) bool {
+	for _, name := range []string{"jsonrpc", "id", "method", "params", "result", "error"} {
+		if bytes.EqualFold(key, []byte(name)) {
+			return true
+		}
+	}
+	return false
+}
+
+// plainID reads an id that is absent, a plain integer, or a string of
+// printable ASCII without escapes.
+func plainID(raw []byte) (jsonrpc.ID, bool) {
+	if raw == nil {
+		return jsonrpc.ID{}, true
+	}
+	if s, ok := plainASCII(raw); ok {
+		id, err := jsonrpc.MakeID(s)
+		return id, err == nil
+	}
+	digits := raw
+	if len(digits) > 0 && digits[0] == '-' {
+		digits = digits[1:]
+	}
+	// Fifteen digits are exact as a float64, which is what the SDK's
+	// decoder makes of a number before it takes its integer part.
+	if len(digits) == 0 || len(digits) > 15 || (digits[0] == '0' && len(digits) > 1) {
+		return jsonrpc.ID{}, false
+	}
+	for _, d := range digits {
+		if d < '0' || d > '9' {
+			return jsonrpc.ID{}, false
+		}
+	}
+	n, err := strconv.ParseInt(string(raw), 10, 64)
+	if err != nil {
+		return jsonrpc.ID{}, false
+	}
+	id, err := jsonrpc.MakeID(float64(n))
+	return id, err == nil
+}
+
+// plainASCII returns the text of a JSON string of printable ASCII without
+// escapes.
+func plainASCII(raw []byte) (string, bool) {
+	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
+		return "", false
+	}
+	text := raw[1 : len(raw)-1]
+	for _, b := range text {
+		if b < 0x20 || b >= utf8.RuneSelf || b == '\\' || b == '"' {
+			return "", false
+		}
+	}
+	return string(text), true
+}
