@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"flag"
 	"net/http/httptest"
@@ -36,7 +35,7 @@ func (w withFixtures) Run() int { return fixtures.Main(w.m, &fixtureBin) }
 
 func TestMain(m *testing.M) {
 	testscript.Main(withFixtures{m}, map[string]func(){
-		"hosteval": func() { os.Exit(run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) },
+		"hosteval": main,
 	})
 }
 

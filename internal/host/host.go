@@ -20,7 +20,9 @@
 //     errors, dead servers, the input_required rounds run by the host
 //     itself, answers that the protocol makes invalid, the result budget;
 //   - the wire: what the SDK's types lose, read and written as the server
-//     wrote it (watch.go);
+//     wrote it (watch.go); a stdio connection of the host's own, which
+//     splits a message's envelope on the bytes where the SDK's decodes it
+//     three times (stdio.go);
 //   - the person: Elicitor and Approver, one question at a time;
 //   - the turn loop (Conversation), and events: one host.tool_call record per
 //     call and one host.model_request record per model request, joinable
