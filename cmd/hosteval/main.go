@@ -33,7 +33,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime"
 	"strings"
 	"time"
 
@@ -41,28 +40,9 @@ import (
 )
 
 func main() {
-	ballast := gcBallast(os.Getenv)
+	tuneGC(os.Getenv, smallHeapBytes)
 	ctx := context.Background()
-	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
-	runtime.KeepAlive(ballast)
-	os.Exit(code)
-}
-
-// gcBallast returns memory that is allocated and never touched, which the
-// collector counts as live: it raises the smallest heap goal by twice its
-// size, not the goal of a large heap by a factor. A run's live heap is a
-// megabyte or two, and nearly all it allocates is garbage (the SDK decodes
-// every message with a fresh 32 KB buffer), so at the runtime's smallest
-// goal (4 MB) it collected every few calls: a fifth of its CPU, 53 ms of a
-// 100-call run, 42 ms with the ballast. A large run keeps at most the
-// ballast's size more resident (the ballast's own pages never are), where
-// GOGC=400 would have kept four times its live heap. A GOGC or GOMEMLIMIT
-// in the environment is the user's choice, and then there is none.
-func gcBallast(getenv func(string) string) []byte {
-	if getenv("GOGC") != "" || getenv("GOMEMLIMIT") != "" {
-		return nil
-	}
-	return make([]byte, 16<<20)
+	os.Exit(run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
 // env is what a command gets: its streams, its environment, and the
