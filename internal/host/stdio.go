@@ -10,7 +10,6 @@ import (
 	"io"
 	"strconv"
 	"sync"
-	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -364,46 +363,26 @@ const maxDepth = 1000
 // shape, else nil (jsonrpc.DecodeMessage decides). data must be valid
 // JSON.
 func decodeEnvelope(data []byte) jsonrpc.Message {
+	// An over-count (brackets in strings) only sends data to the decoder.
 	if bytes.Count(data, []byte{'{'})+bytes.Count(data, []byte{'['}) > maxDepth {
 		return nil
 	}
-	var (
-		version, id, method, params, result []byte
-		hasMethod                           bool
-	)
-	ok := members(data, func(key, value []byte) bool {
-		var slot *[]byte
-		switch string(key) {
-		case "jsonrpc":
-			slot = &version
-		case "id":
-			slot = &id
-		case "method":
-			slot, hasMethod = &method, true
-		case "params":
-			slot = &params
-		case "result":
-			slot = &result
-		default:
-			// The SDK's decoder matches keys exactly and ignores the
-			// others; one with an escape might still be one of these.
-			return bytes.IndexByte(key, '\\') < 0 && !isEnvelopeKeyFold(key)
-		}
-		if *slot != nil || string(value) == "null" {
-			return false // a repeated key, or a null, is left to the decoder
-		}
-		*slot = value[:len(value):len(value)] // an append must not write into the next member
-		return true
-	})
-	if !ok || string(version) != `"2.0"` {
+	fields := []field{{name: "jsonrpc"}, {name: "id"}, {name: "method"}, {name: "params"}, {name: "result"}, {name: "error"}}
+	if !readFields(data, fields) {
+		return nil
+	}
+	version, id, method, params, result, wireErr := fields[0].value, fields[1].value, fields[2].value, fields[3].value, fields[4].value, fields[5].value
+	if string(version) != `"2.0"` || wireErr != nil || string(params) == "null" || string(result) == "null" {
 		return nil
 	}
 	msgID, ok := plainID(id)
 	if !ok {
 		return nil
 	}
-	if hasMethod {
-		name, ok := plainASCII(method)
+	// An append to params or result must not write into what follows.
+	params, result = params[:len(params):len(params)], result[:len(result):len(result)]
+	if method != nil {
+		name, ok := plainString(method)
 		if !ok {
 			return nil
 		}
@@ -415,24 +394,13 @@ func decodeEnvelope(data []byte) jsonrpc.Message {
 	return &jsonrpc.Response{ID: msgID, Result: result}
 }
 
-// isEnvelopeKeyFold reports whether key is a member of the envelope in
-// other case, or "error" in any case: those go to the decoder.
-func isEnvelopeKeyFold(key []byte) bool {
-	for _, name := range []string{"jsonrpc", "id", "method", "params", "result", "error"} {
-		if bytes.EqualFold(key, []byte(name)) {
-			return true
-		}
-	}
-	return false
-}
-
-// plainID reads an id that is absent, a plain integer, or a string of
-// printable ASCII without escapes.
+// plainID reads an id that is absent, a plain integer, or a string
+// without escapes.
 func plainID(raw []byte) (jsonrpc.ID, bool) {
 	if raw == nil {
 		return jsonrpc.ID{}, true
 	}
-	if s, ok := plainASCII(raw); ok {
+	if s, ok := plainString(raw); ok {
 		id, err := jsonrpc.MakeID(s)
 		return id, err == nil
 	}
@@ -456,19 +424,4 @@ func plainID(raw []byte) (jsonrpc.ID, bool) {
 	}
 	id, err := jsonrpc.MakeID(float64(n))
 	return id, err == nil
-}
-
-// plainASCII returns the text of a JSON string of printable ASCII without
-// escapes.
-func plainASCII(raw []byte) (string, bool) {
-	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
-		return "", false
-	}
-	text := raw[1 : len(raw)-1]
-	for _, b := range text {
-		if b < 0x20 || b >= utf8.RuneSelf || b == '\\' || b == '"' {
-			return "", false
-		}
-	}
-	return string(text), true
 }
