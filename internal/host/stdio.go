@@ -72,7 +72,7 @@ type stdioConn struct {
 	// returns a blocked Read at once whatever the pipe does.
 	incoming chan frameOrErr
 	queue    []jsonrpc.Message // the rest of a batch; Read is serial
-	pending  []byte            // what followed a message on its line; readFrames only
+	pending  []byte            // read from the stream, not yet taken; readFrames only
 
 	writeMu sync.Mutex
 
@@ -118,57 +118,94 @@ func (c *stdioConn) readFrames() {
 // readFrame returns the next message's bytes, in a slice of their own (the
 // messages made of it keep parts of it).
 func (c *stdioConn) readFrame() ([]byte, error) {
-	frame := c.pending
-	c.pending = nil
-	atEOF := false
 	for {
-		if len(bytes.TrimSpace(frame)) > 0 {
-			if json.Valid(frame) {
-				return bytes.TrimSpace(frame), nil
-			}
-			// Not a whole value: it goes on on the next line, or is not
-			// JSON, or something follows it on its line.
-			var raw json.RawMessage
-			dec := json.NewDecoder(bytes.NewReader(frame))
-			err := dec.Decode(&raw)
-			switch {
-			case err == nil:
-				// The SDK's reader takes a lone CR after a message as
-				// the end of its line.
-				end := int(dec.InputOffset())
-				if frame[end] != '\r' {
-					return nil, errors.New("invalid trailing data at the end of stream")
-				}
-				c.pending = bytes.Clone(frame[end+1:])
-				return bytes.TrimSpace(frame[:end]), nil
-			case !errors.Is(err, io.ErrUnexpectedEOF):
-				return nil, err
-			case atEOF:
-				return nil, io.ErrUnexpectedEOF
-			}
-		} else {
-			frame = nil
-			if atEOF {
-				return nil, io.EOF
-			}
-		}
-		line, err := c.readLine(len(frame))
-		if err != nil && !errors.Is(err, io.EOF) {
+		line, err := c.readLine(0)
+		if err != nil && (len(line) == 0 || !errors.Is(err, io.EOF)) {
 			return nil, err
 		}
-		atEOF = err != nil
-		if frame == nil {
-			frame = line
-		} else {
-			frame = append(frame, line...)
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue // a blank line
 		}
+		if json.Valid(line) {
+			return bytes.TrimSpace(line), nil
+		}
+		// Not a whole value: it goes on on the next line, or is not JSON,
+		// or something follows it on its line.
+		var raw json.RawMessage
+		dec := json.NewDecoder(bytes.NewReader(line))
+		switch derr := dec.Decode(&raw); {
+		case derr == nil:
+			// The SDK's reader takes a lone CR after a message as the
+			// end of its line.
+			end := int(dec.InputOffset())
+			if line[end] != '\r' {
+				return nil, errTrailingData
+			}
+			c.pending = append(line[end+1:len(line):len(line)], c.pending...)
+			return bytes.TrimSpace(line[:end]), nil
+		case !errors.Is(derr, io.ErrUnexpectedEOF):
+			return nil, derr
+		case err != nil:
+			return nil, io.ErrUnexpectedEOF
+		}
+		return c.readSpanning(line)
 	}
 }
 
-// readLine returns the next line, newline included, in a new slice; have
-// bytes of the frame are read already. At the end of the stream it
-// returns what is left with io.EOF.
+// errTrailingData is the SDK's wording for the same end.
+var errTrailingData = errors.New("invalid trailing data at the end of stream")
+
+// readSpanning reads a message that goes on past its first line, first,
+// with a decoder over the stream, as the SDK's reader does: checking the
+// message again at each of its lines would take time in the square of
+// their number.
+func (c *stdioConn) readSpanning(first []byte) ([]byte, error) {
+	pending := bytes.NewReader(c.pending)
+	c.pending = nil
+	var in io.Reader = c.in
+	var limited *io.LimitedReader
+	if c.maxLine > 0 {
+		limited = &io.LimitedReader{R: c.in, N: int64(c.maxLine - len(first) - pending.Len())}
+		in = limited
+	}
+	dec := json.NewDecoder(io.MultiReader(bytes.NewReader(first), pending, in))
+	var raw json.RawMessage
+	if err := dec.Decode(&raw); err != nil {
+		if limited != nil && limited.N <= 0 {
+			return nil, errFrameTooLarge
+		}
+		return nil, err
+	}
+	// What the decoder read past the message is the start of what comes
+	// next, and what it left of the pending bytes follows it.
+	after, _ := io.ReadAll(dec.Buffered())
+	if len(after) > 0 && after[0] != '\n' && after[0] != '\r' {
+		return nil, errTrailingData
+	}
+	rest, _ := io.ReadAll(pending)
+	c.pending = append(after, rest...)
+	return raw, nil
+}
+
+// readLine returns the next line, newline included, in a slice of its own
+// (or a part of the pending bytes that no other slice shares); have bytes
+// of the message are read already. At the end of the stream it returns
+// what is left with io.EOF.
 func (c *stdioConn) readLine(have int) ([]byte, error) {
+	if len(c.pending) > 0 {
+		if i := bytes.IndexByte(c.pending, '\n'); i >= 0 {
+			line := c.pending[: i+1 : i+1]
+			c.pending = c.pending[i+1:]
+			if c.maxLine > 0 && have+len(line) > c.maxLine {
+				return nil, errFrameTooLarge
+			}
+			return line, nil
+		}
+		start := c.pending
+		c.pending = nil
+		more, err := c.readLine(have + len(start))
+		return append(start[:len(start):len(start)], more...), err
+	}
 	chunk, err := c.in.ReadSlice('\n')
 	if err == nil || !errors.Is(err, bufio.ErrBufferFull) {
 		if c.maxLine > 0 && have+len(chunk) > c.maxLine {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"reflect"
@@ -167,6 +168,63 @@ func TestStdioConnFrames(t *testing.T) {
 				t.Errorf("read %q, then %q\nwant %q, then %q", got, end, tt.want, tt.end)
 			}
 		})
+	}
+}
+
+// TestStdioConnLongMessage: a message over thousands of lines (which a
+// server should not send, and the SDK's reader takes), and what follows it
+// on its last line and the next.
+func TestStdioConnLongMessage(t *testing.T) {
+	const lines = 5000
+	var pretty, compact strings.Builder
+	pretty.WriteString("{\n  \"jsonrpc\": \"2.0\",\n  \"id\": 1,\n  \"result\": {\"n\": [\n")
+	compact.WriteString(`{"jsonrpc":"2.0","id":1,"result":{"n":[`)
+	for i := range lines {
+		sep := ","
+		if i == lines-1 {
+			sep = ""
+		}
+		fmt.Fprintf(&pretty, "    %d%s\n", i, sep)
+		fmt.Fprintf(&compact, "%d%s", i, sep)
+	}
+	pretty.WriteString("  ]}\n}")
+	compact.WriteString("]}}")
+	const note = `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progress":1}}`
+	stream := pretty.String() + "\r" + note + "\n" + pretty.String() + "\n" + note + "\n"
+
+	c, serverOut, _ := stdioPair(t, 1<<20)
+	go func() {
+		io.WriteString(serverOut, stream)
+		serverOut.Close()
+	}()
+	var got []string
+	for {
+		msg, err := c.Read(context.Background())
+		if err != nil {
+			if !errors.Is(err, io.EOF) {
+				t.Fatalf("after %d messages: %v", len(got), err)
+			}
+			break
+		}
+		data, err := jsonrpc.EncodeMessage(msg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, string(data))
+	}
+	want := []string{compact.String(), note, compact.String(), note}
+	if !slices.Equal(got, want) {
+		t.Errorf("read %d messages, want %d:\n%.200q\nwant\n%.200q", len(got), len(want), got, want)
+	}
+
+	// Over the line limit, counted over the message's lines.
+	c, serverOut, _ = stdioPair(t, 1000)
+	go func() {
+		io.WriteString(serverOut, pretty.String()+"\n")
+		serverOut.Close()
+	}()
+	if _, err := c.Read(context.Background()); !errors.Is(err, errFrameTooLarge) {
+		t.Errorf("a message of %d bytes over a limit of 1000: %v", pretty.Len(), err)
 	}
 }
 
