@@ -29,11 +29,13 @@ import (
 // jsonrpc.DecodeMessage, so what the SDK receives is what its own decoder
 // would have made (FuzzDecodeEnvelope holds the two together).
 //
-// What the SDK's connection accepts, this one accepts: a message may span
-// lines (it is read until it is a whole value), blank lines are skipped,
-// and a batch is taken apart and its answers sent back as one array. It
-// ends the connection where the SDK's does: invalid JSON, data after a
-// message on its line, a message over the line limit.
+// What the SDK's connection accepts, this one accepts (FuzzStdioFrames
+// reads the same streams with both): a message that spans lines (read on
+// by a decoder over the stream, as the SDK's is), a lone CR as the end of
+// a line, blank lines, and a batch, which is taken apart and its answers
+// sent back as one array. It ends the connection where the SDK's does:
+// invalid JSON, data after a message on its line, a message over the line
+// limit, the stream's end inside a message.
 
 // stdioTransport connects once over a server's stdout and stdin.
 type stdioTransport struct {
