@@ -247,7 +247,12 @@ func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		return nil, io.EOF
 	}
 	if f.err != nil {
-		return nil, f.err
+		select {
+		case <-c.closed:
+			return nil, io.EOF
+		default:
+			return nil, f.err
+		}
 	}
 	if f.batch {
 		if err := c.addBatch(f.msgs); err != nil {
@@ -354,8 +359,10 @@ func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 
 func (c *stdioConn) Close() error {
 	c.closeOnce.Do(func() {
-		c.closeErr = errors.Join(c.r.Close(), c.w.Close())
+		// Closed first, so that a read the closing pipes fail is
+		// reported as the end it is (see Read).
 		close(c.closed)
+		c.closeErr = errors.Join(c.r.Close(), c.w.Close())
 	})
 	return c.closeErr
 }

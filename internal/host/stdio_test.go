@@ -146,10 +146,7 @@ func TestStdioConnFrames(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			c, serverOut, _ := stdioPair(t, 256)
-			go func() {
-				io.WriteString(serverOut, tt.stream)
-				serverOut.Close()
-			}()
+			go feed(serverOut, tt.stream)
 			var got []string
 			var end error
 			for {
@@ -193,10 +190,7 @@ func TestStdioConnLongMessage(t *testing.T) {
 	stream := pretty.String() + "\r" + note + "\n" + pretty.String() + "\n" + note + "\n"
 
 	c, serverOut, _ := stdioPair(t, 1<<20)
-	go func() {
-		io.WriteString(serverOut, stream)
-		serverOut.Close()
-	}()
+	go feed(serverOut, stream)
 	var got []string
 	for {
 		msg, err := c.Read(context.Background())
@@ -218,14 +212,17 @@ func TestStdioConnLongMessage(t *testing.T) {
 	}
 
 	// Over the line limit, counted over the message's lines.
-	c, serverOut, _ = stdioPair(t, 1000)
-	go func() {
-		io.WriteString(serverOut, pretty.String()+"\n")
-		serverOut.Close()
-	}()
-	if _, err := c.Read(context.Background()); !errors.Is(err, errFrameTooLarge) {
+	limited, limitedOut, _ := stdioPair(t, 1000)
+	go feed(limitedOut, pretty.String()+"\n")
+	if _, err := limited.Read(context.Background()); !errors.Is(err, errFrameTooLarge) {
 		t.Errorf("a message of %d bytes over a limit of 1000: %v", pretty.Len(), err)
 	}
+}
+
+// feed writes what a server would on its stdout, and ends it.
+func feed(serverOut *os.File, stream string) {
+	io.WriteString(serverOut, stream)
+	serverOut.Close()
 }
 
 func TestStdioConnBatch(t *testing.T) {
