@@ -125,11 +125,12 @@ func (c *stdioConn) readFrame() ([]byte, error) {
 		if err != nil && (len(line) == 0 || !errors.Is(err, io.EOF)) {
 			return nil, err
 		}
-		if len(bytes.TrimSpace(line)) == 0 {
+		trimmed := bytes.TrimSpace(line)
+		if len(trimmed) == 0 {
 			continue // a blank line
 		}
-		if json.Valid(line) {
-			return bytes.TrimSpace(line), nil
+		if json.Valid(trimmed) {
+			return trimmed, nil
 		}
 		// Not a whole value: it goes on on the next line, or is not JSON,
 		// or something follows it on its line.
@@ -208,25 +209,17 @@ func (c *stdioConn) readLine(have int) ([]byte, error) {
 		more, err := c.readLine(have + len(start))
 		return append(start[:len(start):len(start)], more...), err
 	}
-	chunk, err := c.in.ReadSlice('\n')
-	if err == nil || !errors.Is(err, bufio.ErrBufferFull) {
-		if c.maxLine > 0 && have+len(chunk) > c.maxLine {
-			return nil, errFrameTooLarge
-		}
-		return bytes.Clone(chunk), err
-	}
-	line := bytes.Clone(chunk)
-	for errors.Is(err, bufio.ErrBufferFull) {
+	var line []byte
+	for {
+		chunk, err := c.in.ReadSlice('\n')
+		line = append(line, chunk...)
 		if c.maxLine > 0 && have+len(line) > c.maxLine {
 			return nil, errFrameTooLarge
 		}
-		chunk, err = c.in.ReadSlice('\n')
-		line = append(line, chunk...)
+		if !errors.Is(err, bufio.ErrBufferFull) {
+			return line, err
+		}
 	}
-	if c.maxLine > 0 && have+len(line) > c.maxLine {
-		return nil, errFrameTooLarge
-	}
-	return line, err
 }
 
 func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
