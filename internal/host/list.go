@@ -9,6 +9,11 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
+// The tools are read from the bytes (see rawjson.go): a server's list is
+// read once as a case starts, and encoding/json would scan all of it three
+// times more (the page, each tool, each schema) after the SDK has decoded
+// it. What the readers leave, encoding/json reads.
+
 // listing is one complete tools/list of a server, every page in order:
 // the tools as the SDK decoded them, and each as the server wrote it.
 type listing struct {
@@ -54,12 +59,9 @@ func listTools(ctx context.Context, s *serverConn) (*listing, error) {
 		if err != nil {
 			return nil, err
 		}
-		var sent struct {
-			Tools      []json.RawMessage `json:"tools"`
-			NextCursor *string           `json:"nextCursor"`
-		}
+		var sent toolsPage
 		if raw != nil {
-			if err := json.Unmarshal(raw, &sent); err != nil {
+			if sent, err = readToolsPage(raw); err != nil {
 				return nil, fmt.Errorf("tools/list result: %w", err)
 			}
 		} else {
@@ -85,23 +87,17 @@ func listTools(ctx context.Context, s *serverConn) (*listing, error) {
 // add appends a page: the tools the SDK kept (it drops tools it finds
 // invalid), each with its bytes as sent, found by name.
 func (l *listing) add(tools []*mcp.Tool, sent []json.RawMessage) {
-	type rawTool struct {
-		Name      string `json:"name"`
-		Execution struct {
-			TaskSupport string `json:"taskSupport"`
-		} `json:"execution"`
-	}
 	byName := map[string]json.RawMessage{}
 	for _, r := range sent {
-		var t rawTool
-		if json.Unmarshal(r, &t) != nil {
+		name, taskSupport, ok := readToolHead(r)
+		if !ok {
 			continue
 		}
-		if _, dup := byName[t.Name]; !dup {
-			byName[t.Name] = r
+		if _, dup := byName[name]; !dup {
+			byName[name] = r
 		}
-		if t.Execution.TaskSupport == "required" && !slices.Contains(l.taskOnly, t.Name) {
-			l.taskOnly = append(l.taskOnly, t.Name)
+		if taskSupport == "required" && !slices.Contains(l.taskOnly, name) {
+			l.taskOnly = append(l.taskOnly, name)
 		}
 	}
 	for _, t := range tools {
@@ -128,16 +124,17 @@ func encodeTools(tools []*mcp.Tool) []json.RawMessage {
 // compacted (whitespace is no part of the schema, and costs tokens), or
 // nil when it sent none.
 func (l *listing) inputSchema(i int) (json.RawMessage, error) {
-	var t struct {
-		InputSchema json.RawMessage `json:"inputSchema"`
-	}
-	if err := json.Unmarshal(l.raw[i], &t); err != nil {
+	schema, err := readInputSchema(l.raw[i])
+	if err != nil {
 		return nil, err
 	}
-	if len(t.InputSchema) == 0 || string(t.InputSchema) == "null" {
+	if len(schema) == 0 || string(schema) == "null" {
 		return nil, nil
 	}
-	return compactJSON(t.InputSchema)
+	if spaceless(schema) {
+		return schema, nil
+	}
+	return compactJSON(schema)
 }
 
 // names returns the tools' names in order.

@@ -337,3 +337,141 @@ func isNumber(s string) bool {
 	}
 	return i == len(s)
 }
+
+// elements calls fn with the raw value of each element of the JSON array
+// data, in order. It reports false if data is not an array it could walk;
+// fn returning false stops the walk, also with false.
+func elements(data []byte, fn func(value []byte) bool) bool {
+	i := skipSpace(data, 0)
+	if i >= len(data) || data[i] != '[' {
+		return false
+	}
+	i = skipSpace(data, i+1)
+	if i < len(data) && data[i] == ']' {
+		return skipSpace(data, i+1) == len(data)
+	}
+	for i < len(data) {
+		end, ok := skipValue(data, i)
+		if !ok || !fn(data[i:end]) {
+			return false
+		}
+		i = skipSpace(data, end)
+		if i >= len(data) {
+			return false
+		}
+		switch data[i] {
+		case ',':
+			i = skipSpace(data, i+1)
+		case ']':
+			return skipSpace(data, i+1) == len(data)
+		default:
+			return false
+		}
+	}
+	return false
+}
+
+// isNull reports whether a raw value is absent or JSON null: encoding/json
+// leaves a field alone for both.
+func isNull(value []byte) bool { return value == nil || string(value) == "null" }
+
+// toolsPage is a tools/list result as sent: each tool's bytes, and the
+// next page's cursor (nil when the server sent none).
+type toolsPage struct {
+	Tools      []json.RawMessage `json:"tools"`
+	NextCursor *string           `json:"nextCursor"`
+}
+
+// readToolsPage reads raw, a tools/list result the SDK has decoded, as
+// encoding/json reads it into a toolsPage.
+func readToolsPage(raw []byte) (toolsPage, error) {
+	var page toolsPage
+	fields := [...]field{{name: "tools"}, {name: "nextCursor"}}
+	if readFields(raw, fields[:]) {
+		tools, cursor := fields[0].value, fields[1].value
+		ok := true
+		if !isNull(tools) {
+			page.Tools = []json.RawMessage{}
+			ok = elements(tools, func(tool []byte) bool {
+				page.Tools = append(page.Tools, tool)
+				return true
+			})
+		}
+		if ok && !isNull(cursor) {
+			var text string
+			text, ok = plainString(cursor)
+			page.NextCursor = &text
+		}
+		if ok {
+			return page, nil
+		}
+	}
+	page = toolsPage{}
+	err := json.Unmarshal(raw, &page)
+	return page, err
+}
+
+// readToolHead reads a listed tool's name and execution.taskSupport, as
+// encoding/json would; ok is false for a tool it cannot read (the SDK has
+// dropped it too).
+func readToolHead(tool []byte) (name, taskSupport string, ok bool) {
+	fields := [...]field{{name: "name"}, {name: "execution"}}
+	if readFields(tool, fields[:]) {
+		name, ok = plainString(fields[0].value)
+		if isNull(fields[0].value) {
+			name, ok = "", true
+		}
+		if exec := fields[1].value; ok && !isNull(exec) {
+			support := [...]field{{name: "taskSupport"}}
+			ok = readFields(exec, support[:])
+			if ok && !isNull(support[0].value) {
+				taskSupport, ok = plainString(support[0].value)
+			}
+		}
+		if ok {
+			return name, taskSupport, true
+		}
+	}
+	var t struct {
+		Name      string `json:"name"`
+		Execution struct {
+			TaskSupport string `json:"taskSupport"`
+		} `json:"execution"`
+	}
+	if json.Unmarshal(tool, &t) != nil {
+		return "", "", false
+	}
+	return t.Name, t.Execution.TaskSupport, true
+}
+
+// readInputSchema returns a listed tool's inputSchema as written (nil when
+// absent), as encoding/json reads it into a json.RawMessage.
+func readInputSchema(tool []byte) (json.RawMessage, error) {
+	fields := [...]field{{name: "inputSchema"}}
+	if readFields(tool, fields[:]) {
+		return fields[0].value, nil
+	}
+	var t struct {
+		InputSchema json.RawMessage `json:"inputSchema"`
+	}
+	err := json.Unmarshal(tool, &t)
+	return t.InputSchema, err
+}
+
+// spaceless reports whether data, valid JSON, has no whitespace outside its
+// strings: json.Compact would return it unchanged.
+func spaceless(data []byte) bool {
+	for i := 0; i < len(data); i++ {
+		switch data[i] {
+		case '"':
+			end, ok := skipString(data, i)
+			if !ok {
+				return false
+			}
+			i = end - 1
+		case ' ', '\t', '\n', '\r':
+			return false
+		}
+	}
+	return true
+}

@@ -194,3 +194,125 @@ func TestRewriteParamsIsTheDecoders(t *testing.T) {
 		t.Errorf("rewriteParams refused the SDK's params")
 	}
 }
+
+// toolsPageCases are tools/list results as servers send them, and the
+// spellings the tool readers leave to encoding/json.
+var toolsPageCases = []string{
+	`{"tools":[{"name":"get_asset","description":"Look a host up.","inputSchema":{"type":"object","properties":{"hostname":{"type":"string","description":"e.g. \"jump-prod-02\""}},"required":["hostname"]},"annotations":{"readOnlyHint":true}}]}`,
+	`{ "tools" : [ { "name" : "a" , "inputSchema" : { "type" : "object" } } , {"name":"b","execution":{"taskSupport":"required"}} ] , "nextCursor" : "c2" }`,
+	"{\"tools\":[{\"name\":\"nl\",\"inputSchema\":{\n  \"type\": \"object\",\n\t\"properties\": {\"x y\": {\"description\": \"tab\\tin a string\"}}\n}}]}",
+	`{"tools":[],"nextCursor":""}`,
+	`{"tools":null,"nextCursor":null}`,
+	`{"tools":[{"name":"x"}],"tools":[{"name":"y"}]}`,
+	`{"Tools":[{"name":"x"}]}`,
+	`{"tools":[{"Name":"x"}]}`,
+	`{"tools":[{"n\u0061me":"x"}]}`,
+	`{"tools":[{"name":"\u0078"}]}`,
+	`{"tools":[{"name":7}]}`,
+	`{"tools":[{"name":null,"execution":null,"inputSchema":null}]}`,
+	`{"tools":[{"name":"x","execution":{"taskSupport":"optional","taskSupport":"required"}}]}`,
+	`{"tools":[{"name":"x","execution":{"TaskSupport":"required"}}]}`,
+	`{"tools":[{"name":"x","execution":"required"}]}`,
+	`{"tools":[{"name":"x","execution":{"taskSupport":1}}]}`,
+	`{"tools":[{"name":"x","inputSchema":true}]}`,
+	`{"tools":[{"name":"x","inputSchema":{"a":1},"inputSchema":{"b":2}}]}`,
+	`{"tools":[{"name":"x","INPUTSCHEMA":{"a":1}}]}`,
+	`{"tools":["not a tool",3,null,[]]}`,
+	`{"tools":{"name":"x"}}`,
+	`{"nextCursor":7}`,
+	`{"nextCursor":"a\"b"}`,
+	"{\"tools\":[{\"name\":\"bad \xff\"}]}",
+	`{}`,
+	`[]`,
+	`"tools"`,
+}
+
+// TestToolReadersAreTheDecoders: what the tool readers read of a
+// tools/list result is what encoding/json decodes, and the usual shapes
+// are read without it.
+func TestToolReadersAreTheDecoders(t *testing.T) {
+	for _, raw := range toolsPageCases {
+		checkToolReaders(t, []byte(raw))
+	}
+	for _, raw := range toolsPageCases[:3] {
+		if !readsWithoutDecoder(t, []byte(raw)) {
+			t.Errorf("%s: left to encoding/json, want read from the bytes", raw)
+		}
+	}
+	if spaceless([]byte(` {"a":1}`)) || spaceless([]byte(`{"a": 1}`)) || !spaceless([]byte(`{"a b":"c\td\"e "}`)) {
+		t.Error("spaceless is wrong about whitespace outside strings")
+	}
+}
+
+// readsWithoutDecoder reports whether every reader took raw's usual path.
+func readsWithoutDecoder(t *testing.T, raw []byte) bool {
+	t.Helper()
+	page := [...]field{{name: "tools"}, {name: "nextCursor"}}
+	if !readFields(raw, page[:]) {
+		return false
+	}
+	ok := true
+	elements(page[0].value, func(tool []byte) bool {
+		head := [...]field{{name: "name"}, {name: "execution"}, {name: "inputSchema"}}
+		ok = ok && readFields(tool, head[:])
+		return true
+	})
+	return ok
+}
+
+func checkToolReaders(t *testing.T, raw []byte) {
+	t.Helper()
+	var want toolsPage
+	wantErr := json.Unmarshal(raw, &want)
+	got, err := readToolsPage(raw)
+	if (err != nil) != (wantErr != nil) {
+		t.Fatalf("%s: readToolsPage error %v, encoding/json's %v", raw, err, wantErr)
+	}
+	if err != nil {
+		return
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("%s: readToolsPage = %q %v, want %q %v", raw, got.Tools, deref(got.NextCursor), want.Tools, deref(want.NextCursor))
+	}
+	for _, tool := range got.Tools {
+		var head struct {
+			Name      string `json:"name"`
+			Execution struct {
+				TaskSupport string `json:"taskSupport"`
+			} `json:"execution"`
+		}
+		headErr := json.Unmarshal(tool, &head)
+		name, support, ok := readToolHead(tool)
+		if ok != (headErr == nil) || ok && (name != head.Name || support != head.Execution.TaskSupport) {
+			t.Fatalf("%s: readToolHead = %q %q %v, want %q %q (error %v)", tool, name, support, ok, head.Name, head.Execution.TaskSupport, headErr)
+		}
+		var schema struct {
+			InputSchema json.RawMessage `json:"inputSchema"`
+		}
+		schemaErr := json.Unmarshal(tool, &schema)
+		s, err := readInputSchema(tool)
+		if (err != nil) != (schemaErr != nil) || string(s) != string(schema.InputSchema) {
+			t.Fatalf("%s: readInputSchema = %s (error %v), want %s (error %v)", tool, s, err, schema.InputSchema, schemaErr)
+		}
+		if err == nil && json.Valid(s) {
+			compacted, err := compactJSON(s)
+			if err != nil || spaceless(s) != (string(compacted) == string(s)) {
+				t.Fatalf("%s: spaceless %v, compacted %s", s, spaceless(s), compacted)
+			}
+		}
+	}
+}
+
+// FuzzToolReaders: for any valid JSON text, the tool readers read what
+// encoding/json decodes.
+func FuzzToolReaders(f *testing.F) {
+	for _, raw := range toolsPageCases {
+		f.Add([]byte(raw))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		if !json.Valid(raw) {
+			return
+		}
+		checkToolReaders(t, raw)
+	})
+}

@@ -36,6 +36,8 @@ type Tool struct {
 	// the tools array; Bytes and Tokens measure it.
 	Def   json.RawMessage
 	Bytes int
+	// parameters is the parameters schema in Def, for the model's shape.
+	parameters json.RawMessage
 	// counter counts Def when asked (Tokens).
 	counter *tokens.Cache
 }
@@ -145,6 +147,10 @@ func buildTable(servers []*serverConn, opts Options) (*toolTable, error) {
 			return nil, fmt.Errorf("render tool %s: %w", tool.Name, err)
 		}
 		tool.Def, tool.Bytes, tool.counter = def, len(def), opts.Tokens
+		tool.parameters = schemas[tool]
+		if len(tool.parameters) == 0 {
+			tool.parameters = emptySchema
+		}
 		if tool.Offered {
 			t.offered = append(t.offered, tool)
 			defs = append(defs, def)
@@ -254,13 +260,7 @@ func (t *toolTable) modelTools() []model.Tool { return t.model() }
 func (t *toolTable) renderModelTools() []model.Tool {
 	out := make([]model.Tool, len(t.offered))
 	for i, tool := range t.offered {
-		var def struct {
-			Function struct {
-				Parameters json.RawMessage `json:"parameters"`
-			} `json:"function"`
-		}
-		json.Unmarshal(tool.Def, &def)
-		out[i] = model.Tool{Name: tool.Name, Description: tool.Description, Parameters: def.Function.Parameters}
+		out[i] = model.Tool{Name: tool.Name, Description: tool.Description, Parameters: tool.parameters}
 	}
 	return out
 }
