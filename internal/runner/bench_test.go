@@ -16,7 +16,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/hosteval/hosteval/internal/host"
 	"github.com/hosteval/hosteval/internal/interleave"
+	"github.com/hosteval/hosteval/internal/record"
 	"github.com/hosteval/hosteval/internal/scenario"
 	"github.com/hosteval/hosteval/internal/tokens"
 )
@@ -115,43 +117,98 @@ func BenchmarkFloorSDK(b *testing.B) {
 	b.ReportMetric(base, "MB-base")
 }
 
-func floorCase(ctx context.Context) error {
+func floorCase(ctx context.Context) error { return floorCaseSpeaking(ctx, floorBare) }
+
+// floorProtocol is what the floor's requests carry beyond the calls: the
+// bare SDK's defaults, or what the host sends.
+type floorProtocol int
+
+const (
+	floorBare floorProtocol = iota
+	// floorAsHost follows the servers' tool changes (the SDK opens a
+	// subscriptions/listen stream to a server that offers them, and
+	// cancels it as it closes) and sends the _meta the host sends: the
+	// host's protocol without the harness.
+	floorAsHost
+)
+
+func floorCaseSpeaking(ctx context.Context, protocol floorProtocol) error {
 	var cmdb, tickets *mcp.ClientSession
 	var g errgroup.Group
-	g.Go(func() (err error) { cmdb, err = floorConnect(ctx, "cmdb"); return err })
-	g.Go(func() (err error) { tickets, err = floorConnect(ctx, "tickets"); return err })
+	g.Go(func() (err error) { cmdb, err = floorConnect(ctx, "cmdb", protocol); return err })
+	g.Go(func() (err error) { tickets, err = floorConnect(ctx, "tickets", protocol); return err })
 	if err := g.Wait(); err != nil {
 		return err
 	}
 	defer cmdb.Close()
 	defer tickets.Close()
+	m := newFloorMeta(protocol)
 	for _, cs := range []*mcp.ClientSession{cmdb, tickets} {
-		if _, err := cs.ListTools(ctx, nil); err != nil {
+		var params *mcp.ListToolsParams
+		if meta := m.list(); meta != nil {
+			params = &mcp.ListToolsParams{Meta: meta}
+		}
+		if _, err := cs.ListTools(ctx, params); err != nil {
 			return err
 		}
 	}
-	return floorCalls(ctx, cmdb, tickets)
+	return floorCalls(ctx, cmdb, tickets, m)
 }
 
 // floorConnect starts a fixture server and connects the bare SDK to it,
 // with an elicitation handler that accepts as the scenario's person does.
-func floorConnect(ctx context.Context, name string) (*mcp.ClientSession, error) {
-	client := mcp.NewClient(&mcp.Implementation{Name: "floor", Version: "1"}, &mcp.ClientOptions{
+func floorConnect(ctx context.Context, name string, protocol floorProtocol) (*mcp.ClientSession, error) {
+	opts := &mcp.ClientOptions{
 		Capabilities: &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}}},
 		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"priority": "P1"}}, nil
 		},
-	})
+	}
+	if protocol == floorAsHost {
+		opts.ToolListChangedHandler = func(context.Context, *mcp.ToolListChangedRequest) {}
+	}
+	client := mcp.NewClient(&mcp.Implementation{Name: "floor", Version: "1"}, opts)
 	return client.Connect(ctx, &mcp.CommandTransport{Command: exec.Command(filepath.Join(fixtureBin, name)), TerminateDuration: 100 * time.Millisecond}, nil)
+}
+
+// floorMeta makes the _meta of the floor's requests: none for the bare
+// SDK, the host's otherwise (a progress token on every request; session,
+// trace, step and traceparent on a call).
+type floorMeta struct {
+	on             bool
+	session, trace string
+	token          int
+}
+
+func newFloorMeta(protocol floorProtocol) *floorMeta {
+	return &floorMeta{on: protocol == floorAsHost, session: host.NewID(), trace: host.NewID()}
+}
+
+func (m *floorMeta) list() mcp.Meta {
+	if !m.on {
+		return nil
+	}
+	m.token++
+	return mcp.Meta{"progressToken": "floor-" + strconv.Itoa(m.token)}
+}
+
+func (m *floorMeta) call(step int) mcp.Meta {
+	if !m.on {
+		return nil
+	}
+	meta := m.list()
+	meta[record.MetaSessionID], meta[record.MetaTraceID], meta[record.MetaStep] = m.session, m.trace, step
+	meta[record.MetaTraceparent] = fmt.Sprintf("00-%s-%016x-01", m.trace, step)
+	return meta
 }
 
 // floorCalls is a case's calls: get_asset, then open_ticket (the SDK
 // answers the input_required round itself).
-func floorCalls(ctx context.Context, cmdb, tickets *mcp.ClientSession) error {
-	if _, err := cmdb.CallTool(ctx, &mcp.CallToolParams{Name: "get_asset", Arguments: map[string]any{"hostname": "jump-prod-02"}}); err != nil {
+func floorCalls(ctx context.Context, cmdb, tickets *mcp.ClientSession, m *floorMeta) error {
+	if _, err := cmdb.CallTool(ctx, &mcp.CallToolParams{Meta: m.call(1), Name: "get_asset", Arguments: map[string]any{"hostname": "jump-prod-02"}}); err != nil {
 		return err
 	}
-	res, err := tickets.CallTool(ctx, &mcp.CallToolParams{Name: "open_ticket", Arguments: map[string]any{"host": "jump-prod-02", "summary": "brute force"}})
+	res, err := tickets.CallTool(ctx, &mcp.CallToolParams{Meta: m.call(2), Name: "open_ticket", Arguments: map[string]any{"host": "jump-prod-02", "summary": "brute force"}})
 	if err != nil || res.IsError {
 		return fmt.Errorf("open_ticket: %v %v", err, res)
 	}
@@ -234,6 +291,22 @@ func BenchmarkRunnerVsFloor(b *testing.B) {
 	)
 }
 
+// BenchmarkRunnerVsFloorAsHost is BenchmarkRunnerVsFloor against a floor
+// that speaks the host's protocol (floorAsHost): the harness's own cost
+// over what the host's requests must carry, as
+// BenchmarkCallHostVsSDKSameMeta is for a call.
+func BenchmarkRunnerVsFloorAsHost(b *testing.B) {
+	const n = batch
+	cases := benchCases(b, false, n)
+	concurrency := runtime.NumCPU()
+	interleave.Measure(b, 1, "case",
+		interleave.Side{Name: "runner", Run: func() int { return runBatch(b, cases, concurrency, false, LogsAll) }},
+		interleave.Side{Name: "floor", Run: func() int {
+			return floorBatch(b, n, concurrency, func(ctx context.Context) error { return floorCaseSpeaking(ctx, floorAsHost) })
+		}},
+	)
+}
+
 // BenchmarkRunnerSharedVsFloor is the shared-servers row: cases of the
 // ticket scenario on shared servers, -concurrency 8 -logs failed, through
 // the runner, and the same calls made by the bare SDK on one session per
@@ -273,12 +346,12 @@ func floorBatch(b *testing.B, n, concurrency int, one func(context.Context) erro
 // on those sessions, concurrency at a time.
 func sharedFloorBatch(b *testing.B, n, concurrency int) int {
 	ctx := context.Background()
-	cmdb, err := floorConnect(ctx, "cmdb")
+	cmdb, err := floorConnect(ctx, "cmdb", floorBare)
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer cmdb.Close()
-	tickets, err := floorConnect(ctx, "tickets")
+	tickets, err := floorConnect(ctx, "tickets", floorBare)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -288,5 +361,5 @@ func sharedFloorBatch(b *testing.B, n, concurrency int) int {
 			b.Fatal(err)
 		}
 	}
-	return floorBatch(b, n, concurrency, func(ctx context.Context) error { return floorCalls(ctx, cmdb, tickets) })
+	return floorBatch(b, n, concurrency, func(ctx context.Context) error { return floorCalls(ctx, cmdb, tickets, newFloorMeta(floorBare)) })
 }
