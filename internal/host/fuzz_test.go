@@ -23,6 +23,9 @@ func FuzzNamespaced(f *testing.F) {
 		if !validToolName.MatchString(got) {
 			t.Fatalf("Namespaced(%q, %q) = %q: not a valid tool name", server, tool, got)
 		}
+		if want := notAllowedInName.ReplaceAllString(server+"__"+tool, "_"); got != want[:min(len(want), 64)] {
+			t.Fatalf("Namespaced(%q, %q) = %q, want the expression's %q", server, tool, got, want)
+		}
 		if again := Namespaced(server, tool); again != got {
 			t.Fatalf("Namespaced(%q, %q) = %q, then %q", server, tool, got, again)
 		}

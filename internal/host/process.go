@@ -89,7 +89,8 @@ func startProcess(spec ServerSpec, grace time.Duration, groups *ProcessGroups, o
 		defer close(p.stderrWG)
 		defer errR.Close()
 		sc := bufio.NewScanner(errR)
-		sc.Buffer(make([]byte, 0, 64<<10), 4<<20)
+		// Lines are a few hundred bytes; the buffer grows for a long one.
+		sc.Buffer(make([]byte, 0, 4<<10), 4<<20)
 		for sc.Scan() {
 			p.tail.add(sc.Bytes())
 			onStderr(sc.Bytes())

@@ -46,7 +46,7 @@ type stdioTransport struct {
 
 func (t *stdioTransport) Connect(context.Context) (mcp.Connection, error) {
 	c := &stdioConn{
-		in:       bufio.NewReaderSize(t.r, 64<<10),
+		in:       bufio.NewReaderSize(t.r, readBufferSize),
 		r:        t.r,
 		w:        t.w,
 		maxLine:  t.maxLine,
@@ -94,6 +94,10 @@ type answerBatch struct {
 }
 
 // errFrameTooLarge is the SDK's wording for the same end.
+// readBufferSize is the stdout reader's buffer: a usual message (a call's
+// result, a page of tools) in one read; a longer one is read in pieces.
+const readBufferSize = 16 << 10
+
 var errFrameTooLarge = errors.New("inbound JSON-RPC frame exceeded the configured maximum line length")
 
 func (c *stdioConn) SessionID() string { return "" }

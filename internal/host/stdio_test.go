@@ -331,3 +331,23 @@ type nopWriteCloser struct{}
 
 func (nopWriteCloser) Write(p []byte) (int, error) { return len(p), nil }
 func (nopWriteCloser) Close() error                { return nil }
+
+// TestStdioConnLineOverBuffer: a one-line message longer than the reader's
+// buffer is read whole, and the message after it too.
+func TestStdioConnLineOverBuffer(t *testing.T) {
+	text := strings.Repeat("x", 3*readBufferSize+17)
+	long := `{"jsonrpc":"2.0","id":1,"result":{"text":"` + text + `"}}`
+	next := `{"jsonrpc":"2.0","id":2,"result":{}}`
+	c, serverOut, _ := stdioPair(t, 1<<20)
+	go feed(serverOut, long+"\n"+next+"\n")
+	for _, want := range []string{long, next} {
+		msg, err := c.Read(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, err := jsonrpc.EncodeMessage(msg)
+		if err != nil || string(data) != want {
+			t.Fatalf("read %d bytes (%v), want %d", len(data), err, len(want))
+		}
+	}
+}

@@ -63,10 +63,19 @@ func (t *Tool) Tokens() int { return t.counter.Count(string(t.Def)) }
 
 var notAllowedInName = regexp.MustCompile(`[^a-zA-Z0-9_-]`)
 
+// notNameByte is notAllowedInName for one rune: names are checked before
+// the expression runs, as nearly every name needs no change.
+func notNameByte(r rune) bool {
+	return !('a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9' || r == '_' || r == '-')
+}
+
 // Namespaced returns the name the model sees for a server's tool:
 // server__tool, made safe for OpenAI tool names (^[a-zA-Z0-9_-]{1,64}$).
 func Namespaced(server, tool string) string {
-	name := notAllowedInName.ReplaceAllString(server+"__"+tool, "_")
+	name := server + "__" + tool
+	if strings.ContainsFunc(name, notNameByte) {
+		name = notAllowedInName.ReplaceAllString(name, "_")
+	}
 	if len(name) > 64 {
 		name = name[:64]
 	}

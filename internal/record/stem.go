@@ -10,6 +10,12 @@ import (
 
 var unsafeInPath = regexp.MustCompile(`[^a-zA-Z0-9._-]+`)
 
+// unsafeInPathRune is unsafeInPath for one rune: most IDs are safe as they
+// are, and are not run through the expression.
+func unsafeInPathRune(r rune) bool {
+	return !('a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9' || r == '.' || r == '_' || r == '-')
+}
+
 // maxStemID bounds the part of a case's file names that comes from its ID.
 // A file name has 255 bytes at most; with the index before it and
 // ".wire.jsonl" after it, 100 leaves room, and the names stay readable.
@@ -21,7 +27,11 @@ const maxStemID = 100
 // long for a file name (a long scenario, variant or model name) is cut,
 // and a short hash of the whole ID keeps cut names apart.
 func CaseStem(idx int, id string) string {
-	safe := strings.Trim(unsafeInPath.ReplaceAllString(id, "_"), "_")
+	safe := id
+	if strings.ContainsFunc(id, unsafeInPathRune) {
+		safe = unsafeInPath.ReplaceAllString(id, "_")
+	}
+	safe = strings.Trim(safe, "_")
 	if len(safe) > maxStemID {
 		sum := sha256.Sum256([]byte(id))
 		safe = strings.TrimRight(safe[:maxStemID-9], "_.-") + "-" + hex.EncodeToString(sum[:4])
