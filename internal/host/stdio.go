@@ -93,11 +93,11 @@ type answerBatch struct {
 	responses []*jsonrpc.Response
 }
 
-// errFrameTooLarge is the SDK's wording for the same end.
 // readBufferSize is the stdout reader's buffer: a usual message (a call's
 // result, a page of tools) in one read; a longer one is read in pieces.
 const readBufferSize = 16 << 10
 
+// errFrameTooLarge is the SDK's wording for the same end.
 var errFrameTooLarge = errors.New("inbound JSON-RPC frame exceeded the configured maximum line length")
 
 func (c *stdioConn) SessionID() string { return "" }

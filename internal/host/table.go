@@ -63,9 +63,9 @@ func (t *Tool) Tokens() int { return t.counter.Count(string(t.Def)) }
 
 var notAllowedInName = regexp.MustCompile(`[^a-zA-Z0-9_-]`)
 
-// notNameByte is notAllowedInName for one rune: names are checked before
+// notNameRune is notAllowedInName for one rune: names are checked before
 // the expression runs, as nearly every name needs no change.
-func notNameByte(r rune) bool {
+func notNameRune(r rune) bool {
 	return !('a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9' || r == '_' || r == '-')
 }
 
@@ -73,7 +73,7 @@ func notNameByte(r rune) bool {
 // server__tool, made safe for OpenAI tool names (^[a-zA-Z0-9_-]{1,64}$).
 func Namespaced(server, tool string) string {
 	name := server + "__" + tool
-	if strings.ContainsFunc(name, notNameByte) {
+	if strings.ContainsFunc(name, notNameRune) {
 		name = notAllowedInName.ReplaceAllString(name, "_")
 	}
 	if len(name) > 64 {
