@@ -128,7 +128,7 @@ func (l *listing) inputSchema(i int) (json.RawMessage, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(schema) == 0 || string(schema) == "null" {
+	if isNull(schema) {
 		return nil, nil
 	}
 	if spaceless(schema) {

@@ -214,7 +214,7 @@ func readSentResult(raw []byte) sentResult {
 	fields := [...]field{{name: "resultType"}, {name: "requestState"}}
 	if readFields(raw, fields[:]) {
 		rt, state := fields[0].value, fields[1].value
-		if rt == nil || string(rt) == "null" {
+		if isNull(rt) {
 			return sentResult{RequestState: state}
 		}
 		if s, ok := plainString(rt); ok {
@@ -373,7 +373,7 @@ func elements(data []byte, fn func(value []byte) bool) bool {
 
 // isNull reports whether a raw value is absent or JSON null: encoding/json
 // leaves a field alone for both.
-func isNull(value []byte) bool { return value == nil || string(value) == "null" }
+func isNull(value []byte) bool { return len(value) == 0 || string(value) == "null" }
 
 // toolsPage is a tools/list result as sent: each tool's bytes, and the
 // next page's cursor (nil when the server sent none).
@@ -412,14 +412,13 @@ func readToolsPage(raw []byte) (toolsPage, error) {
 }
 
 // readToolHead reads a listed tool's name and execution.taskSupport, as
-// encoding/json would; ok is false for a tool it cannot read (the SDK has
-// dropped it too).
+// encoding/json would; ok is false where encoding/json fails too.
 func readToolHead(tool []byte) (name, taskSupport string, ok bool) {
 	fields := [...]field{{name: "name"}, {name: "execution"}}
 	if readFields(tool, fields[:]) {
-		name, ok = plainString(fields[0].value)
-		if isNull(fields[0].value) {
-			name, ok = "", true
+		ok = true
+		if v := fields[0].value; !isNull(v) {
+			name, ok = plainString(v)
 		}
 		if exec := fields[1].value; ok && !isNull(exec) {
 			support := [...]field{{name: "taskSupport"}}
