@@ -326,6 +326,8 @@ type Record struct {
 	Usage       *Usage       `json:"usage,omitempty"`
 	// Cost, Judgements, Cassette and ErrorClass: see models.go.
 	CaseModels
+	// Route is the routing verdict of a case made from a dataset row.
+	Route *Route `json:"route,omitempty"`
 	// Settings are the host settings the case ran under (absent in
 	// records written before they were recorded).
 	Settings *Settings `json:"settings,omitempty"`
