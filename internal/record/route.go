@@ -43,6 +43,11 @@ type Route struct {
 	Distractors int `json:"distractors"`
 	Tools       int `json:"tools"`
 	DefTokens   int `json:"def_tokens"`
+	// Target is the accuracy the scenario asks of its configurations (the
+	// `target:` of its `distractors:` block), 0 when it names none: the
+	// reports name the configuration with the fewest tool-definition
+	// tokens whose accuracy reaches it.
+	Target float64 `json:"target,omitempty"`
 	// Lexical is true when the proposal came from the lexical router (a
 	// proxy reading descriptions, never a model); Ranks are its top ranks.
 	Lexical bool   `json:"lexical,omitempty"`
