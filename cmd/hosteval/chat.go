@@ -16,7 +16,7 @@ import (
 	"github.com/hosteval/hosteval/internal/host"
 	"github.com/hosteval/hosteval/internal/model"
 	"github.com/hosteval/hosteval/internal/record"
-	"github.com/hosteval/hosteval/internal/table"
+	"github.com/hosteval/hosteval/internal/text"
 	"github.com/hosteval/hosteval/internal/yamlx"
 )
 
@@ -294,7 +294,7 @@ func (p *prompt) listTools(full bool) {
 		if !t.AutoRun {
 			desc = "(asks you first) " + desc
 		}
-		fmt.Fprintf(p.e.stdout, "  %-*s  %s\n", width, t.Name, table.Shorten(desc, 80))
+		fmt.Fprintf(p.e.stdout, "  %-*s  %s\n", width, t.Name, text.Shorten(desc, 80))
 		if full || p.manual {
 			fmt.Fprintf(p.e.stdout, "  %-*s    %s\n", width, "", argTemplate(t))
 		}

@@ -9,7 +9,7 @@ import (
 
 	"github.com/hosteval/hosteval/internal/host"
 	"github.com/hosteval/hosteval/internal/report"
-	"github.com/hosteval/hosteval/internal/table"
+	"github.com/hosteval/hosteval/internal/text"
 )
 
 var toolsCommand = command{
@@ -64,7 +64,7 @@ func runTools(ctx context.Context, e *env, args []string) error {
 		}
 		desc, _, _ := strings.Cut(tool.MCP.Description, "\n")
 		t.Rows = append(t.Rows, []report.Cell{
-			{Text: tool.Name}, {Text: tool.Server}, {Text: run}, {Text: table.Shorten(desc, 70)},
+			{Text: tool.Name}, {Text: tool.Server}, {Text: run}, {Text: text.Shorten(desc, 70)},
 			{Text: strconv.Itoa(tool.Bytes)}, {Text: strconv.Itoa(tool.Tokens())},
 		})
 	}

@@ -7,7 +7,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/hosteval/hosteval/internal/record"
-	"github.com/hosteval/hosteval/internal/table"
+	"github.com/hosteval/hosteval/internal/text"
 )
 
 // What a call's event keeps of the person's side (record.Call.Asks): each
@@ -47,7 +47,7 @@ func questionAsk(server, key, mode string, p *mcp.ElicitParams, st *callState) r
 	st.mu.Unlock()
 	a := record.Ask{
 		Kind: record.AskElicitation, Round: round, Server: server, Key: key, Mode: mode,
-		Message: table.Shorten(p.Message, maxAskMessage), URL: p.URL,
+		Message: text.Shorten(p.Message, maxAskMessage), URL: p.URL,
 	}
 	if props, ok := asObject(p.RequestedSchema)["properties"].(map[string]any); ok {
 		for name := range props {
@@ -71,7 +71,7 @@ func approvalAsk(ap Approver, req ApprovalRequest, ok bool, err error, ms float6
 	case errors.Is(err, ErrNoAnswer):
 		a.Reason = reasonNoApproval
 	case err != nil:
-		a.Reason = "no answer: denied (" + table.Shorten(err.Error(), 200) + ")"
+		a.Reason = "no answer: denied (" + text.Shorten(err.Error(), 200) + ")"
 	}
 	return a
 }
@@ -82,5 +82,5 @@ func noAnswerReason(err error) string {
 	if errors.Is(err, ErrNoAnswer) {
 		return reasonNoCanned
 	}
-	return reasonUnavailable + " (" + table.Shorten(err.Error(), 200) + ")"
+	return reasonUnavailable + " (" + text.Shorten(err.Error(), 200) + ")"
 }

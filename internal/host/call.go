@@ -17,7 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/hosteval/hosteval/internal/record"
-	"github.com/hosteval/hosteval/internal/table"
+	"github.com/hosteval/hosteval/internal/text"
 )
 
 // maxRecordedResult bounds the result text kept in an event: enough to
@@ -107,7 +107,7 @@ func (h *Host) call(ctx context.Context, tab *toolTable, req CallRequest, harnes
 		TraceID: req.TraceID, Step: req.Step, Name: req.Name, Server: "-", Tool: req.Name, ArgKeys: []string{},
 	}
 	st := &callState{host: h}
-	finish := func(text, outcome string) (string, record.Call) {
+	finish := func(answer, outcome string) (string, record.Call) {
 		ev.Outcome = outcome
 		ev.MS = msSince(start)
 		st.mu.Lock()
@@ -121,16 +121,16 @@ func (h *Host) call(ctx context.Context, tab *toolTable, req CallRequest, harnes
 		}
 		st.mu.Unlock()
 		if ev.Arguments == nil {
-			ev.Proposed = table.Shorten(req.Arguments, maxRecordedResult)
+			ev.Proposed = text.Shorten(req.Arguments, maxRecordedResult)
 		}
 		if outcome != record.OutcomeOK {
-			ev.Error = strings.TrimPrefix(text, "error: ")
+			ev.Error = strings.TrimPrefix(answer, "error: ")
 		}
-		ev.RawBytes = max(ev.RawBytes, len(text))
-		ev.ResultBytes = len(text)
-		ev.Result = table.Shorten(text, maxRecordedResult)
+		ev.RawBytes = max(ev.RawBytes, len(answer))
+		ev.ResultBytes = len(answer)
+		ev.Result = text.Shorten(answer, maxRecordedResult)
 		h.emit(ev)
-		return text, ev
+		return answer, ev
 	}
 
 	tool := tab.all[req.Name]
@@ -182,12 +182,12 @@ func (h *Host) call(ctx context.Context, tab *toolTable, req CallRequest, harnes
 	st.tool = tool.MCP.Name
 	s.begin(st)
 	defer s.end(st)
-	text, outcome, serverMS := h.rounds(ctx, s, tool, args, req, st, &ev)
+	answer, outcome, serverMS := h.rounds(ctx, s, tool, args, req, st, &ev)
 	ev.ServerMS = record.RoundMS(serverMS)
 	if len(ev.RoundMS) < 2 {
 		ev.RoundMS = nil // the same as server_ms
 	}
-	return finish(text, outcome)
+	return finish(answer, outcome)
 }
 
 // rounds sends the call and runs its input_required rounds, putting every
@@ -198,7 +198,7 @@ func (h *Host) call(ctx context.Context, tab *toolTable, req CallRequest, harnes
 // with ProgressExtends, moves the round's deadline), and the host reads the
 // result as sent: a resultType it does not know makes the answer invalid,
 // and a requestState is echoed in the server's own bytes.
-func (h *Host) rounds(ctx context.Context, s *serverConn, tool *Tool, args map[string]any, req CallRequest, st *callState, ev *record.Call) (text, outcome string, serverMS float64) {
+func (h *Host) rounds(ctx context.Context, s *serverConn, tool *Tool, args map[string]any, req CallRequest, st *callState, ev *record.Call) (answer, outcome string, serverMS float64) {
 	params := &mcp.CallToolParams{Name: tool.MCP.Name, Arguments: args}
 	var state json.RawMessage // the requestState to echo, as the server wrote it
 	stateOnly := 0
@@ -238,7 +238,7 @@ func (h *Host) rounds(ctx context.Context, s *serverConn, tool *Tool, args map[s
 			// invalid. Its content is not the model's to read.
 			ev.ErrorCode = record.Code(record.CodeInvalidResult)
 			h.step("server", fmt.Sprintf("invalid answer: resultType %q", rt), map[string]any{"code": record.CodeInvalidResult})
-			return fmt.Sprintf("error: the server %s answered with a kind of result this host does not know (resultType %q), so the answer was not used.", s.spec.Name, table.Shorten(rt, 40)), record.OutcomeError, serverMS
+			return fmt.Sprintf("error: the server %s answered with a kind of result this host does not know (resultType %q), so the answer was not used.", s.spec.Name, text.Shorten(rt, 40)), record.OutcomeError, serverMS
 		}
 		if !res.NeedsInput() {
 			return h.resultText(res, ev, len(raw)), resultOutcome(res), serverMS
@@ -316,7 +316,7 @@ func (c *callState) progressed(p progressReport, extend func() bool) {
 		c.progress = &record.Progress{}
 	}
 	c.progress.Count++
-	c.progress.Progress, c.progress.Total, c.progress.Message = p.Progress, p.Total, table.Shorten(p.Message, 200)
+	c.progress.Progress, c.progress.Total, c.progress.Message = p.Progress, p.Total, text.Shorten(p.Message, 200)
 	if moved {
 		c.progress.Extended++
 	}
@@ -387,7 +387,7 @@ func (h *Host) callError(ctx context.Context, s *serverConn, err error, timedOut
 		return fmt.Sprintf("error: the connection to the server %s closed during the call, so its tools can't be used now.", s.spec.Name)
 	}
 	h.step("host", "unreadable answer: "+err.Error(), nil)
-	return "error: the server's answer could not be read (" + table.Shorten(err.Error(), 200) + ")."
+	return "error: the server's answer could not be read (" + text.Shorten(err.Error(), 200) + ")."
 }
 
 // resultText turns a result into the text the model reads: structuredContent

@@ -16,7 +16,7 @@ import (
 
 	"github.com/hosteval/hosteval/internal/model"
 	"github.com/hosteval/hosteval/internal/record"
-	"github.com/hosteval/hosteval/internal/table"
+	"github.com/hosteval/hosteval/internal/text"
 	"github.com/hosteval/hosteval/internal/yamlx"
 )
 
@@ -456,9 +456,9 @@ func TestChaosNeverCrashesTheTurn(t *testing.T) {
 			{"ok", `{}`, "ok", ""},
 		}
 		for _, tt := range tests {
-			text, ev := call(t, h, "chaos__"+tt.tool, tt.args)
-			if ev.Outcome != tt.wantOutcome || !strings.Contains(text, tt.wantText) {
-				t.Errorf("%s: outcome %s, text %q; want %s, containing %q", tt.tool, ev.Outcome, table.Shorten(text, 300), tt.wantOutcome, tt.wantText)
+			got, ev := call(t, h, "chaos__"+tt.tool, tt.args)
+			if ev.Outcome != tt.wantOutcome || !strings.Contains(got, tt.wantText) {
+				t.Errorf("%s: outcome %s, text %q; want %s, containing %q", tt.tool, ev.Outcome, text.Shorten(got, 300), tt.wantOutcome, tt.wantText)
 			}
 		}
 	})

@@ -14,7 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/hosteval/hosteval/internal/table"
+	"github.com/hosteval/hosteval/internal/text"
 )
 
 // httpTap is the host's side of every request of the Streamable HTTP
@@ -241,7 +241,7 @@ func (h *Host) httpFailure(s *serverConn, err error) (string, bool) {
 	if s.spec.URL == "" || errors.Is(err, mcp.ErrConnectionClosed) {
 		return "", false
 	}
-	why := table.Shorten(err.Error(), 200)
+	why := text.Shorten(err.Error(), 200)
 	var werr *jsonrpc.Error
 	if errors.As(err, &werr) {
 		if !isRejection(werr) {

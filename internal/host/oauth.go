@@ -8,7 +8,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 
-	"github.com/hosteval/hosteval/internal/table"
+	"github.com/hosteval/hosteval/internal/text"
 )
 
 // The host's side of OAuth is small: ServerSpec.OAuth is handed to the
@@ -85,7 +85,7 @@ func (h *Host) authRefused(s *serverConn, err error) (string, bool) {
 		return "", false
 	}
 	h.step("host", "authorisation failed: "+failed.Error(), nil)
-	why := table.Shorten(failed.Error(), 200)
+	why := text.Shorten(failed.Error(), 200)
 	if failed.Permanent() {
 		s.markDead("the host could not be authorised")
 		return fmt.Sprintf("error: the host could not be authorised with the server %s (%s), so its tools can't be used in this run.", s.spec.Name, why), true

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/hosteval/hosteval/internal/table"
+	"github.com/hosteval/hosteval/internal/text"
 )
 
 // ChartsHTML draws the charts of a run as inline SVG, one <div
@@ -128,4 +128,4 @@ func toolBytesChart(s *Summary) chart {
 }
 
 // shortLabel cuts a chart's label to what its column holds.
-func shortLabel(s string) string { return table.Shorten(s, 44) }
+func shortLabel(s string) string { return text.Shorten(s, 44) }

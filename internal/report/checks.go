@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/hosteval/hosteval/internal/table"
+	"github.com/hosteval/hosteval/internal/text"
 )
 
 // Check is one verdict over a run (its gates, or a comparison with an older
@@ -85,7 +86,7 @@ func (v VerdictLines) Empty() bool {
 func (v VerdictLines) writeText(w io.Writer) {
 	fmt.Fprint(w, "\n")
 	for _, n := range v.Notes {
-		fmt.Fprintf(w, "note: %s\n", table.OneLine(n))
+		fmt.Fprintf(w, "note: %s\n", text.OneLine(n))
 	}
 	for _, h := range v.Held {
 		fmt.Fprintf(w, "%s\n", h)
@@ -93,7 +94,7 @@ func (v VerdictLines) writeText(w io.Writer) {
 	for _, f := range v.Failed {
 		fmt.Fprintf(w, "%s: %d reason(s)\n", strings.ToUpper(f.Headline), len(f.Reasons))
 		for _, r := range f.Reasons {
-			fmt.Fprintf(w, "  %s\n", table.OneLine(r))
+			fmt.Fprintf(w, "  %s\n", text.OneLine(r))
 		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/hosteval/hosteval/internal/record"
 	"github.com/hosteval/hosteval/internal/table"
+	"github.com/hosteval/hosteval/internal/text"
 )
 
 // Failure is a case that did not pass, as every report lists it: text,
@@ -101,7 +102,7 @@ type failureLayout struct {
 var (
 	failuresText = failureLayout{
 		heading: "\nFailures\n", caseLine: "%s %s", item: "    ",
-		escape: table.OneLine,
+		escape: text.OneLine,
 	}
 	failuresMarkdown = failureLayout{
 		heading: "### Failures\n\n", caseLine: "- **%s** %s", item: "  - ", end: "\n",

@@ -11,7 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/hosteval/hosteval/internal/record"
-	"github.com/hosteval/hosteval/internal/table"
+	"github.com/hosteval/hosteval/internal/text"
 )
 
 // hostileFailures is a run whose failures carry every string that tries to
@@ -213,7 +213,7 @@ func TestTextFitsTerminal(t *testing.T) {
 			continue
 		}
 		lines++
-		if w := table.Width(line); w > 80 {
+		if w := text.Width(line); w > 80 {
 			t.Errorf("a table line is %d columns wide, want at most 80:\n%s", w, line)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/hosteval/hosteval/internal/table"
+	"github.com/hosteval/hosteval/internal/text"
 )
 
 // Options shape the reports of a run: the verdicts every layout adds, and
@@ -209,7 +210,7 @@ func LatencyTable(s *Summary) *Table {
 // verdict lines. Tables are fitted to opts.Width.
 func WriteText(w io.Writer, s *Summary, opts Options) error {
 	ew := &errWriter{w: w}
-	fmt.Fprintf(ew, "run %s", table.OneLine(s.RunID))
+	fmt.Fprintf(ew, "run %s", text.OneLine(s.RunID))
 	if s.Run != nil {
 		if !s.Run.Started.IsZero() {
 			fmt.Fprintf(ew, ", started %s", fmtTime(s.Run.Started))
@@ -223,7 +224,7 @@ func WriteText(w io.Writer, s *Summary, opts Options) error {
 	}
 	fmt.Fprint(ew, "\n")
 	for _, warn := range s.Warnings {
-		fmt.Fprintf(ew, "warning: %s\n", table.OneLine(warn))
+		fmt.Fprintf(ew, "warning: %s\n", text.OneLine(warn))
 	}
 	fmt.Fprint(ew, "\n")
 	// Everything goes through ew: after a failed write, every later one

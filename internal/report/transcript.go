@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/hosteval/hosteval/internal/record"
-	"github.com/hosteval/hosteval/internal/table"
+	"github.com/hosteval/hosteval/internal/text"
 )
 
 // A transcript is one case told in the order it happened: each user turn,
@@ -418,7 +418,7 @@ func parseLogLines(data []byte) []LogLine {
 		}
 		var raw map[string]any
 		if err := json.Unmarshal(line, &raw); err != nil {
-			out = append(out, LogLine{Text: table.Shorten(string(line), maxLogText)})
+			out = append(out, LogLine{Text: text.Shorten(string(line), maxLogText)})
 			continue
 		}
 		l := LogLine{
@@ -432,9 +432,9 @@ func parseLogLines(data []byte) []LogLine {
 		l.Time, _ = time.Parse(time.RFC3339Nano, str(raw["ts"]))
 		switch {
 		case l.Operation == "server.stderr":
-			l.Text = table.Shorten(str(raw["text"]), maxLogText)
+			l.Text = text.Shorten(str(raw["text"]), maxLogText)
 		case l.Method == "":
-			l.Text = table.Shorten(string(line), maxLogText)
+			l.Text = text.Shorten(string(line), maxLogText)
 		}
 		out = append(out, l)
 	}
@@ -472,7 +472,7 @@ func parseWire(data []byte) wireTrace {
 		}
 		we := wireEntry{WireLine: WireLine{
 			MS: e.MS, Server: e.Server, Dir: e.Dir, Kind: e.Kind, ID: string(e.ID), Method: e.Method,
-			Bytes: e.Bytes, Message: table.Shorten(string(e.Message), maxWireMessage), Text: table.Shorten(e.Text, maxLogText),
+			Bytes: e.Bytes, Message: text.Shorten(string(e.Message), maxWireMessage), Text: text.Shorten(e.Text, maxLogText),
 		}}
 		if len(e.Message) <= maxBriefSource {
 			we.raw = e.Message
@@ -605,7 +605,7 @@ func brief(raw json.RawMessage, cut string) string {
 				body = b
 			}
 		}
-		return table.Shorten(string(body), maxWireMessage)
+		return text.Shorten(string(body), maxWireMessage)
 	}
 	return cut
 }

@@ -11,7 +11,7 @@ import (
 	"unicode"
 
 	"github.com/hosteval/hosteval/internal/record"
-	"github.com/hosteval/hosteval/internal/table"
+	"github.com/hosteval/hosteval/internal/text"
 )
 
 // The words every layout of a transcript shares, so that a terminal, a
@@ -356,7 +356,7 @@ func WriteTranscriptText(w io.Writer, t *Transcript) error {
 		line := strings.Repeat("  ", indent) + fmt.Sprintf(format, args...)
 		fmt.Fprintf(ew, "%s\n", strings.TrimRight(line, " "))
 	}
-	one := table.OneLine
+	one := text.OneLine
 	block := func(indent int, s string) {
 		for _, line := range strings.Split(safeLines(s), "\n") {
 			p(indent, "%s", line)
@@ -421,7 +421,7 @@ func WriteTranscriptText(w io.Writer, t *Transcript) error {
 		if len(c.Wire) > 0 {
 			p(in, "wire (%s):", plural(len(c.Wire), "message"))
 			for _, wl := range c.Wire {
-				p(in+1, "%s %s", wireHead(wl), one(table.Shorten(wl.brief(), 240)))
+				p(in+1, "%s %s", wireHead(wl), one(text.Shorten(wl.brief(), 240)))
 			}
 		}
 	}
@@ -501,7 +501,7 @@ func safeLines(s string) string {
 		case unicode.IsSpace(r):
 			fmt.Fprintf(&b, `\x%02x`, r)
 		default:
-			b.WriteString(table.OneLine(string(r)))
+			b.WriteString(text.OneLine(string(r)))
 		}
 	}
 	return b.String()

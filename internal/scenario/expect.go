@@ -13,7 +13,7 @@ import (
 	"strings"
 
 	"github.com/hosteval/hosteval/internal/record"
-	"github.com/hosteval/hosteval/internal/table"
+	"github.com/hosteval/hosteval/internal/text"
 	"github.com/hosteval/hosteval/internal/yamlx"
 )
 
@@ -150,8 +150,8 @@ func (t *toolExpect) describeCall(i int, c record.Call) string {
 		{t.errorCode != nil, "error_code=" + codeText(c.ErrorCode)},
 		{t.args != nil || t.argsExact != nil, "args=" + render(normalize(c.Arguments))},
 		{t.clipped != nil, fmt.Sprintf("clipped=%t", c.Clipped)},
-		{t.resultMatches != nil, "result=" + strconv.Quote(table.Shorten(c.Result, 120))},
-		{c.Error != "", "error=" + strconv.Quote(table.Shorten(c.Error, 120))},
+		{t.resultMatches != nil, "result=" + strconv.Quote(text.Shorten(c.Result, 120))},
+		{c.Error != "", "error=" + strconv.Quote(text.Shorten(c.Error, 120))},
 	} {
 		if p.want {
 			parts = append(parts, p.text)
@@ -370,9 +370,9 @@ func (c *caseExpect) evalAnswer(rec *record.Record) string {
 	if ok {
 		return ""
 	}
-	detail := fmt.Sprintf("answer of turn %d: %q", n, table.Shorten(turn.Answer, 200))
+	detail := fmt.Sprintf("answer of turn %d: %q", n, text.Shorten(turn.Answer, 200))
 	if turn.Error != "" {
-		detail += fmt.Sprintf(" (turn error: %s)", table.Shorten(turn.Error, 200))
+		detail += fmt.Sprintf(" (turn error: %s)", text.Shorten(turn.Error, 200))
 	}
 	return detail
 }
@@ -483,7 +483,7 @@ func (s *serverExpect) eval(rec *record.Record) (bool, string) {
 		detail += " offered=" + r.Offered
 	}
 	if r.Error != "" {
-		detail += " error=" + strconv.Quote(table.Shorten(r.Error, 200))
+		detail += " error=" + strconv.Quote(text.Shorten(r.Error, 200))
 	}
 	return false, detail
 }
@@ -574,10 +574,10 @@ func (s *stateExpect) eval(rec *record.Record) (bool, string) {
 	}
 	c := rec.Checks[s.index]
 	if c.Outcome != record.OutcomeOK {
-		return false, fmt.Sprintf("state call outcome=%s error=%q", c.Outcome, table.Shorten(c.Error, 200))
+		return false, fmt.Sprintf("state call outcome=%s error=%q", c.Outcome, text.Shorten(c.Error, 200))
 	}
 	if s.resultMatches != nil && !s.resultMatches.MatchString(c.Result) {
-		return false, fmt.Sprintf("result: %q", table.Shorten(c.Result, 200))
+		return false, fmt.Sprintf("result: %q", text.Shorten(c.Result, 200))
 	}
 	if s.matches == nil {
 		return true, ""
@@ -586,11 +586,11 @@ func (s *stateExpect) eval(rec *record.Record) (bool, string) {
 	dec.UseNumber()
 	var got any
 	if err := dec.Decode(&got); err != nil {
-		return false, fmt.Sprintf("result is not JSON: %q", table.Shorten(c.Result, 200))
+		return false, fmt.Sprintf("result is not JSON: %q", text.Shorten(c.Result, 200))
 	}
 	obj, ok := got.(map[string]any)
 	if !ok {
-		return false, fmt.Sprintf("result is not a JSON object: %s", table.Shorten(c.Result, 200))
+		return false, fmt.Sprintf("result is not a JSON object: %s", text.Shorten(c.Result, 200))
 	}
 	if d := mismatch(s.matches, normalize(obj), ""); d != "" {
 		return false, d
@@ -611,11 +611,11 @@ func mismatch(want, got any, path string) string {
 		if reflect.DeepEqual(want, got) {
 			return ""
 		}
-		return fmt.Sprintf("%s: got %s, want %s", at, table.Shorten(render(got), 200), table.Shorten(render(want), 200))
+		return fmt.Sprintf("%s: got %s, want %s", at, text.Shorten(render(got), 200), text.Shorten(render(want), 200))
 	}
 	g, ok := got.(map[string]any)
 	if !ok {
-		return fmt.Sprintf("%s: got %s, want an object", at, table.Shorten(render(got), 200))
+		return fmt.Sprintf("%s: got %s, want an object", at, text.Shorten(render(got), 200))
 	}
 	for _, k := range slices.Sorted(maps.Keys(w)) {
 		gv, ok := g[k]

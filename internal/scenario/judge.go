@@ -10,7 +10,7 @@ import (
 
 	"github.com/hosteval/hosteval/internal/model"
 	"github.com/hosteval/hosteval/internal/record"
-	"github.com/hosteval/hosteval/internal/table"
+	"github.com/hosteval/hosteval/internal/text"
 	"github.com/hosteval/hosteval/internal/yamlx"
 )
 
@@ -99,7 +99,7 @@ type judgeExpect struct {
 }
 
 func (j *judgeExpect) name() string {
-	return fmt.Sprintf("judge %q threshold=%s", table.Shorten(j.rubric, 80), strconv.FormatFloat(j.threshold, 'g', -1, 64))
+	return fmt.Sprintf("judge %q threshold=%s", text.Shorten(j.rubric, 80), strconv.FormatFloat(j.threshold, 'g', -1, 64))
 }
 
 func (j *judgeExpect) eval(rec *record.Record) (bool, string) {
@@ -113,7 +113,7 @@ func (j *judgeExpect) eval(rec *record.Record) (bool, string) {
 	if g.Passed {
 		return true, ""
 	}
-	return false, fmt.Sprintf("score %s < %s (judge %s): %s", fmtScore(g.Score), fmtScore(g.Threshold), g.Judge, table.Shorten(g.Reason, 300))
+	return false, fmt.Sprintf("score %s < %s (judge %s): %s", fmtScore(g.Score), fmtScore(g.Threshold), g.Judge, text.Shorten(g.Reason, 300))
 }
 
 func fmtScore(x float64) string { return strconv.FormatFloat(x, 'f', 2, 64) }

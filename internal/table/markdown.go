@@ -3,6 +3,8 @@ package table
 import (
 	"io"
 	"strings"
+
+	"github.com/hosteval/hosteval/internal/text"
 )
 
 // WriteMarkdown lays t out as a GitHub-flavoured Markdown table, with the
@@ -61,5 +63,5 @@ var markdownReplacer = strings.NewReplacer(
 // so that no text from a model, a server or a scenario becomes a table
 // cell border, emphasis, a link or HTML.
 func EscapeMarkdown(s string) string {
-	return markdownReplacer.Replace(OneLine(s))
+	return markdownReplacer.Replace(text.OneLine(s))
 }

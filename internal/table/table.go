@@ -2,9 +2,9 @@
 // of typed [Cell]s under [Column]s) and its layouts: text for a terminal
 // ([Table.WriteText], fitted to a width by [Table.Fit]), GitHub-flavoured
 // Markdown ([Table.WriteMarkdown]), an HTML fragment ([Table.WriteHTML]) and
-// CSV ([Table.WriteCSV]). It also owns the few text rules the layouts rest on
-// and that other packages share: [Shorten] (the one way to cut a text),
-// [OneLine], [Width] and [EscapeMarkdown].
+// CSV ([Table.WriteCSV]), and [EscapeMarkdown]. The text rules the layouts
+// rest on ([text.Shorten], [text.OneLine], [text.Width]) are package text's,
+// shared with host and scenario.
 //
 // A report builds its tables once from figures, then hands them to
 // whichever layouts it needs; no layout parses a cell's text, it reads the
@@ -21,7 +21,7 @@
 // the layout make hostile text harmless: control characters (a terminal
 // escape sequence in a tool's error, say) are shown as \x1b, never sent to
 // the terminal. Widths are display widths: East Asian wide characters and
-// emoji take two columns, combining marks none ([Width]).
+// emoji take two columns, combining marks none ([text.Width]).
 //
 // The layout is benchstat's borderless table: a title line, a header, a
 // rule of dashes, one line per row, every cell padded by one space each

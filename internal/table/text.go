@@ -5,129 +5,11 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"strconv"
 	"strings"
-	"unicode"
 	"unicode/utf8"
+
+	"github.com/hosteval/hosteval/internal/text"
 )
-
-// Shorten cuts s to at most n characters (runes, never half of one), the
-// last of them an ellipsis when it cut: Shorten("abcdef", 4) is "abc…". It
-// is the one way a text is cut for a person or a model to read, from a
-// chart label to an error quoted in an expectation; n <= 0 gives "".
-func Shorten(s string, n int) string {
-	if n <= 0 {
-		return ""
-	}
-	if len(s) <= n { // n bytes hold at most n runes
-		return s
-	}
-	cut, count := 0, 0
-	for i := range s {
-		if count == n-1 {
-			cut = i
-		}
-		if count == n {
-			return s[:cut] + "…"
-		}
-		count++
-	}
-	return s
-}
-
-// OneLine makes s safe for one line of a terminal: runs of white space
-// (newlines included) become one space, the ends are trimmed, and control
-// characters, which a terminal would obey (an escape sequence, a bidi
-// override that reorders what follows), are shown escaped as \x1b or
-// \u202e. Bytes that are not UTF-8 become U+FFFD.
-func OneLine(s string) string {
-	var b strings.Builder
-	b.Grow(len(s))
-	space := false
-	for _, r := range s {
-		switch {
-		case unicode.IsSpace(r):
-			space = b.Len() > 0
-			continue
-		case space:
-			b.WriteByte(' ')
-			space = false
-		}
-		switch {
-		case r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0):
-			b.WriteString(`\x`)
-			b.WriteString(hex2(r))
-		case r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069:
-			b.WriteString(`\u`)
-			b.WriteString(strconv.FormatInt(int64(r), 16))
-		default:
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
-}
-
-func hex2(r rune) string {
-	const digits = "0123456789abcdef"
-	return string([]byte{digits[r>>4&0xf], digits[r&0xf]})
-}
-
-// Width is the number of terminal columns s takes: two for East Asian wide
-// and fullwidth characters and most emoji, none for combining marks and
-// format characters (a zero-width joiner), one for the rest. It is an
-// approximation of Unicode's East Asian Width that holds for the text of
-// reports (names, figures, messages); a control character counts one,
-// but OneLine has escaped those before anything is measured.
-func Width(s string) int {
-	w := 0
-	for _, r := range s {
-		w += runeWidth(r)
-	}
-	return w
-}
-
-func runeWidth(r rune) int {
-	switch {
-	case r < 0x300:
-		return 1
-	case unicode.In(r, unicode.Mn, unicode.Me, unicode.Cf):
-		return 0
-	case wide(r):
-		return 2
-	}
-	return 1
-}
-
-// wideRanges are the East Asian wide and fullwidth blocks and the emoji
-// blocks whose characters are shown two columns wide, in order.
-var wideRanges = [...][2]rune{
-	{0x1100, 0x115f}, {0x231a, 0x231b}, {0x2329, 0x232a}, {0x23e9, 0x23ec}, {0x23f0, 0x23f0},
-	{0x23f3, 0x23f3}, {0x25fd, 0x25fe}, {0x2614, 0x2615}, {0x2648, 0x2653}, {0x267f, 0x267f},
-	{0x2693, 0x2693}, {0x26a1, 0x26a1}, {0x26aa, 0x26ab}, {0x26bd, 0x26be}, {0x26c4, 0x26c5},
-	{0x26ce, 0x26ce}, {0x26d4, 0x26d4}, {0x26ea, 0x26ea}, {0x26f2, 0x26f3}, {0x26f5, 0x26f5},
-	{0x26fa, 0x26fa}, {0x26fd, 0x26fd}, {0x2705, 0x2705}, {0x270a, 0x270b}, {0x2728, 0x2728},
-	{0x274c, 0x274c}, {0x274e, 0x274e}, {0x2753, 0x2755}, {0x2757, 0x2757}, {0x2795, 0x2797},
-	{0x27b0, 0x27b0}, {0x27bf, 0x27bf}, {0x2b1b, 0x2b1c}, {0x2b50, 0x2b50}, {0x2b55, 0x2b55},
-	{0x2e80, 0x303e}, {0x3041, 0x33ff}, {0x3400, 0x4dbf}, {0x4e00, 0x9fff}, {0xa000, 0xa4cf},
-	{0xa960, 0xa97f}, {0xac00, 0xd7a3}, {0xf900, 0xfaff}, {0xfe10, 0xfe19}, {0xfe30, 0xfe6f},
-	{0xff00, 0xff60}, {0xffe0, 0xffe6}, {0x16fe0, 0x16fe4}, {0x17000, 0x18cff}, {0x1b000, 0x1b2ff},
-	{0x1f004, 0x1f004}, {0x1f0cf, 0x1f0cf}, {0x1f18e, 0x1f18e}, {0x1f191, 0x1f19a}, {0x1f200, 0x1f251},
-	{0x1f300, 0x1f64f}, {0x1f680, 0x1f6ff}, {0x1f7e0, 0x1f7eb}, {0x1f900, 0x1f9ff}, {0x1fa70, 0x1faff},
-	{0x20000, 0x2fffd}, {0x30000, 0x3fffd},
-}
-
-func wide(r rune) bool {
-	_, found := slices.BinarySearchFunc(wideRanges[:], r, func(rg [2]rune, r rune) int {
-		switch {
-		case rg[1] < r:
-			return -1
-		case rg[0] > r:
-			return 1
-		}
-		return 0
-	})
-	return found
-}
 
 // WriteText lays t out for a terminal, benchstat style: the title, the
 // header, a rule, the rows, then the notes. Every cell is one line
@@ -135,7 +17,7 @@ func wide(r rune) bool {
 // first when the terminal's width matters.
 func (t *Table) WriteText(w io.Writer) error {
 	if t.Title != "" {
-		if _, err := io.WriteString(w, OneLine(t.Title)+"\n"); err != nil {
+		if _, err := io.WriteString(w, text.OneLine(t.Title)+"\n"); err != nil {
 			return err
 		}
 	}
@@ -145,7 +27,7 @@ func (t *Table) WriteText(w io.Writer) error {
 		line = line[:0]
 		for i, c := range t.Columns {
 			s := texts(i)
-			pad := strings.Repeat(" ", widths[i]-Width(s))
+			pad := strings.Repeat(" ", widths[i]-text.Width(s))
 			line = append(line, ' ')
 			if c.Right {
 				line = append(line, pad...)
@@ -161,7 +43,7 @@ func (t *Table) WriteText(w io.Writer) error {
 		return err
 	}
 	if len(t.Columns) > 0 {
-		if err := writeLine(func(i int) string { return OneLine(t.Columns[i].Name) }); err != nil {
+		if err := writeLine(func(i int) string { return text.OneLine(t.Columns[i].Name) }); err != nil {
 			return err
 		}
 		rule := 0
@@ -172,13 +54,13 @@ func (t *Table) WriteText(w io.Writer) error {
 			return err
 		}
 		for _, row := range t.Rows {
-			if err := writeLine(func(i int) string { return OneLine(cell(row, i).Text) }); err != nil {
+			if err := writeLine(func(i int) string { return text.OneLine(cell(row, i).Text) }); err != nil {
 				return err
 			}
 		}
 	}
 	for _, n := range t.Notes {
-		if _, err := io.WriteString(w, OneLine(n)+"\n"); err != nil {
+		if _, err := io.WriteString(w, text.OneLine(n)+"\n"); err != nil {
 			return err
 		}
 	}
@@ -189,11 +71,11 @@ func (t *Table) WriteText(w io.Writer) error {
 func (t *Table) widths() []int {
 	widths := make([]int, len(t.Columns))
 	for i, c := range t.Columns {
-		widths[i] = Width(OneLine(c.Name))
+		widths[i] = text.Width(text.OneLine(c.Name))
 	}
 	for _, row := range t.Rows {
 		for i := range widths {
-			widths[i] = max(widths[i], Width(OneLine(cell(row, i).Text)))
+			widths[i] = max(widths[i], text.Width(text.OneLine(cell(row, i).Text)))
 		}
 	}
 	return widths
@@ -257,7 +139,7 @@ func (t *Table) Fit(width int, hint string) *Table {
 			}
 		}
 		if cut >= 0 {
-			floor := max(Width(OneLine(t.Columns[cut].Name)), minShrink)
+			floor := max(text.Width(text.OneLine(t.Columns[cut].Name)), minShrink)
 			to := max(widths[cut]-(total-width), floor)
 			if to < widths[cut] {
 				widths[cut] = to
@@ -285,7 +167,7 @@ func (t *Table) Fit(width int, hint string) *Table {
 		for j, i := range keep {
 			out[j] = cell(row, i)
 			if i == cut {
-				out[j].Text = cutToWidth(OneLine(out[j].Text), widths[i])
+				out[j].Text = cutToWidth(text.OneLine(out[j].Text), widths[i])
 			}
 		}
 		fitted.Rows[r] = out
@@ -305,11 +187,11 @@ func (t *Table) Fit(width int, hint string) *Table {
 
 // cutToWidth shortens s until it takes at most w terminal columns.
 func cutToWidth(s string, w int) string {
-	if Width(s) <= w {
+	if text.Width(s) <= w {
 		return s
 	}
 	for n := min(utf8.RuneCountInString(s), w); n > 0; n-- {
-		if c := Shorten(s, n); Width(c) <= w {
+		if c := text.Shorten(s, n); text.Width(c) <= w {
 			return c
 		}
 	}

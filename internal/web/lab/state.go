@@ -10,7 +10,7 @@ import (
 
 	"github.com/hosteval/hosteval/internal/host"
 	"github.com/hosteval/hosteval/internal/record"
-	"github.com/hosteval/hosteval/internal/table"
+	"github.com/hosteval/hosteval/internal/text"
 	"github.com/hosteval/hosteval/internal/web"
 )
 
@@ -313,9 +313,9 @@ func (s *state) addWire(line []byte) {
 		return // the server's stderr is in the logs already
 	}
 	m := &WireMessage{MS: e.MS, Server: e.Server, Dir: e.Dir, Kind: e.Kind, ID: e.ID, Method: e.Method, Bytes: e.Bytes,
-		Message: table.Shorten(string(e.Message), maxWireMessage)}
+		Message: text.Shorten(string(e.Message), maxWireMessage)}
 	if e.Kind == "invalid" {
-		m.Message = table.Shorten(e.Text, maxWireMessage)
+		m.Message = text.Shorten(e.Text, maxWireMessage)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()

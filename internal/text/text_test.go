@@ -1,0 +1,68 @@
+package text
+
+import "testing"
+
+func TestShorten(t *testing.T) {
+	tests := []struct {
+		s    string
+		n    int
+		want string
+	}{
+		{"abcdef", 6, "abcdef"},
+		{"abcdef", 7, "abcdef"},
+		{"abcdef", 5, "abcd…"},
+		{"abcdef", 1, "…"},
+		{"abcdef", 0, ""},
+		{"", 3, ""},
+		{"héllo wörld", 11, "héllo wörld"}, // 11 runes, 13 bytes: not cut
+		{"héllo wörld", 5, "héll…"},
+		{"日本語のテキスト", 4, "日本語…"},
+		{"👍👍👍", 2, "👍…"},
+	}
+	for _, tt := range tests {
+		if got := Shorten(tt.s, tt.n); got != tt.want {
+			t.Errorf("Shorten(%q, %d) = %q, want %q", tt.s, tt.n, got, tt.want)
+		}
+	}
+}
+
+func TestOneLine(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"  a \n\t b  ", "a b"},
+		{"plain", "plain"},
+		{"esc \x1b[2J clear", `esc \x1b[2J clear`},
+		{"bell\a del\x7f c1\u009b", `bell\x07 del\x7f c1\x9b`},
+		{"rtl \u202eoverride\u2066", `rtl \u202eoverride\u2066`},
+		{"bad \xff byte", "bad \ufffd byte"},
+		{"line\u2028sep", "line sep"},
+		{"zwj 👩\u200d💻 kept", "zwj 👩\u200d💻 kept"},
+	}
+	for _, tt := range tests {
+		if got := OneLine(tt.in); got != tt.want {
+			t.Errorf("OneLine(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestWidth(t *testing.T) {
+	tests := []struct {
+		s    string
+		want int
+	}{
+		{"abc", 3},
+		{"é", 1},
+		{"e\u0301", 1}, // e and a combining acute accent
+		{"日本語", 6},
+		{"한국어", 6},
+		{"ｆｕｌｌ", 8},
+		{"👍", 2},
+		{"✅ ok", 5},
+		{"…", 1},
+		{"a\u200bb", 2}, // zero-width space
+	}
+	for _, tt := range tests {
+		if got := Width(tt.s); got != tt.want {
+			t.Errorf("Width(%q) = %d, want %d", tt.s, got, tt.want)
+		}
+	}
+}
