@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/hosteval/hosteval/internal/gate"
 	"github.com/hosteval/hosteval/internal/record"
 	"github.com/hosteval/hosteval/internal/report"
 	"github.com/hosteval/hosteval/internal/scenario"
@@ -95,7 +96,7 @@ func runReport(ctx context.Context, e *env, args []string) error {
 // tables laid out by view (or summary.json), checks gates and the
 // baseline, and appends the Markdown summary to $GITHUB_STEP_SUMMARY when
 // it is set. It returns the checks' verdict.
-func writeReports(e *env, dir string, gates []report.Gate, base *report.Summary, jsonOut bool, view report.Options) (report.Verdict, error) {
+func writeReports(e *env, dir string, gates []gate.Gate, base *report.Summary, jsonOut bool, view report.Options) (report.Verdict, error) {
 	// One pass over the records makes the figures and the transcripts.
 	var runID string // the records' own when run.json has none
 	if info, err := record.ReadRunInfo(dir); err == nil {
@@ -148,15 +149,15 @@ func appendFile(path string, write func(io.Writer) error) error {
 }
 
 // loadGates gathers the gates of the loaded scenarios (if any) and of a gates file.
-func loadGates(suite *scenario.Suite, file string) ([]report.Gate, error) {
-	var gates []report.Gate
+func loadGates(suite *scenario.Suite, file string) ([]gate.Gate, error) {
+	var gates []gate.Gate
 	if suite != nil {
 		for _, s := range suite.Scenarios {
 			gates = append(gates, s.Gates...)
 		}
 	}
 	if file != "" {
-		g, err := report.LoadGates(file)
+		g, err := gate.Load(file)
 		if err != nil {
 			return nil, usagef("-gates: %w", err)
 		}

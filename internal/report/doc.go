@@ -13,8 +13,8 @@
 // summary.json ([WriteSummaryJSON]), JUnit XML ([WriteJUnit]) and a
 // self-contained HTML page ([WriteHTML]). [Compare] sets two runs side by
 // side and returns a [Verdict] (text, [WriteCompareMarkdown] for a pull
-// request, [WriteCompareJSON]); [EvaluateGates] checks thresholds written
-// as "<metric> <op> <number>". What a count means (an unknown tool, a
+// request, [WriteCompareJSON]); [EvaluateGates] checks gates (internal/gate's
+// grammar and metrics, "<metric> <op> <number>") on a run's figures. What a count means (an unknown tool, a
 // protocol error, a call that sent nothing) is internal/record's, shared
 // with the scenarios' expectations.
 //
@@ -42,53 +42,4 @@
 // on its value. A slowdown is a regression only when its whole interval
 // lies beyond Thresholds.MinEffectPct (compare -min-effect); a significant
 // change inside it prints "~" and a note.
-//
-// # Baselines
-//
-// A gate's right side may be "baseline" (optionally "baseline * 1.05",
-// "baseline + 2", "baseline - 0.1"): the same metric of the same group in
-// a baseline run, such as a results folder committed to the repository.
-// That is the one way gates are relative; `compare OLD NEW` with
-// [Thresholds] is the statistical way, and both give a verdict the CLI
-// turns into exit code 1.
-//
-// # Metrics
-//
-// Gates check these figures of each scenario+variant+model group. "Per
-// case, mean" averages a figure of each case over the group's repeats;
-// "sum" adds it over the cases; latency pools the calls of every case
-// that were sent to a server (calls the host rejected send nothing).
-//
-//	metric                 meaning                                                    aggregation over cases
-//	cases                  cases run                                                  count
-//	passed                 cases whose every expectation held                         count
-//	failed                 cases with a failed expectation                            count
-//	errored                cases that could not run                                   count
-//	pass_rate              passed / cases (an errored case did not pass)              ratio 0..1
-//	steps                  tool calls the model proposed (turns' steps)               per case, mean
-//	tool_calls             tool calls recorded                                        per case, mean
-//	model_requests         requests to the model                                      per case, mean
-//	unknown_tools          calls to a tool not offered (nothing sent)                 sum
-//	model_errors           model requests answered by the model's malformed output    sum
-//	bad_arguments          calls with arguments not a JSON object or too large        sum
-//	denied                 calls the person did not approve                           sum
-//	timeouts               calls with no answer within the tool timeout               sum
-//	protocol_errors        calls answered by a JSON-RPC error (with a code)           sum
-//	version_failures       servers with no common protocol revision                   sum
-//	asked_user             calls that put a question to the person                    sum
-//	clipped                results cut to the result budget                           sum
-//	result_bytes           bytes of results given to the model                        per case total, mean
-//	max_result_bytes       largest single result given to the model                   max
-//	tool_def_bytes         bytes of the tools array of one model request              max over requests
-//	tool_def_tokens        o200k tokens of the tools array of one model request       max over requests
-//	tool_def_tokens_total  tool-definition tokens summed over a case's requests       per case total, mean
-//	total_tokens           tokens the model endpoint reported (0 if unknown)          per case total, mean
-//	cost                   what the model's and judges' requests cost at their price  per case total, mean
-//	case_ms                wall time of a case                                        per case, mean
-//	mean_call_ms           call latency in the host, mean                             pooled calls
-//	p50_call_ms            call latency, median                                       pooled calls
-//	p90_call_ms            call latency, 90th percentile                              pooled calls
-//	p95_call_ms            call latency, 95th percentile                              pooled calls
-//	p99_call_ms            call latency, 99th percentile                              pooled calls
-//	max_call_ms            call latency, slowest call                                 pooled calls
 package report

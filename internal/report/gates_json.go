@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+
+	"github.com/hosteval/hosteval/internal/gate"
 )
 
 // GatesFile is where WriteReports keeps the gate results of a run, so
@@ -54,7 +56,7 @@ func ReadGatesJSON(r io.Reader) ([]GateResult, error) {
 	}
 	results := make([]GateResult, len(doc.Results))
 	for i, g := range doc.Results {
-		results[i] = GateResult{Gate: Gate{Text: g.Gate}, Group: g.Group, Value: g.Value, Limit: g.Limit, Passed: g.Passed, Detail: g.Detail}
+		results[i] = GateResult{Gate: gate.Gate{Text: g.Gate}, Group: g.Group, Value: g.Value, Limit: g.Limit, Passed: g.Passed, Detail: g.Detail}
 	}
 	return results, nil
 }

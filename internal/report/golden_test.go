@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/hosteval/hosteval/internal/gate"
 	"github.com/hosteval/hosteval/internal/goldenfile"
 	"github.com/hosteval/hosteval/internal/record"
 )
@@ -33,7 +34,7 @@ func fixtureVerdicts(t *testing.T) (base, next *Summary, opts Options) {
 	t.Helper()
 	base = fixture(t, "base")
 	next = fixture(t, "new")
-	gates, err := LoadGates(filepath.Join("testdata", "gates", "ci.yaml"))
+	gates, err := gate.Load(filepath.Join("testdata", "gates", "ci.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}

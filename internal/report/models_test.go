@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hosteval/hosteval/internal/gate"
 	"github.com/hosteval/hosteval/internal/record"
 )
 
@@ -45,7 +46,7 @@ func TestModelFigures(t *testing.T) {
 	if c := s.Cases()[1]; !near(c.Cost, 0.0002, 1e-12) || c.Cached != 1 {
 		t.Errorf("case a#1: %+v", c.ModelFigures)
 	}
-	results := EvaluateGates(s, []Gate{mustGate(t, "cost <= 0.0002"), mustGate(t, "model_errors == 0")}, nil)
+	results := EvaluateGates(s, []gate.Gate{mustGate(t, "cost <= 0.0002"), mustGate(t, "model_errors == 0")}, nil)
 	for i, want := range []string{"cost = 0.0003, want <= 0.0002", "model_errors = 1, want == 0"} {
 		if results[i].Passed || results[i].Detail != want {
 			t.Errorf("gate %s: passed %t, %q; want failed, %q", results[i].Gate.Text, results[i].Passed, results[i].Detail, want)

@@ -1,12 +1,14 @@
 package report
 
+import "github.com/hosteval/hosteval/internal/gate"
+
 // Judge returns opts with what a run is judged by besides its own cases:
 // gates evaluated on s (resolving "baseline" in them with base), and s
 // compared with base when there is one, with the default thresholds. It
 // is assembled here once for every command that judges a run (run,
 // report, gate); [Options.Verdict] merges the verdicts, and every layout
 // shows the same [Options.Checks].
-func Judge(s *Summary, gates []Gate, base *Summary, opts Options) Options {
+func Judge(s *Summary, gates []gate.Gate, base *Summary, opts Options) Options {
 	opts.Gates, opts.Comparison = nil, nil
 	if len(gates) > 0 {
 		opts.Gates = EvaluateGates(s, gates, base)

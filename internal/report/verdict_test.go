@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/hosteval/hosteval/internal/gate"
 	"github.com/hosteval/hosteval/internal/record"
 )
 
@@ -18,16 +19,12 @@ func TestJudge(t *testing.T) {
 		return Aggregate(&record.Run{Dir: dir, Records: recs})
 	}
 	pass, fail := run("pass", record.StatusPass), run("fail", record.StatusFail)
-	gate, err := ParseGate("pass_rate >= 1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	gates := []Gate{gate}
+	gates := []gate.Gate{mustGate(t, "pass_rate >= 1")}
 
 	tests := []struct {
 		name        string
 		run, base   *Summary
-		gates       []Gate
+		gates       []gate.Gate
 		wantGates   int
 		wantCompare bool
 		wantReasons int

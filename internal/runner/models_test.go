@@ -16,6 +16,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"gopkg.in/yaml.v3"
 
+	"github.com/hosteval/hosteval/internal/gate"
 	"github.com/hosteval/hosteval/internal/model"
 	"github.com/hosteval/hosteval/internal/model/fakeapi"
 	"github.com/hosteval/hosteval/internal/model/replay"
@@ -473,7 +474,7 @@ func TestSuiteReplaysItsCassettes(t *testing.T) {
 		t.Fatalf("%+v, want 4 cases passed", res)
 	}
 	sum := summarize(t, runDir)
-	var gates []report.Gate
+	var gates []gate.Gate
 	for _, sc := range s.Scenarios {
 		gates = append(gates, sc.Gates...)
 	}

@@ -13,8 +13,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"gopkg.in/yaml.v3"
 
+	"github.com/hosteval/hosteval/internal/gate"
 	"github.com/hosteval/hosteval/internal/host"
-	"github.com/hosteval/hosteval/internal/report"
 	"github.com/hosteval/hosteval/internal/scenario"
 )
 
@@ -151,7 +151,7 @@ func TestWriteLoads(t *testing.T) {
 	if _, err := scenario.LoadServers(filepath.Join(dir, ServersFile)); err != nil {
 		t.Error(err)
 	}
-	gates, err := report.LoadGates(filepath.Join(dir, GatesFile))
+	gates, err := gate.Load(filepath.Join(dir, GatesFile))
 	if err != nil || len(gates) != 1 || gates[0].Text != "pass_rate >= 1" {
 		t.Errorf("gates.yaml: %v, %v; want pass_rate >= 1", gates, err)
 	}

@@ -15,8 +15,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hosteval/hosteval/internal/gate"
 	"github.com/hosteval/hosteval/internal/host"
-	"github.com/hosteval/hosteval/internal/report"
 	"github.com/hosteval/hosteval/internal/yamlx"
 )
 
@@ -435,7 +435,7 @@ func (f *fileCtx) variants(root *yamlx.Node, docs []variantDoc, sc *Scenario) {
 func (f *fileCtx) gates(root *yamlx.Node, texts []string, sc *Scenario) {
 	for i, s := range texts {
 		p := yamlx.Index("gates", i)
-		g, err := report.ParseGate(s)
+		g, err := gate.Parse(s)
 		if err != nil {
 			errorAt(root, p, "%v", err)
 			continue

@@ -12,7 +12,7 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 
-	"github.com/hosteval/hosteval/internal/report"
+	"github.com/hosteval/hosteval/internal/gate"
 	"github.com/hosteval/hosteval/internal/yamlx"
 )
 
@@ -48,7 +48,7 @@ func schemaOf(kind string) (*jsonschema.Schema, error) {
 		return yamlx.Schema(reflect.TypeFor[serversFileDoc](), id, "hosteval servers file",
 			"The servers scenarios name, and how to start or reach each: a servers.yaml is found by walking up from a scenario file."), nil
 	case "gates":
-		return report.GatesSchema(id), nil
+		return gate.FileSchema(id), nil
 	}
 	return nil, fmt.Errorf("no schema for %q: want one of %s", kind, strings.Join(SchemaKinds, ", "))
 }
@@ -144,14 +144,14 @@ expansions" and the line of the alias.
 	}
 	b.WriteString("## Gate metrics\n\nWhat a gate (`<metric> <op> <number>`) checks, per scenario+variant+model group.\n\n")
 	b.WriteString("| metric | meaning | over a group's cases | example gate |\n|---|---|---|---|\n")
-	for _, m := range report.Metrics() {
+	for _, m := range gate.Metrics() {
 		fmt.Fprintf(&b, "| `%s` | %s | %s | `%s` |\n", m.Name, m.Meaning, m.Aggregation, metricExample(m))
 	}
 	return []byte(b.String()), nil
 }
 
 // metricExample is a gate a team might write on the metric.
-func metricExample(m report.Metric) string {
+func metricExample(m gate.Metric) string {
 	switch {
 	case m.Name == "pass_rate":
 		return "pass_rate >= 0.9"

@@ -8,8 +8,8 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 
+	"github.com/hosteval/hosteval/internal/gate"
 	"github.com/hosteval/hosteval/internal/goldenfile"
-	"github.com/hosteval/hosteval/internal/report"
 	"github.com/hosteval/hosteval/internal/yamlx"
 )
 
@@ -58,7 +58,7 @@ func TestSchemasAcceptTheSuite(t *testing.T) {
 	}
 	var files []string
 	for _, glob := range []string{"../../scenarios/*.yaml", "../../scenarios/*/*.yaml", "testdata/valid/*.yaml", "testdata/valid/scenarios/*.yaml",
-		"testdata/valid/scenarios/sub/*.yaml", "../report/testdata/gates/*.yaml"} {
+		"testdata/valid/scenarios/sub/*.yaml", "../gate/testdata/gates/*.yaml"} {
 		found, _ := filepath.Glob(glob)
 		files = append(files, found...)
 	}
@@ -82,7 +82,7 @@ func TestSchemasAcceptTheSuite(t *testing.T) {
 		case "servers":
 			_, err = LoadServers(path)
 		case "gates":
-			_, err = report.LoadGates(path)
+			_, err = gate.Load(path)
 		}
 		if err != nil {
 			t.Errorf("%s: %v", path, err)

@@ -53,10 +53,10 @@ import (
 	"slices"
 	"time"
 
+	"github.com/hosteval/hosteval/internal/gate"
 	"github.com/hosteval/hosteval/internal/host"
 	"github.com/hosteval/hosteval/internal/model"
 	"github.com/hosteval/hosteval/internal/oauth"
-	"github.com/hosteval/hosteval/internal/report"
 	"github.com/hosteval/hosteval/internal/yamlx"
 )
 
@@ -94,7 +94,7 @@ type Scenario struct {
 	Line int
 	// Gates are the scenario's own gates, restricted to its groups, with
 	// Pos set to where each was written.
-	Gates []report.Gate
+	Gates []gate.Gate
 
 	servers     []*serverDef
 	settings    hostSettings

@@ -1,7 +1,6 @@
-package report
+package gate
 
 import (
-	"bytes"
 	"errors"
 	"os"
 	"path/filepath"
@@ -12,7 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-func TestParseGate(t *testing.T) {
+func TestParse(t *testing.T) {
 	tests := []struct {
 		in      string
 		want    Gate
@@ -43,21 +42,21 @@ func TestParseGate(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
-			got, err := ParseGate(tt.in)
+			got, err := Parse(tt.in)
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-					t.Fatalf("ParseGate(%q) err = %v, want it to contain %q", tt.in, err, tt.wantErr)
+					t.Fatalf("Parse(%q) err = %v, want it to contain %q", tt.in, err, tt.wantErr)
 				}
-				if !errors.Is(err, ErrGate) {
-					t.Errorf("err = %v, want it to wrap ErrGate", err)
+				if !errors.Is(err, ErrInvalid) {
+					t.Errorf("err = %v, want it to wrap ErrInvalid", err)
 				}
 				return
 			}
 			if err != nil {
-				t.Fatalf("ParseGate(%q): %v", tt.in, err)
+				t.Fatalf("Parse(%q): %v", tt.in, err)
 			}
 			if diff := cmp.Diff(tt.want, got, cmp.Comparer(sameRegexp)); diff != "" {
-				t.Errorf("ParseGate(%q) (-want +got):\n%s", tt.in, diff)
+				t.Errorf("Parse(%q) (-want +got):\n%s", tt.in, diff)
 			}
 		})
 	}
@@ -70,8 +69,8 @@ func sameRegexp(a, b *regexp.Regexp) bool {
 	return a.String() == b.String()
 }
 
-func TestParseGateUnknownMetricListsAll(t *testing.T) {
-	_, err := ParseGate("nope < 1")
+func TestParseUnknownMetricListsAll(t *testing.T) {
+	_, err := Parse("nope < 1")
 	if err == nil {
 		t.Fatal("no error")
 	}
@@ -82,7 +81,7 @@ func TestParseGateUnknownMetricListsAll(t *testing.T) {
 	}
 }
 
-func TestLoadGatesErrors(t *testing.T) {
+func TestLoadErrors(t *testing.T) {
 	tests := []struct {
 		name    string
 		yaml    string
@@ -110,12 +109,12 @@ func TestLoadGatesErrors(t *testing.T) {
 			if err := os.WriteFile(path, []byte(tt.yaml), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			_, err := LoadGates(path)
+			_, err := Load(path)
 			if err == nil {
 				t.Fatal("no error")
 			}
-			if !errors.Is(err, ErrGate) {
-				t.Errorf("err = %v, want it to wrap ErrGate", err)
+			if !errors.Is(err, ErrInvalid) {
+				t.Errorf("err = %v, want it to wrap ErrInvalid", err)
 			}
 			got := strings.TrimPrefix(err.Error(), filepath.Dir(path)+string(filepath.Separator))
 			if !strings.HasPrefix(got, tt.wantErr) {
@@ -125,8 +124,8 @@ func TestLoadGatesErrors(t *testing.T) {
 	}
 }
 
-func TestLoadGatesFixture(t *testing.T) {
-	gates, err := LoadGates(filepath.Join("testdata", "gates", "ci.yaml"))
+func TestLoadFixture(t *testing.T) {
+	gates, err := Load(filepath.Join("testdata", "gates", "ci.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,135 +146,6 @@ func TestLoadGatesFixture(t *testing.T) {
 	}
 	if !gates[2].Scenario.MatchString("ticket-accepted") || gates[2].Scenario.MatchString("old-ticket-accepted") {
 		t.Error("scenario scope must match whole names only")
-	}
-}
-
-func mustGate(t *testing.T, s string) Gate {
-	t.Helper()
-	g, err := ParseGate(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return g
-}
-
-func TestEvaluateGates(t *testing.T) {
-	base := fixture(t, "base")
-	next := fixture(t, "new")
-	scoped := func(g Gate, scenario string) Gate {
-		re, err := anchor(scenario)
-		if err != nil {
-			t.Fatal(err)
-		}
-		g.Scenario = re
-		return g
-	}
-	tests := []struct {
-		name     string
-		gate     Gate
-		baseline *Summary
-		want     []string // group: passed detail
-	}{
-		{
-			name: "pass rate on a scope",
-			gate: scoped(mustGate(t, "pass_rate >= 1"), "ticket-.*"),
-			want: []string{
-				"ticket-accepted/scripted: false pass_rate = 66.7%, want >= 100%",
-				"ticket-declined/scripted: false pass_rate = 0%, want >= 100%",
-			},
-		},
-		{
-			name: "sum of protocol errors",
-			gate: scoped(mustGate(t, "protocol_errors <= 2"), "chaos-.*"),
-			want: []string{"chaos-failures/scripted: false protocol_errors = 3, want <= 2"},
-		},
-		{
-			name: "p95 latency holds",
-			gate: scoped(mustGate(t, "p95_call_ms < 1000"), "search-desc"),
-			// a-terse calls sorted: 598.7 612 633.3 640.2 655.3 688.1 701.8 720.4,
-			// p95 = 701.8 + 0.65*(720.4-701.8); b-verbose: 402.7 + 0.65*(411.9-402.7).
-			want: []string{
-				"search-desc/a-terse/openai:gpt-oss-120b: true p95_call_ms = 713.89, want < 1000",
-				"search-desc/b-verbose/openai:gpt-oss-120b: true p95_call_ms = 408.68, want < 1000",
-			},
-		},
-		{
-			name: "mean over cases",
-			gate: scoped(mustGate(t, "total_tokens == 6513"), "search-desc"),
-			want: []string{
-				"search-desc/a-terse/openai:gpt-oss-120b: true total_tokens = 6513, want == 6513",
-				"search-desc/b-verbose/openai:gpt-oss-120b: false total_tokens = 7617, want == 6513",
-			},
-		},
-		{
-			name:     "relative to a baseline",
-			gate:     scoped(mustGate(t, "tool_def_tokens <= baseline + 50"), "search-desc"),
-			baseline: base,
-			want: []string{
-				"search-desc/a-terse/openai:gpt-oss-120b: true tool_def_tokens = 210, want <= 260",
-				"search-desc/b-verbose/openai:gpt-oss-120b: false tool_def_tokens = 520, want <= 518",
-			},
-		},
-		{
-			name:     "new group passes a baseline gate",
-			gate:     scoped(mustGate(t, "pass_rate >= baseline"), "cmdb-.*"),
-			baseline: base,
-			want:     []string{"cmdb-find/scripted: true pass_rate = 100%; not in the baseline run, skipped"},
-		},
-		{
-			name: "baseline gate without a baseline",
-			gate: scoped(mustGate(t, "pass_rate >= baseline"), "cmdb-.*"),
-			want: []string{"cmdb-find/scripted: false needs a baseline run"},
-		},
-		{
-			name: "no match fails",
-			gate: scoped(mustGate(t, "cases >= 1"), "retired"),
-			want: []string{": false no scenario, variant and model match this gate"},
-		},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			var got []string
-			for _, r := range EvaluateGates(next, []Gate{tt.gate}, tt.baseline) {
-				got = append(got, r.Group.String()+": "+map[bool]string{true: "true", false: "false"}[r.Passed]+" "+r.Detail)
-			}
-			if diff := cmp.Diff(tt.want, got); diff != "" {
-				t.Errorf("results (-want +got):\n%s", diff)
-			}
-		})
-	}
-}
-
-func TestHolds(t *testing.T) {
-	tests := []struct {
-		v     float64
-		op    string
-		limit float64
-		want  bool
-	}{
-		{1, ">=", 1, true}, {0.999, ">=", 1, false}, {1, ">", 1, false}, {1.5, ">", 1, true},
-		{0, "==", 0, true}, {0.1 + 0.2, "==", 0.3, true}, {1, "!=", 1, false}, {2, "!=", 1, true},
-		{50, "<=", 50, true}, {50, "<", 50, false}, {49, "<", 50, true}, {51, "<=", 50, false},
-		{1, "~", 1, false},
-	}
-	for _, tt := range tests {
-		if got := holds(tt.v, tt.op, tt.limit); got != tt.want {
-			t.Errorf("holds(%v %s %v) = %v, want %v", tt.v, tt.op, tt.limit, got, tt.want)
-		}
-	}
-}
-
-func TestGateVerdict(t *testing.T) {
-	s := fixture(t, "new")
-	pass := EvaluateGates(s, []Gate{mustGate(t, "version_failures == 0"), mustGate(t, "cases >= 1")}, nil)
-	if v := GateVerdict(pass); v.Regressed || len(v.Reasons) != 0 {
-		t.Errorf("verdict = %+v, want no failure", v)
-	}
-	fail := EvaluateGates(s, []Gate{mustGate(t, "unknown_tools == 0")}, nil)
-	v := GateVerdict(fail)
-	want := []string{"unknown_tools == 0: unknown-tool/scripted: unknown_tools = 1, want == 0"}
-	if !v.Regressed || !cmp.Equal(want, v.Reasons) {
-		t.Errorf("verdict = %+v, want regressed with %q", v, want)
 	}
 }
 
@@ -310,34 +180,5 @@ func TestMetricsDocumented(t *testing.T) {
 	// The meanings too: docs/scenarios.md is generated from Metrics().
 	if diff := cmp.Diff(Metrics(), rows); diff != "" {
 		t.Errorf("doc.go metric table's meanings (-code +doc):\n%s", diff)
-	}
-}
-
-func TestGatesJSONRoundTrip(t *testing.T) {
-	_, _, opts := fixtureVerdicts(t)
-	var buf bytes.Buffer
-	if err := WriteGatesJSON(&buf, opts.Gates); err != nil {
-		t.Fatal(err)
-	}
-	got, err := ReadGatesJSON(&buf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(got) != len(opts.Gates) || len(got) == 0 {
-		t.Fatalf("read back %d results, want %d", len(got), len(opts.Gates))
-	}
-	// The table of what was read back is the table of what was written.
-	var want, back bytes.Buffer
-	if err := GateTable(opts.Gates).WriteText(&want); err != nil {
-		t.Fatal(err)
-	}
-	if err := GateTable(got).WriteText(&back); err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff(want.String(), back.String()); diff != "" {
-		t.Errorf("gate table after a round trip (-want +got):\n%s", diff)
-	}
-	if GateVerdict(got).Regressed != GateVerdict(opts.Gates).Regressed {
-		t.Errorf("verdict changed in the round trip")
 	}
 }

@@ -1,4 +1,4 @@
-package report
+package gate
 
 import (
 	"errors"
@@ -14,7 +14,7 @@ import (
 	"github.com/hosteval/hosteval/internal/yamlx"
 )
 
-// LoadGates reads a gates file:
+// Load reads a gates file:
 //
 //	gates:
 //	  - pass_rate >= 1
@@ -28,16 +28,16 @@ import (
 // "scenario", "variant" and "model" regular expressions, which must match
 // a name in full. Every problem of the file is reported at once, one per
 // line, each with the file and line ("gates.yaml:4: invalid gate ..."); the
-// error wraps ErrGate, and errors.As finds each [yamlx.Problem].
-func LoadGates(path string) ([]Gate, error) {
+// error wraps ErrInvalid, and errors.As finds each [yamlx.Problem].
+func Load(path string) ([]Gate, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("load gates: %w", err)
 	}
-	return parseGates(path, data)
+	return parse(path, data)
 }
 
-func parseGates(path string, data []byte) ([]Gate, error) {
+func parse(path string, data []byte) ([]Gate, error) {
 	var ps yamlx.Problems
 	docs, err := yamlx.Parse(path, data, &ps)
 	if err != nil {
@@ -62,8 +62,8 @@ func parseGates(path string, data []byte) ([]Gate, error) {
 	return gates, nil
 }
 
-// GatesSchema is the JSON Schema of a gates file.
-func GatesSchema(id string) *jsonschema.Schema {
+// FileSchema is the JSON Schema of a gates file.
+func FileSchema(id string) *jsonschema.Schema {
 	return yamlx.Schema(reflect.TypeFor[gatesFile](), id, "hosteval gates file",
 		"Thresholds a run must hold, checked by hosteval gate and hosteval run -gates.")
 }
@@ -144,7 +144,7 @@ func (it *gateItem) UnmarshalYAML(n *yamlx.Node) error {
 	default:
 		return fmt.Errorf(`want a gate's text or a mapping with "gate"`)
 	}
-	g, err := ParseGate(gateText.Text())
+	g, err := Parse(gateText.Text())
 	if err != nil {
 		gateText.Locate(err)
 		return nil
@@ -175,7 +175,7 @@ func (*gateItem) JSONSchema(r *yamlx.Reflector) *jsonschema.Schema {
 }
 
 // gatesError is every problem of a gates file, one per line in the words of
-// ParseGate's errors: "gates.yaml:4: invalid gate: ..." with the path
+// Parse's errors: "gates.yaml:4: invalid gate: ..." with the path
 // within the gate, or the gate's own error after "gates.yaml:4: ".
 type gatesError struct {
 	problems []yamlx.Problem
@@ -191,15 +191,15 @@ func (e *gatesError) Error() string {
 		var se *yamlx.SyntaxError
 		switch {
 		case errors.As(p.Err, &se):
-			lines[i] = fmt.Sprintf("%s: %v: %v", p.File, ErrGate, se.Err)
-		case errors.Is(p.Err, ErrGate):
+			lines[i] = fmt.Sprintf("%s: %v: %v", p.File, ErrInvalid, se.Err)
+		case errors.Is(p.Err, ErrInvalid):
 			lines[i] = at + ": " + p.Msg
 		default:
 			path := gateItemPathRE.ReplaceAllString(p.Path, "")
 			if path != "" {
 				path += ": "
 			}
-			lines[i] = fmt.Sprintf("%s: %v: %s%s", at, ErrGate, path, p.Msg)
+			lines[i] = fmt.Sprintf("%s: %v: %s%s", at, ErrInvalid, path, p.Msg)
 		}
 	}
 	return strings.Join(lines, "\n")
@@ -209,9 +209,9 @@ func (e *gatesError) Error() string {
 // "gates[3].scenario" reads "scenario".
 var gateItemPathRE = regexp.MustCompile(`^gates\[\d+\]\.?`)
 
-// Unwrap is ErrGate and every problem.
+// Unwrap is ErrInvalid and every problem.
 func (e *gatesError) Unwrap() []error {
-	errs := []error{ErrGate}
+	errs := []error{ErrInvalid}
 	for _, p := range e.problems {
 		errs = append(errs, p)
 	}
