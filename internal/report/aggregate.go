@@ -34,6 +34,9 @@ const SummarySchema = 2
 //	                      and tool_def_tokens_per_request over the whole run
 //	groups      []object  one per scenario+variant+model, sorted by those names: see GroupStats
 //	tools       []object  one per server and tool called, sorted by those names: see ToolStats
+//	routing     object    only when cases came from dataset rows: groups (one per scenario+variant+
+//	                      model+catalog size: see RoutingStats), paired (see PairedRouting) and
+//	                      targets (see TargetResult)
 //	failures    []object  one per case that did not pass, in case order (scenario, variant, model,
 //	                      repeat): status, case, case_id, where, error, expectations (those that failed)
 //	warnings    []string  lines skipped while reading the run
@@ -49,6 +52,7 @@ type Summary struct {
 	Totals   Totals          `json:"totals"`
 	Groups   []GroupStats    `json:"groups"`
 	Tools    []ToolStats     `json:"tools"`
+	Routing  *Routing        `json:"routing,omitempty"`
 	Failures []Failure       `json:"failures"`
 	Warnings []string        `json:"warnings"`
 
@@ -130,7 +134,8 @@ type TurnStats struct {
 // CaseStats is the figures of one case (one Record).
 type CaseStats struct {
 	GroupKey
-	// Name is scenario[/variant][/model]#repeat, the name JUnit shows.
+	// Name is scenario[/variant][/model]#repeat, the name JUnit shows;
+	// for a case made from a dataset row, its case ID, which names the row.
 	Name   string `json:"name"`
 	CaseID string `json:"case_id"`
 	Repeat int    `json:"repeat"`
@@ -187,6 +192,9 @@ type CaseStats struct {
 	Servers []ServerInfo `json:"servers"`
 	// Settings are the host settings the case ran under, when recorded.
 	Settings *record.Settings `json:"settings,omitempty"`
+	// Route is the routing verdict of a case made from a dataset row
+	// (without its proposals, tags and ranks once aggregated).
+	Route *record.Route `json:"route,omitempty"`
 
 	callMS []float64
 }
@@ -269,8 +277,13 @@ func CaseOf(rec *record.Record) CaseStats {
 		ModelRequests: len(rec.ModelRequests),
 		Turns:         len(rec.Turns),
 		Settings:      rec.Settings,
+		Route:         rec.Route,
 		Servers:       []ServerInfo{},
 		PerTurn:       []TurnStats{},
+	}
+	if rec.Route != nil && rec.CaseID != "" {
+		// Every row of a group is its repeat 0: the case ID names the row.
+		c.Name = rec.CaseID
 	}
 	for _, e := range rec.Expectations {
 		if !e.Passed {

@@ -91,6 +91,9 @@ type aggregator struct {
 	// firstRunID is the first record's run_id: the run's ID when it has
 	// no run.json (a scan keeps no record to find it in later).
 	firstRunID string
+	// routes gathers the routing figures of the cases made from dataset
+	// rows.
+	routes routeAggregator
 }
 
 // caseTables are what caseRows point to, by index.
@@ -100,6 +103,17 @@ type caseTables struct {
 	servers  [][]ServerInfo
 	codes    [][]CodeCount
 	failures []Failure
+	routes   []routeRow
+}
+
+// routeRow is what the cases table and JUnit show of a case's
+// record.Route: strings are indexes into caseTables.strs.
+type routeRow struct {
+	row, expected, chosen, detail int32
+	distractors                   int32
+	correct, lexical              bool
+	// args is 0 when not checked, 1 when they held, 2 when not.
+	args int8
 }
 
 // groupCalls holds the latencies of a group's calls, in the order added.
@@ -121,8 +135,9 @@ type caseRow struct {
 	// seq is the record's place among those given.
 	seq int32
 	// failure indexes the failures (-1: the case passed); servers the
-	// server lists, codes the error-code lists (-1: none).
-	failure, servers, codes int32
+	// server lists, codes the error-code lists, route the routeRows (-1:
+	// none).
+	failure, servers, codes, route int32
 	// latN is how many calls its latency figures stand on.
 	latN            int32
 	started         int64 // Unix ns; 0 for none
@@ -168,6 +183,7 @@ func (a *aggregator) add(rec *record.Record, line int) {
 	}
 	a.addCase(&c, line)
 	a.addTools(rec)
+	a.routes.add(rec)
 }
 
 // addTools adds a record's calls to their tools' figures. Calls to a name
@@ -216,7 +232,7 @@ func (a *aggregator) addCase(c *CaseStats, line int) {
 	}
 	row := caseRow{
 		caseID: c.CaseID, group: gi, file: a.str(c.File), status: a.str(c.Status),
-		repeat: int32(c.Repeat), line: int32(c.Line), seq: seq, failure: -1, codes: -1,
+		repeat: int32(c.Repeat), line: int32(c.Line), seq: seq, failure: -1, codes: -1, route: -1,
 		servers: a.serverList(c.Servers), latN: int32(c.Latency.N),
 		ms: c.MS, p50: c.Latency.P50, p95: c.Latency.P95, maxMS: c.Latency.Max,
 		expectations: int32(c.Expectations), steps: int32(c.Steps), toolCalls: int32(c.ToolCalls),
@@ -229,6 +245,20 @@ func (a *aggregator) addCase(c *CaseStats, line int) {
 		defBytes: int32(c.ToolDefBytes), defTokens: int32(c.ToolDefTokens),
 		defBytesTotal: int32(c.ToolDefBytesTotal), defTokensTotal: int32(c.ToolDefTokensTotal),
 		usage: c.Usage, models: c.ModelFigures,
+	}
+	if r := c.Route; r != nil {
+		rr := routeRow{
+			row: a.str(r.Row), expected: a.str(strings.Join(r.Expected, ",")), chosen: a.str(r.Chosen),
+			detail: a.str(r.ArgsDetail), distractors: int32(r.Distractors), correct: r.Correct, lexical: r.Lexical,
+		}
+		if r.ArgsOK != nil {
+			rr.args = 2
+			if *r.ArgsOK {
+				rr.args = 1
+			}
+		}
+		row.route = int32(len(a.tables.routes))
+		a.tables.routes = append(a.tables.routes, rr)
 	}
 	if len(c.ErrorCodes) > 0 {
 		row.codes = int32(len(a.tables.codes))
@@ -314,6 +344,7 @@ func (a *aggregator) summary(run *record.Run) *Summary {
 	if a.modelRequests > 0 {
 		s.Totals.ToolDefTokens = float64(a.defTotal) / float64(a.modelRequests)
 	}
+	s.Routing = a.routes.routing()
 	s.Tools = a.tools
 	if s.Tools == nil {
 		s.Tools = []ToolStats{}
@@ -339,7 +370,7 @@ func (a *aggregator) sorted() (*caseRows, []Failure) {
 	}
 	a.tables.keys = keys
 	slices.SortFunc(a.rows, func(x, y caseRow) int {
-		return cmp.Or(keys[x.group].compare(keys[y.group]), cmp.Compare(x.repeat, y.repeat), cmp.Compare(x.caseID, y.caseID), cmp.Compare(x.seq, y.seq))
+		return cmp.Or(keys[x.group].compare(keys[y.group]), cmp.Compare(x.repeat, y.repeat), a.routeOrder(&x, &y), cmp.Compare(x.caseID, y.caseID), cmp.Compare(x.seq, y.seq))
 	})
 	failures := []Failure{}
 	for i := range a.rows {
@@ -352,6 +383,16 @@ func (a *aggregator) sorted() (*caseRows, []Failure) {
 		}
 	}
 	return &caseRows{rows: a.rows, caseTables: a.tables}, failures
+}
+
+// routeOrder puts the cases of dataset rows by catalog size, then by row
+// (numbers as numbers: a row's default id is its line).
+func (a *aggregator) routeOrder(x, y *caseRow) int {
+	if x.route < 0 || y.route < 0 {
+		return 0
+	}
+	rx, ry := &a.tables.routes[x.route], &a.tables.routes[y.route]
+	return cmp.Or(cmp.Compare(rx.distractors, ry.distractors), rowOrder(a.tables.strs[rx.row], a.tables.strs[ry.row]))
 }
 
 // sameCase reports whether two rows are records of one case.
@@ -389,6 +430,18 @@ func (cs *caseRows) stats(r *caseRow) CaseStats {
 	}
 	if r.codes >= 0 {
 		c.ErrorCodes = cs.codes[r.codes]
+	}
+	if r.route >= 0 {
+		rr := &cs.routes[r.route]
+		c.Route = &record.Route{
+			Row: cs.strs[rr.row], Expected: splitTools(cs.strs[rr.expected]), Chosen: cs.strs[rr.chosen],
+			Correct: rr.correct, ArgsDetail: cs.strs[rr.detail], Distractors: int(rr.distractors), Lexical: rr.lexical,
+		}
+		if rr.args != 0 {
+			ok := rr.args == 1
+			c.Route.ArgsOK = &ok
+		}
+		c.Name = r.caseID
 	}
 	if r.started != 0 {
 		c.Started = time.Unix(0, r.started).UTC()

@@ -167,7 +167,10 @@ type Comparison struct {
 	NewID      string        `json:"new_run"`
 	Thresholds Thresholds    `json:"thresholds"`
 	Groups     []GroupChange `json:"groups"`
-	Verdict    Verdict       `json:"verdict"`
+	// Routing pairs the routing groups of the two runs by row id: the
+	// same rows answered in each (see PairRuns).
+	Routing []PairedRouting `json:"routing,omitempty"`
+	Verdict Verdict         `json:"verdict"`
 }
 
 // Compare compares every scenario+variant+model present in either run and
@@ -211,7 +214,35 @@ func Compare(old, new *Summary, th Thresholds) *Comparison {
 	for i := range c.Groups {
 		judge(&c.Verdict, &c.Groups[i], th)
 	}
+	c.Routing = PairRuns(old.Routing, new.Routing, th.alpha())
+	for i := range c.Routing {
+		judgeRouting(&c.Verdict, &c.Routing[i], th)
+	}
 	return c
+}
+
+// judgeRouting adds a routing group's regression to v: its accuracy on
+// the same rows fell, significantly by the paired test. Rows that
+// flipped without a significant change are a note.
+func judgeRouting(v *Verdict, p *PairedRouting, th Thresholds) {
+	// The reason starts with the group's name, as Regressions reads it.
+	name := p.Base.GroupKey.String() + ": routing"
+	if p.Base.Distractors > 0 {
+		name += " with " + strconv.Itoa(p.Base.Distractors) + " distractors"
+	}
+	if p.BaseLexical || p.OtherLexical {
+		name += " (lexical proxy)"
+	}
+	what := fmt.Sprintf("accuracy %s -> %s on %d rows (difference %s to %s), %d worse, %d better (%s, %s)",
+		fmtPct(p.BaseAccuracy), fmtPct(p.OtherAccuracy), p.Rows, fmtPP(p.Diff.Lo), fmtPP(p.Diff.Hi), p.Worse, p.Better, p.Test, FormatP(p.P))
+	switch {
+	case th.PassRateDrop < 0 || p.Worse == 0:
+	case p.Significant && p.Diff.Est < 0 && -p.Diff.Est > th.PassRateDrop:
+		v.Regressed = true
+		v.Reasons = append(v.Reasons, name+": "+what)
+	default:
+		v.Notes = append(v.Notes, name+": "+what+": within noise")
+	}
 }
 
 // presence orders groups for reading: vanished, appeared, in both runs.
@@ -460,7 +491,7 @@ func (c *Comparison) Tables() []*Table {
 		}
 		tables = append(tables, t)
 	}
-	return tables
+	return append(tables, pairedTables(c.Routing, "Routing, old -> new", textLimits)...)
 }
 
 // changeNote says what stands behind a change: the test and the samples.

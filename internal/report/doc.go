@@ -42,4 +42,25 @@
 // on its value. A slowdown is a regression only when its whole interval
 // lies beyond Thresholds.MinEffectPct (compare -min-effect); a significant
 // change inside it prints "~" and a note.
+//
+// # Routing
+//
+// Cases made from dataset rows carry a record.Route, and Read gathers
+// their figures per routing group (scenario, variant, model and catalog
+// size) into Summary.Routing as it reads: per class (an expected tool, or
+// no tool) precision, recall, F1 and support, macro and micro F1, the
+// confusion matrix (its columns the choices, an unknown tool among them),
+// accuracy with Wilson's 95% interval, no-tool and argument accuracy, the
+// same per tag, and accuracy against tool-definition tokens with the
+// configuration that reaches the scenario's target. routing.go states the
+// conventions (a row of several expected tools, undefined precision and
+// recall, what macro F1 averages). Groups that answered the same rows
+// (the variants of a model, the models of a variant, and, in Compare, one
+// group in two runs) are paired row by row: McNemar's exact test on rows
+// answered once, with Tango's score interval of the difference, and the
+// exact sign test on the pass rates of repeated rows, with the paired
+// Wald interval; the rows that flipped are listed with what each side
+// chose. What the pairing keeps is per row id, not per case (rowTable).
+// The lexical router's groups are marked as a lexical proxy, never as a
+// model.
 package report

@@ -11,7 +11,9 @@ import (
 // WriteHTML writes a self-contained HTML report of a run: one file with
 // inline CSS and inline SVG charts (pass rate, p50/p95 call latency and
 // tool-definition tokens per group), the tables of the text report, the
-// failures, and gates and a comparison when opts has them, with their
+// routing section (RoutingHTML: heat maps whose off-diagonal cells lead
+// to their first cases and those to their transcripts, the curve of
+// accuracy against tokens), the failures, and gates and a comparison when opts has them, with their
 // verdict lines. It loads nothing from anywhere; every name and message is
 // escaped by html/template.
 func WriteHTML(w io.Writer, s *Summary, opts Options) error {
@@ -37,6 +39,15 @@ func WriteHTML(w io.Writer, s *Summary, opts Options) error {
 		return fmt.Errorf("write html: %w", err)
 	}
 	page.Charts = charts
+	page.Routing, err = RoutingHTML(s.Routing, RoutingLinks{Transcript: func(caseID string) string {
+		if stem := opts.Transcripts[caseID]; stem != "" {
+			return stem + ".html"
+		}
+		return ""
+	}})
+	if err != nil {
+		return fmt.Errorf("write html: %w", err)
+	}
 	add := func(dst *[]template.HTML, t *Table) {
 		if err == nil {
 			var h template.HTML
@@ -91,6 +102,7 @@ type htmlPage struct {
 	Warnings                                []string
 	Charts                                  template.HTML
 	Tables                                  []template.HTML
+	Routing                                 template.HTML
 	Failures                                []Failure
 	CasesTitle                              string
 	Cases                                   []template.HTML
@@ -102,7 +114,7 @@ type htmlPage struct {
 
 // ChartCSS is the stylesheet of the charts, for the page that templates
 // it (with html/template's CSS escaping nothing: it is a constant).
-func (htmlPage) ChartCSS() template.CSS { return template.CSS(ChartCSS) }
+func (htmlPage) ChartCSS() template.CSS { return template.CSS(ChartCSS + RoutingCSS) }
 
 // A chart is a horizontal bar chart with one row per group, laid out here
 // so that the template only places what it is given.
@@ -311,6 +323,8 @@ details summary { cursor: pointer; }
 <h2>Charts</h2>
 {{.Charts}}
 {{range .Tables}}{{.}}{{end}}
+{{with .Routing}}<h2>Routing</h2>
+{{.}}{{end}}
 {{if .Failures}}<h2>Failures</h2>
 {{template "failures" .Failures}}
 {{end}}

@@ -32,7 +32,10 @@ type junitProblem struct {
 // WriteJUnit writes s as JUnit XML: one testsuite per scenario, one
 // testcase per case named scenario[/variant][/model]#repeat, one <failure>
 // per failed expectation (message: the expectation; text: what was found),
-// and an <error> for a case that could not run. Times are seconds. Cases
+// and an <error> for a case that could not run. A case made from a dataset
+// row is a testcase of that row: named by its case ID, of the class of its
+// routing group, with what the row expected and what was chosen in its
+// system-out (and as its failure when no expectation says why). Times are seconds. Cases
 // are written as they are read from s, one at a time: a run of 100,000
 // cases is never a document in memory.
 func WriteJUnit(w io.Writer, s *Summary) error {
@@ -136,6 +139,13 @@ func junitCaseOf(c *CaseStats) junitCase {
 		Name: c.Name, Classname: c.Scenario, Time: seconds(c.MS),
 		File: c.File, Line: c.Line,
 	}
+	if c.Route != nil {
+		// A case made from a dataset row is a test of that row: its
+		// class is its routing group, so that a CI page lists a group's
+		// rows together.
+		g := RoutingStats{RouteKey: RouteKey{GroupKey: c.GroupKey, Distractors: c.Route.Distractors}, Lexical: c.Route.Lexical}
+		jc.Classname = g.Label()
+	}
 	switch f := failureOf(c); c.Status {
 	case record.StatusPass:
 	case record.StatusError:
@@ -150,6 +160,10 @@ func junitCaseOf(c *CaseStats) junitCase {
 			jc.Failures = append(jc.Failures, junitProblem{
 				Message: e.Name, Type: "expectation", Text: expectationText(e),
 			})
+		}
+		if len(jc.Failures) == 0 && c.Route != nil && !c.Route.Correct {
+			// The row's verdict says why when no expectation does.
+			jc.Failures = append(jc.Failures, junitProblem{Message: routeLine(c.Route), Type: "routing", Text: routeLine(c.Route)})
 		}
 		if len(jc.Failures) == 0 {
 			// A failed case must show as failed even if no expectation
@@ -178,6 +192,19 @@ func caseOut(c *CaseStats) string {
 	if c.ModelFigures != (ModelFigures{}) {
 		fmt.Fprintf(&b, " model_errors=%d replayed_requests=%d cached_requests=%d cost=%s", c.ModelErrors, c.Replayed, c.Cached, fmtCost(c.Cost))
 	}
+	if r := c.Route; r != nil {
+		expected := strings.Join(r.Expected, ",")
+		if expected == "" {
+			expected = record.NoTool
+		}
+		fmt.Fprintf(&b, "\nrow=%s expected=%s chosen=%s correct=%t", r.Row, expected, orDash(r.Chosen), r.Correct)
+		if r.ArgsOK != nil {
+			fmt.Fprintf(&b, " args_ok=%t", *r.ArgsOK)
+		}
+		if r.ArgsDetail != "" {
+			fmt.Fprintf(&b, " args_detail=%q", r.ArgsDetail)
+		}
+	}
 	for _, sv := range c.Servers {
 		fmt.Fprintf(&b, "\nserver %s protocol=%s", sv.Name, orDash(sv.Protocol))
 		if sv.VersionFailure {
@@ -188,6 +215,19 @@ func caseOut(c *CaseStats) string {
 		}
 	}
 	return b.String()
+}
+
+// routeLine says what a row expected and what was chosen.
+func routeLine(r *record.Route) string {
+	expected := strings.Join(r.Expected, " or ")
+	if expected == "" {
+		expected = record.NoTool
+	}
+	s := "routing: expected " + expected + ", chose " + orDash(r.Chosen)
+	if r.ArgsDetail != "" {
+		s += "; arguments: " + r.ArgsDetail
+	}
+	return s
 }
 
 func orDash(s string) string {

@@ -9,7 +9,9 @@ import (
 
 // WriteMarkdown writes a Markdown summary of a run, for a CI step summary
 // ($GITHUB_STEP_SUMMARY): totals, the summary and latency tables, A/B
-// tables, the failures, the per-case table folded in a <details> element
+// tables, the routing figures (the summary, the paired A/B with the rows
+// that flipped and accuracy against tokens; per group its tools,
+// confusions, matrix and tags folded in a <details> element), the failures, the per-case table folded in a <details> element
 // (in a run of more than ListedCases cases, those that did not pass),
 // then gates and a comparison when opts has them, and their verdict lines.
 func WriteMarkdown(w io.Writer, s *Summary, opts Options) error {
@@ -46,6 +48,9 @@ func WriteMarkdown(w io.Writer, s *Summary, opts Options) error {
 		if err := t.WriteMarkdown(ew); err != nil {
 			return err
 		}
+	}
+	if err := writeRoutingMarkdown(ew, s.Routing); err != nil {
+		return err
 	}
 	failuresMarkdown.write(ew, opts.failures(s), "")
 	cases, title := filesCaseTable(s)
@@ -97,3 +102,48 @@ func WriteCompareMarkdown(w io.Writer, c *Comparison) error {
 	fmt.Fprint(ew, "</details>\n")
 	return ew.err
 }
+
+// writeRoutingMarkdown writes the routing section: the summary, the paired
+// comparisons and accuracy against tokens in the open, and each group's
+// tables folded, so that a pull-request comment stays short.
+func writeRoutingMarkdown(w io.Writer, r *Routing) error {
+	if r == nil {
+		return nil
+	}
+	top := []*Table{RoutingTable(r)}
+	top = append(top, pairedTables(r.Paired, "Paired A/B", markdownLimits)...)
+	if r.hasAxis() {
+		top = append(top, TokensTable(r))
+	}
+	for _, t := range top {
+		if err := t.WriteMarkdown(w); err != nil {
+			return err
+		}
+	}
+	for i := range r.Groups {
+		g := &r.Groups[i]
+		if _, err := fmt.Fprintf(w, "<details><summary>Per tool and confusions: %s</summary>\n\n", table.EscapeMarkdown(g.Label())); err != nil {
+			return err
+		}
+		ts := []*Table{ClassTable(g), ConfusionTable(g, markdownLimits.confusions)}
+		if len(g.Classes) <= maxMarkdownMatrix {
+			ts = append(ts, MatrixTable(g))
+		}
+		if t := TagTable(g); t != nil {
+			ts = append(ts, t)
+		}
+		for _, t := range ts {
+			if err := t.WriteMarkdown(w); err != nil {
+				return err
+			}
+		}
+		if _, err := fmt.Fprint(w, "</details>\n\n"); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// maxMarkdownMatrix is the most classes whose whole matrix a Markdown
+// report shows; a larger one is its top confusions only.
+const maxMarkdownMatrix = 16

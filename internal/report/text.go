@@ -206,8 +206,11 @@ func LatencyTable(s *Summary) *Table {
 // of them in a run of at most SmallRun cases or with opts.AllCases, else
 // those that did not pass), the failures with their expectations, the
 // summary per group, call latency, the A/B tables of scenarios with
-// variants, then the gates and the comparison of opts with one block of
-// verdict lines. Tables are fitted to opts.Width.
+// variants, the routing figures of cases made from dataset rows (per
+// group, per tool, the largest confusions, per tag, the paired A/B with
+// the first flipped rows, accuracy against tokens), then the gates and
+// the comparison of opts with one block of verdict lines. Tables are
+// fitted to opts.Width.
 func WriteText(w io.Writer, s *Summary, opts Options) error {
 	ew := &errWriter{w: w}
 	fmt.Fprintf(ew, "run %s", text.OneLine(s.RunID))
@@ -233,7 +236,7 @@ func WriteText(w io.Writer, s *Summary, opts Options) error {
 		return err
 	}
 	failuresText.write(ew, opts.failures(s), opts.Dir)
-	for _, t := range runTables(s) {
+	for _, t := range append(runTables(s), routingTables(s.Routing, textLimits, false)...) {
 		fmt.Fprint(ew, "\n")
 		if err := opts.fit(t).WriteText(ew); err != nil {
 			return err
