@@ -90,7 +90,7 @@ examples:
 func runRun(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "run", runUsage)
 	concurrency := fs.Int("concurrency", runtime.NumCPU(), "cases running at once")
-	runFilter := fs.String("run", "", "run only scenarios whose name (or name/variant) matches this regexp")
+	runFilter := fs.String("run", "", "run only scenarios whose name (or name/variant, or a dataset row's name/row or name/variant/row) matches this regexp")
 	repeat := fs.Int("repeat", 0, "run each case this many times (overrides the files' repeat)")
 	modelFlag := fs.String("model", "", "run every scenario with this model instead of its own: openai:NAME")
 	out := fs.String("out", "results", "folder to write the run folder into")

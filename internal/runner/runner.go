@@ -400,6 +400,9 @@ func runCase(ctx context.Context, idx int, c *scenario.Case, opts Options, pool 
 			rec.Cassette = wire.rec
 		}
 		rec.Cost = caseCost(&rec)
+		// Every case of a dataset row has its route, also one that could
+		// not run (the reports leave those out of the figures).
+		rec.Route = c.Route(&rec, scenario.ProposalsOf(rec.Calls))
 		defer func() {
 			if logs == nil {
 				return

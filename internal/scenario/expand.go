@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"maps"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/hosteval/hosteval/internal/host"
 	"github.com/hosteval/hosteval/internal/model"
+	"github.com/hosteval/hosteval/internal/record"
 	"github.com/hosteval/hosteval/internal/yamlx"
 )
 
@@ -34,9 +36,10 @@ type CaseOptions struct {
 // Case is one run of a scenario: one variant, one model, one repeat. Its
 // exported fields are what the runner puts in the record.
 type Case struct {
-	// ID is unique within the suite: scenario[/variant][/model]#repeat. The
-	// variant is there when the scenario has variants, the model when the
-	// scenario runs more than one.
+	// ID is unique within the suite:
+	// scenario[/variant][/model][/row]#repeat. The variant is there when
+	// the scenario has variants, the model when the scenario runs more
+	// than one, the row's id for a case of a dataset row.
 	ID string
 	// Scenario is the scenario the case runs: its Name, File and Line go
 	// in the record.
@@ -47,7 +50,13 @@ type Case struct {
 	// Index is the case's 0-based position in the suite's expansion: its
 	// number in the run folder (cases/0001-...), the same in every shard.
 	Index int
+	// Row is the id of the dataset row the case asks, "" for a case of a
+	// scenario without a dataset; Distractors is how many other tools the
+	// scenario's distractors: add to its table.
+	Row         string
+	Distractors int
 
+	row      *row
 	variant  *variant
 	model    ModelSpec
 	settings hostSettings
@@ -96,7 +105,7 @@ func (s *Suite) Cases(opts CaseOptions) ([]*Case, error) {
 		if opts.Repeat > 0 {
 			repeat = opts.Repeat
 		}
-		total += n * repeat
+		total += n * repeat * max(len(sc.rows), 1)
 		if total > MaxCases {
 			return nil, fmt.Errorf("the suite expands into more than %d cases (scenario %s: variants x models x repeat)", MaxCases, sc.Name)
 		}
@@ -127,7 +136,19 @@ func (s *Suite) Cases(opts CaseOptions) ([]*Case, error) {
 			if v != nil {
 				settings, vname = sc.settings.over(v.settings), v.name
 			}
-			if opts.Run != nil && !opts.Run.MatchString(sc.Name) && (vname == "" || !opts.Run.MatchString(sc.Name+"/"+vname)) {
+			selected := opts.Run == nil || opts.Run.MatchString(sc.Name) || (vname != "" && opts.Run.MatchString(sc.Name+"/"+vname))
+			rows := sc.rows
+			if sc.rows == nil {
+				rows = []*row{nil}
+			} else if !selected {
+				// -run selects rows too: by scenario/row, or
+				// scenario/variant/row.
+				rows = slices.DeleteFunc(slices.Clone(rows), func(r *row) bool {
+					return !opts.Run.MatchString(sc.Name+"/"+r.id) && (vname == "" || !opts.Run.MatchString(sc.Name+"/"+vname+"/"+r.id))
+				})
+				selected = len(rows) > 0
+			}
+			if !selected {
 				continue
 			}
 			if auth == nil {
@@ -136,25 +157,33 @@ func (s *Suite) Cases(opts CaseOptions) ([]*Case, error) {
 					return nil, err
 				}
 			}
-			for _, m := range models {
-				for r := range repeat {
-					id := sc.Name
-					if vname != "" {
-						id += "/" + vname
+			for _, rw := range rows {
+				for _, m := range models {
+					for r := range repeat {
+						id := sc.Name
+						if vname != "" {
+							id += "/" + vname
+						}
+						if len(models) > 1 {
+							id += "/" + m.Name
+						}
+						c := &Case{
+							Scenario: sc, Variant: vname, ModelName: m.Name, Repeat: r, Index: len(cases),
+							variant: v, model: m, settings: settings, oauth: auth, row: rw,
+						}
+						if rw != nil {
+							c.Row = rw.id
+							id += "/" + rw.id
+						}
+						c.ID = id + "#" + strconv.Itoa(r)
+						cases = append(cases, c)
 					}
-					if len(models) > 1 {
-						id += "/" + m.Name
-					}
-					cases = append(cases, &Case{
-						ID: id + "#" + strconv.Itoa(r), Scenario: sc, Variant: vname, ModelName: m.Name, Repeat: r, Index: len(cases),
-						variant: v, model: m, settings: settings, oauth: auth,
-					})
 				}
 			}
 		}
 	}
 	if len(cases) == 0 && opts.Run != nil {
-		return nil, fmt.Errorf("no scenario or scenario/variant matches %q", opts.Run)
+		return nil, fmt.Errorf("no scenario, scenario/variant or scenario/row matches %q", opts.Run)
 	}
 	return cases, nil
 }
@@ -233,8 +262,26 @@ func (c *Case) System() string {
 	return c.Scenario.system
 }
 
-// Turns are the user's questions, one per turn.
-func (c *Case) Turns() []string { return slices.Clone(c.Scenario.turns) }
+// Turns are the user's questions, one per turn: the row's for a case of
+// a dataset row.
+func (c *Case) Turns() []string {
+	if c.row != nil {
+		return slices.Clone(c.row.turns)
+	}
+	return slices.Clone(c.Scenario.turns)
+}
+
+// Mode is record.RouteOnly for a case that ends at the model's first
+// answer and sends nothing to any server, record.RouteFull otherwise.
+func (c *Case) Mode() string {
+	if c.row == nil {
+		return record.RouteFull
+	}
+	return cmp.Or(c.row.mode, c.Scenario.mode, record.RouteFull)
+}
+
+// RouteOnly reports whether the case ends at the model's first answer.
+func (c *Case) RouteOnly() bool { return c.Mode() == record.RouteOnly }
 
 // Timeout is the case's deadline.
 func (c *Case) Timeout() time.Duration { return c.Scenario.timeout }
@@ -243,7 +290,12 @@ func (c *Case) Timeout() time.Duration { return c.Scenario.timeout }
 // last turn, in order; it appends one record.Call per check to
 // Record.Checks, which Evaluate reads by position. The runner fills TraceID
 // and Step.
-func (c *Case) StateChecks() []host.CallRequest { return slices.Clone(c.Scenario.states) }
+func (c *Case) StateChecks() []host.CallRequest {
+	if c.row != nil && len(c.row.states) > 0 {
+		return slices.Concat(c.Scenario.states, c.row.states)
+	}
+	return slices.Clone(c.Scenario.states)
+}
 
 // Shareable reports whether the server's definition marks it as safe to
 // keep running and reuse across cases (HostOptions carries the same flag in

@@ -149,7 +149,7 @@ func TestCasesErrors(t *testing.T) {
 		opts CaseOptions
 		want string
 	}{
-		{"nothing matches", CaseOptions{Run: mustRE(t, "^nope$")}, `no scenario or scenario/variant matches "^nope$"`},
+		{"nothing matches", CaseOptions{Run: mustRE(t, "^nope$")}, `no scenario, scenario/variant or scenario/row matches "^nope$"`},
 		{"empty models", CaseOptions{Models: []ModelSpec{}}, "no models given"},
 		{"bad model", CaseOptions{Models: []ModelSpec{{Name: "x", Config: model.Config{OpenAI: &model.OpenAIConfig{}}}}}, "model x: openai.model: required (or set HOSTEVAL_MODEL)"},
 		{"same model twice", CaseOptions{Models: []ModelSpec{{Config: model.Config{Scripted: []model.ScriptStep{}}}, {Config: model.Config{Scripted: []model.ScriptStep{}}}}}, "model scripted is given twice"},

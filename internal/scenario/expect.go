@@ -39,8 +39,12 @@ func Evaluate(c *Case, rec *record.Record) []record.Expectation {
 	if rec == nil {
 		rec = &record.Record{}
 	}
-	out := make([]record.Expectation, 0, len(c.Scenario.expects))
-	for _, e := range c.Scenario.expects {
+	expects := c.Scenario.expects
+	if c.row != nil && len(c.row.expects) > 0 {
+		expects = slices.Concat(expects, c.row.expects)
+	}
+	out := make([]record.Expectation, 0, len(expects))
+	for _, e := range expects {
 		ok, detail := e.check.eval(rec)
 		x := record.Expectation{Name: e.check.name(), Line: e.line, Passed: ok}
 		if !ok {

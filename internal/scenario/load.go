@@ -22,7 +22,8 @@ import (
 
 // Load reads scenario files and folders. A folder contributes every *.yaml
 // and *.yml file in it, recursively, except files named servers.yaml and
-// gates.yaml and anything under a testdata, cassettes or hidden folder (a
+// gates.yaml, files whose document is a list (a scenario's dataset of
+// rows), and anything under a testdata, cassettes or hidden folder (a
 // cassettes folder holds recorded model requests, which are YAML too). Every problem
 // in every file is reported at once, in a *LoadError, before anything runs.
 //
@@ -54,6 +55,7 @@ func newLoader() *loader {
 		serversFiles: map[string]*serversFile{},
 		nearest:      map[string]string{},
 		names:        map[string]*Scenario{},
+		walked:       map[string]bool{},
 		suite:        &Suite{},
 	}
 	l.cwd, _ = os.Getwd()
@@ -72,6 +74,9 @@ type loader struct {
 	nearest      map[string]string       // folder -> nearest servers.yaml ("" for none)
 	names        map[string]*Scenario
 	suite        *Suite
+	// walked are the files found in a folder, not named: a YAML list
+	// among them is a dataset, not a scenario file.
+	walked map[string]bool
 	// caseDir keeps ${CASE_DIR} for the runner to expand per case (Load)
 	// instead of reading it from the environment (LoadServers: the CLI's
 	// tools, chat and catalog have no case).
@@ -159,6 +164,7 @@ func (l *loader) collect(paths []string) []string {
 			}
 			found = true
 			add(p)
+			l.walked[p] = true
 			return nil
 		})
 		if err != nil {
@@ -232,8 +238,14 @@ func (l *loader) loadFile(name string) {
 		l.problems.Add(Problem{File: name, Msg: fileError(err)})
 		return
 	}
+	docs := f.parse(data)
+	if l.walked[name] && len(docs) > 0 && docs[0].Root() != nil && docs[0].Root().Kind() == yamlx.Sequence {
+		// A list, not a scenario: a scenario's dataset of rows, which the
+		// scenario that names it reads.
+		return
+	}
 	l.source(name, data)
-	for _, doc := range f.parse(data) {
+	for _, doc := range docs {
 		if l.ctx.Err() != nil {
 			return // load says so
 		}
@@ -306,6 +318,15 @@ func (l *loader) scenario(f *fileCtx, root *yamlx.Node) {
 		}
 		sc.expects = append(sc.expects, &expectation{line: e.line, check: e.check})
 	}
+	if d.Mode != nil {
+		sc.mode = string(*d.Mode)
+		if d.Dataset == nil {
+			errorAtKey(root, "mode", "mode goes with a dataset")
+		}
+	}
+	if d.Dataset != nil {
+		f.dataset(root, d.Dataset, sc)
+	}
 	f.gates(root, d.Gates, sc)
 	f.checkJudges(sc)
 	if d.Cassettes != nil {
@@ -373,8 +394,13 @@ func turns(root *yamlx.Node, d *scenarioDoc, sc *Scenario) {
 	switch {
 	case turns != nil && question != nil:
 		errorAtKey(root, "question", "want turns or question, not both")
+	case d.Dataset != nil && turns != nil:
+		errorAtKey(root, "turns", "the dataset's rows give the questions: remove turns, or the dataset")
+	case d.Dataset != nil && question != nil:
+		errorAtKey(root, "question", "the dataset's rows give the questions: remove question, or the dataset")
+	case d.Dataset != nil:
 	case turns == nil && question == nil:
-		root.Report(Problem{Line: root.Line(), Path: "turns", Msg: "required (or question)"})
+		root.Report(Problem{Line: root.Line(), Path: "turns", Msg: "required (or question, or dataset)"})
 	case question != nil && d.Question != nil:
 		if strings.TrimSpace(*d.Question) == "" {
 			errorAt(root, "question", "empty")

@@ -114,6 +114,10 @@ type Scenario struct {
 	judges        []*judgeSpec
 	cassettes     *cassettes
 	refs          []toolRef
+	// rows are the dataset's rows, nil without a dataset; mode is the
+	// scenario's mode for them ("" is full).
+	rows []*row
+	mode string
 	// added are the namespaced tools that tools_changed expectations say a
 	// server adds during the case: other expectations may name them.
 	added []string
