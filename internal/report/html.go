@@ -114,7 +114,13 @@ type htmlPage struct {
 
 // ChartCSS is the stylesheet of the charts, for the page that templates
 // it (with html/template's CSS escaping nothing: it is a constant).
-func (htmlPage) ChartCSS() template.CSS { return template.CSS(ChartCSS + RoutingCSS) }
+// With a routing section, the heat maps' and the curve's styles follow.
+func (p htmlPage) ChartCSS() template.CSS {
+	if p.Routing != "" {
+		return template.CSS(ChartCSS + RoutingCSS)
+	}
+	return template.CSS(ChartCSS)
+}
 
 // A chart is a horizontal bar chart with one row per group, laid out here
 // so that the template only places what it is given.
@@ -324,8 +330,8 @@ details summary { cursor: pointer; }
 {{.Charts}}
 {{range .Tables}}{{.}}{{end}}
 {{with .Routing}}<h2>Routing</h2>
-{{.}}{{end}}
-{{if .Failures}}<h2>Failures</h2>
+{{.}}
+{{end}}{{if .Failures}}<h2>Failures</h2>
 {{template "failures" .Failures}}
 {{end}}
 <h2>Cases</h2>
