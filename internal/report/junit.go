@@ -35,7 +35,8 @@ type junitProblem struct {
 // and an <error> for a case that could not run. A case made from a dataset
 // row is a testcase of that row: named by its case ID, of the class of its
 // routing group, with what the row expected and what was chosen in its
-// system-out (and as its failure when no expectation says why). Times are seconds. Cases
+// system-out, failed (type "routing") when the row's verdict did not hold
+// even if its case passed its expectations. Times are seconds. Cases
 // are written as they are read from s, one at a time: a run of 100,000
 // cases is never a document in memory.
 func WriteJUnit(w io.Writer, s *Summary) error {
@@ -117,7 +118,7 @@ func junitSuites(s *Summary) (suites []junitTally, root junitTally) {
 		if !c.Started.IsZero() && (t.first.IsZero() || c.Started.Before(t.first)) {
 			t.first = c.Started
 		}
-		switch c.Status {
+		switch junitStatus(c) {
 		case record.StatusPass:
 		case record.StatusError:
 			t.errors++
@@ -134,6 +135,16 @@ func junitSuites(s *Summary) (suites []junitTally, root junitTally) {
 	return suites, root
 }
 
+// junitStatus is a testcase's status: its case's, except that a dataset
+// row whose routing verdict did not hold fails, since the row is what the
+// testcase tests (a case passes on its expectations alone).
+func junitStatus(c *CaseStats) string {
+	if c.Status == record.StatusPass && c.Route != nil && !c.Route.Correct {
+		return record.StatusFail
+	}
+	return c.Status
+}
+
 func junitCaseOf(c *CaseStats) junitCase {
 	jc := junitCase{
 		Name: c.Name, Classname: c.Scenario, Time: seconds(c.MS),
@@ -146,7 +157,7 @@ func junitCaseOf(c *CaseStats) junitCase {
 		g := RoutingStats{RouteKey: RouteKey{GroupKey: c.GroupKey, Distractors: c.Route.Distractors}, Lexical: c.Route.Lexical}
 		jc.Classname = g.Label()
 	}
-	switch f := failureOf(c); c.Status {
+	switch f := failureOf(c); junitStatus(c) {
 	case record.StatusPass:
 	case record.StatusError:
 		jc.Error = &junitProblem{Message: firstLine(f.Error), Type: "error", Text: f.Error}
@@ -161,8 +172,7 @@ func junitCaseOf(c *CaseStats) junitCase {
 				Message: e.Name, Type: "expectation", Text: expectationText(e),
 			})
 		}
-		if len(jc.Failures) == 0 && c.Route != nil && !c.Route.Correct {
-			// The row's verdict says why when no expectation does.
+		if c.Route != nil && !c.Route.Correct {
 			jc.Failures = append(jc.Failures, junitProblem{Message: routeLine(c.Route), Type: "routing", Text: routeLine(c.Route)})
 		}
 		if len(jc.Failures) == 0 {

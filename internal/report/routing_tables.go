@@ -95,18 +95,34 @@ func RoutingTable(r *Routing) *Table {
 		},
 		Notes: routingNotes(r),
 	}
+	// With a catalog axis, its size is a column of its own: the labels
+	// stay short enough for a terminal.
+	axis := slices.ContainsFunc(r.Groups, func(g RoutingStats) bool { return g.Distractors > 0 })
+	if axis {
+		t.Columns = slices.Insert(t.Columns, 1, Column{Name: "+tools", Right: true, Priority: 1})
+	}
 	for i := range r.Groups {
 		g := &r.Groups[i]
-		t.Rows = append(t.Rows, []Cell{
-			textCell(g.Label()), intCell(g.Rows),
+		label := g.Label()
+		if axis {
+			short := *g
+			short.Distractors = 0
+			label = short.Label()
+		}
+		row := []Cell{
+			textCell(label), intCell(g.Rows),
 			accCell(g.Accuracy.Value, g.Target), ciCell(g.Accuracy),
 			optFixed(g.MacroF1), optFixed(g.MicroF1),
 			optRate(g.NoTool), optRate(g.Args),
 			intCell(g.Confusions),
 			intCell(g.Tools), floatCell(g.DefTokens),
-		})
+		}
+		if axis {
+			row = slices.Insert(row, 1, intCell(g.Distractors))
+		}
+		t.Rows = append(t.Rows, row)
 		if g.Errored > 0 {
-			t.Notes = append(t.Notes, fmt.Sprintf("%s: %d cases errored and are not scored", g.Label(), g.Errored))
+			t.Notes = append(t.Notes, fmt.Sprintf("%s: %s errored, not scored", g.Label(), plural(g.Errored, "case")))
 		}
 	}
 	return t

@@ -2,7 +2,9 @@ package report
 
 import (
 	"math"
+	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -329,5 +331,53 @@ func TestSignTestLarge(t *testing.T) {
 	}
 	if got := SignTest(1500, 1500); !near(got, 1, 1e-9) {
 		t.Errorf("SignTest(1500, 1500) = %g, want 1", got)
+	}
+}
+
+// routingRun is one scenario's run of the lexical router over rows
+// 1..len(pass): pass[i] is whether row i+1 was routed right.
+func routingRun(runID string, pass []bool) *Summary {
+	run := &record.Run{Dir: runID}
+	for i, ok := range pass {
+		row := strconv.Itoa(i + 1)
+		chosen := "cmdb__get_asset"
+		if !ok {
+			chosen = "cmdb__find_assets"
+		}
+		r := route(row, []string{"cmdb__get_asset"}, chosen, ok)
+		r.Lexical = true
+		run.Records = append(run.Records, record.Record{
+			RunID: runID, CaseID: "s/lexical/" + row + "#0", Scenario: "s", Model: "lexical", Status: record.StatusPass, Route: r,
+		})
+	}
+	return Aggregate(run)
+}
+
+func TestCompareRoutingRegression(t *testing.T) {
+	old := make([]bool, 20)
+	worse := make([]bool, 20)
+	for i := range old {
+		old[i], worse[i] = true, i >= 9
+	}
+	// Rows 1-9 flipped to wrong, none the other way: McNemar's exact p =
+	// 2/2^9 = 0.0039, a regression although every case passed. Tango's
+	// bounds: Z(-0.658) = 1.961 and Z(-0.216) = -1.962 (b = 9, c = 0, n = 20).
+	c := Compare(routingRun("old", old), routingRun("new", worse), DefaultThresholds())
+	if !c.Verdict.Regressed || len(c.Verdict.Reasons) != 1 {
+		t.Fatalf("verdict %+v, want one regression", c.Verdict)
+	}
+	want := "s/lexical: routing (lexical proxy): accuracy 100% -> 55% on 20 rows (difference -65.8pp to -21.6pp), 9 worse, 0 better (mcnemar-exact, p=0.004)"
+	if got := c.Verdict.Reasons[0]; got != want {
+		t.Errorf("reason\n got %s\nwant %s", got, want)
+	}
+	if got := c.Regressions(GroupKey{Scenario: "s", Model: "lexical"}); len(got) != 1 {
+		t.Errorf("Regressions of the group = %q, want the routing line", got)
+	}
+	// One row flipped: within noise, a note.
+	one := slices.Clone(old)
+	one[0] = false
+	c = Compare(routingRun("old", old), routingRun("new", one), DefaultThresholds())
+	if c.Verdict.Regressed || len(c.Verdict.Notes) != 1 || !strings.Contains(c.Verdict.Notes[0], "1 worse, 0 better (mcnemar-exact, p=1.000): within noise") {
+		t.Errorf("one flip: verdict %+v, want a note within noise", c.Verdict)
 	}
 }
