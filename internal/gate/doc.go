@@ -22,6 +22,15 @@
 // "sum" adds it over the cases; latency pools the calls of every case
 // that were sent to a server (calls the host rejected send nothing).
 //
+// The last six are the routing figures of the cases made from dataset
+// rows, checked on each routing group (scenario, variant, model and
+// catalog size) instead: the first choice is the first tool proposed, or
+// none; recall and precision take a tool ("recall:tickets__open_ticket")
+// or no_tool, the class of rows that expect none. A group where a
+// figure is undefined (no row expects the tool, the tool was never
+// chosen, no row expects no tool) is skipped; a gate that no group
+// defines fails.
+//
 //	metric                 meaning                                                    aggregation over cases
 //	cases                  cases run                                                  count
 //	passed                 cases whose every expectation held                         count
@@ -54,4 +63,10 @@
 //	p95_call_ms            call latency, 95th percentile                              pooled calls
 //	p99_call_ms            call latency, 99th percentile                              pooled calls
 //	max_call_ms            call latency, slowest call                                 pooled calls
+//	routing_accuracy       rows whose routing verdict held (match rule and forbid)    ratio 0..1
+//	macro_f1               F1 of the first choice, mean over the expected classes     0..1
+//	no_tool_accuracy       rows that expect no tool answered without one              ratio 0..1
+//	recall:<tool>          rows expecting the tool whose first choice it was          ratio 0..1
+//	precision:<tool>       first choices of the tool that rows expected               ratio 0..1
+//	confusions             rows whose first choice was not an expected tool           count
 package gate

@@ -15,42 +15,62 @@ import (
 // table and docs/scenarios.md (generated from [Metrics]) list them; tests
 // keep them in step, and internal/report has a value for each.
 type Metric struct {
+	// Name is the metric's name; one that takes an argument is written
+	// with it, "recall:<tool>".
 	Name, Meaning, Aggregation string
+	// Arg is what the metric takes after a colon ("tool"), "" for none.
+	Arg string
+	// Routing marks a metric of the routing figures: checked on each
+	// routing group (scenario, variant, model and catalog size) of the
+	// cases made from dataset rows, not on each scenario group.
+	Routing bool
+}
+
+// Base is the metric's name without its argument: "recall".
+func (m Metric) Base() string {
+	base, _, _ := strings.Cut(m.Name, ":")
+	return base
 }
 
 // metrics are the gate metrics, in the order of the documentation table.
 var metrics = [...]Metric{
-	{"cases", "cases run", "count"},
-	{"passed", "cases whose every expectation held", "count"},
-	{"failed", "cases with a failed expectation", "count"},
-	{"errored", "cases that could not run", "count"},
-	{"pass_rate", "passed / cases (an errored case did not pass)", "ratio 0..1"},
-	{"steps", "tool calls the model proposed (turns' steps)", "per case, mean"},
-	{"tool_calls", "tool calls recorded", "per case, mean"},
-	{"model_requests", "requests to the model", "per case, mean"},
-	{"unknown_tools", "calls to a tool not offered (nothing sent)", "sum"},
-	{"model_errors", "model requests answered by the model's malformed output", "sum"},
-	{"bad_arguments", "calls with arguments not a JSON object or too large", "sum"},
-	{"denied", "calls the person did not approve", "sum"},
-	{"timeouts", "calls with no answer within the tool timeout", "sum"},
-	{"protocol_errors", "calls answered by a JSON-RPC error (with a code)", "sum"},
-	{"version_failures", "servers with no common protocol revision", "sum"},
-	{"asked_user", "calls that put a question to the person", "sum"},
-	{"clipped", "results cut to the result budget", "sum"},
-	{"result_bytes", "bytes of results given to the model", "per case total, mean"},
-	{"max_result_bytes", "largest single result given to the model", "max"},
-	{"tool_def_bytes", "bytes of the tools array of one model request", "max over requests"},
-	{"tool_def_tokens", "o200k tokens of the tools array of one model request", "max over requests"},
-	{"tool_def_tokens_total", "tool-definition tokens summed over a case's requests", "per case total, mean"},
-	{"total_tokens", "tokens the model endpoint reported (0 if unknown)", "per case total, mean"},
-	{"cost", "what the model's and judges' requests cost at their price", "per case total, mean"},
-	{"case_ms", "wall time of a case", "per case, mean"},
-	{"mean_call_ms", "call latency in the host, mean", "pooled calls"},
-	{"p50_call_ms", "call latency, median", "pooled calls"},
-	{"p90_call_ms", "call latency, 90th percentile", "pooled calls"},
-	{"p95_call_ms", "call latency, 95th percentile", "pooled calls"},
-	{"p99_call_ms", "call latency, 99th percentile", "pooled calls"},
-	{"max_call_ms", "call latency, slowest call", "pooled calls"},
+	{Name: "cases", Meaning: "cases run", Aggregation: "count"},
+	{Name: "passed", Meaning: "cases whose every expectation held", Aggregation: "count"},
+	{Name: "failed", Meaning: "cases with a failed expectation", Aggregation: "count"},
+	{Name: "errored", Meaning: "cases that could not run", Aggregation: "count"},
+	{Name: "pass_rate", Meaning: "passed / cases (an errored case did not pass)", Aggregation: "ratio 0..1"},
+	{Name: "steps", Meaning: "tool calls the model proposed (turns' steps)", Aggregation: "per case, mean"},
+	{Name: "tool_calls", Meaning: "tool calls recorded", Aggregation: "per case, mean"},
+	{Name: "model_requests", Meaning: "requests to the model", Aggregation: "per case, mean"},
+	{Name: "unknown_tools", Meaning: "calls to a tool not offered (nothing sent)", Aggregation: "sum"},
+	{Name: "model_errors", Meaning: "model requests answered by the model's malformed output", Aggregation: "sum"},
+	{Name: "bad_arguments", Meaning: "calls with arguments not a JSON object or too large", Aggregation: "sum"},
+	{Name: "denied", Meaning: "calls the person did not approve", Aggregation: "sum"},
+	{Name: "timeouts", Meaning: "calls with no answer within the tool timeout", Aggregation: "sum"},
+	{Name: "protocol_errors", Meaning: "calls answered by a JSON-RPC error (with a code)", Aggregation: "sum"},
+	{Name: "version_failures", Meaning: "servers with no common protocol revision", Aggregation: "sum"},
+	{Name: "asked_user", Meaning: "calls that put a question to the person", Aggregation: "sum"},
+	{Name: "clipped", Meaning: "results cut to the result budget", Aggregation: "sum"},
+	{Name: "result_bytes", Meaning: "bytes of results given to the model", Aggregation: "per case total, mean"},
+	{Name: "max_result_bytes", Meaning: "largest single result given to the model", Aggregation: "max"},
+	{Name: "tool_def_bytes", Meaning: "bytes of the tools array of one model request", Aggregation: "max over requests"},
+	{Name: "tool_def_tokens", Meaning: "o200k tokens of the tools array of one model request", Aggregation: "max over requests"},
+	{Name: "tool_def_tokens_total", Meaning: "tool-definition tokens summed over a case's requests", Aggregation: "per case total, mean"},
+	{Name: "total_tokens", Meaning: "tokens the model endpoint reported (0 if unknown)", Aggregation: "per case total, mean"},
+	{Name: "cost", Meaning: "what the model's and judges' requests cost at their price", Aggregation: "per case total, mean"},
+	{Name: "case_ms", Meaning: "wall time of a case", Aggregation: "per case, mean"},
+	{Name: "mean_call_ms", Meaning: "call latency in the host, mean", Aggregation: "pooled calls"},
+	{Name: "p50_call_ms", Meaning: "call latency, median", Aggregation: "pooled calls"},
+	{Name: "p90_call_ms", Meaning: "call latency, 90th percentile", Aggregation: "pooled calls"},
+	{Name: "p95_call_ms", Meaning: "call latency, 95th percentile", Aggregation: "pooled calls"},
+	{Name: "p99_call_ms", Meaning: "call latency, 99th percentile", Aggregation: "pooled calls"},
+	{Name: "max_call_ms", Meaning: "call latency, slowest call", Aggregation: "pooled calls"},
+	{Name: "routing_accuracy", Meaning: "rows whose routing verdict held (match rule and forbid)", Aggregation: "ratio 0..1", Routing: true},
+	{Name: "macro_f1", Meaning: "F1 of the first choice, mean over the expected classes", Aggregation: "0..1", Routing: true},
+	{Name: "no_tool_accuracy", Meaning: "rows that expect no tool answered without one", Aggregation: "ratio 0..1", Routing: true},
+	{Name: "recall:<tool>", Meaning: "rows expecting the tool whose first choice it was", Aggregation: "ratio 0..1", Arg: "tool", Routing: true},
+	{Name: "precision:<tool>", Meaning: "first choices of the tool that rows expected", Aggregation: "ratio 0..1", Arg: "tool", Routing: true},
+	{Name: "confusions", Meaning: "rows whose first choice was not an expected tool", Aggregation: "count", Routing: true},
 }
 
 // Metrics lists the metrics a gate can check, in documentation order.
@@ -68,14 +88,21 @@ func MetricNames() []string {
 	return names
 }
 
-// IsMetric reports whether name is a metric a gate can check.
+// IsMetric reports whether name is a metric a gate can check, by its
+// base name ("recall" for recall:<tool>).
 func IsMetric(name string) bool {
+	_, ok := Lookup(name)
+	return ok
+}
+
+// Lookup returns the metric whose base name is name.
+func Lookup(name string) (Metric, bool) {
 	for _, m := range metrics {
-		if m.Name == name {
-			return true
+		if m.Base() == name {
+			return m, true
 		}
 	}
-	return false
+	return Metric{}, false
 }
 
 // ErrInvalid is wrapped by every error about a gate's text or file.
@@ -91,8 +118,11 @@ var ErrInvalid = errors.New("invalid gate")
 // is new and passes such a gate with a note.
 type Gate struct {
 	// Text is the gate as written.
-	Text   string
+	Text string
+	// Metric is the metric's base name; Arg its argument, for a metric
+	// that takes one (recall:<tool>: Metric "recall", Arg the tool).
 	Metric string
+	Arg    string
 	// Op is one of < <= == != >= >.
 	Op    string
 	Value float64
@@ -107,21 +137,35 @@ type Gate struct {
 	Pos string
 }
 
-var gateRE = regexp.MustCompile(`^\s*([A-Za-z0-9_]+)\s*(<=|>=|==|!=|<|>)\s*(.*?)\s*$`)
+// A metric's argument is a tool's name as the host names it
+// (server__tool), or no_tool for the class of rows that expect none.
+var gateRE = regexp.MustCompile(`^\s*([A-Za-z0-9_]+)(?::([A-Za-z0-9_-]*))?\s*(<=|>=|==|!=|<|>)\s*(.*?)\s*$`)
+
+// NoToolArg is the argument of recall and precision that names the class
+// of rows that expect no tool: recall:no_tool. No namespaced tool can
+// have this name (the host's names hold a double underscore).
+const NoToolArg = "no_tool"
 
 // Parse parses "<metric> <op> <number>" or "<metric> <op> baseline[
-// (*|+|-) <number>]". Errors wrap ErrInvalid and, for an unknown metric,
-// list the known ones.
+// (*|+|-) <number>]", the metric with its argument where it takes one
+// ("recall:tickets__open_ticket >= 0.9"). Errors wrap ErrInvalid and, for
+// an unknown metric, list the known ones.
 func Parse(s string) (Gate, error) {
 	m := gateRE.FindStringSubmatch(s)
 	if m == nil {
 		return Gate{}, fmt.Errorf("%w %q: want \"<metric> <op> <number>\" with op one of < <= == != >= >", ErrInvalid, s)
 	}
-	g := Gate{Text: strings.TrimSpace(s), Metric: m[1], Op: m[2]}
-	if !IsMetric(g.Metric) {
+	g := Gate{Text: strings.TrimSpace(s), Metric: m[1], Arg: m[2], Op: m[3]}
+	metric, ok := Lookup(g.Metric)
+	switch {
+	case !ok:
 		return Gate{}, fmt.Errorf("%w %q: unknown metric %q (known: %s)", ErrInvalid, s, g.Metric, strings.Join(MetricNames(), ", "))
+	case metric.Arg != "" && g.Arg == "":
+		return Gate{}, fmt.Errorf("%w %q: metric %s takes a %s: %s (%s for the rows that expect none)", ErrInvalid, s, g.Metric, metric.Arg, metric.Name, g.Metric+":"+NoToolArg)
+	case metric.Arg == "" && strings.HasPrefix(strings.TrimSpace(s)[len(g.Metric):], ":"):
+		return Gate{}, fmt.Errorf("%w %q: metric %s takes no argument", ErrInvalid, s, g.Metric)
 	}
-	rhs := m[3]
+	rhs := m[4]
 	if rest, ok := strings.CutPrefix(rhs, "baseline"); ok {
 		g.Baseline = true
 		rest = strings.TrimSpace(rest)
@@ -159,6 +203,21 @@ func parseNumber(s string) (float64, error) {
 		return 0, fmt.Errorf("%q is not a number", s)
 	}
 	return v, nil
+}
+
+// MetricName is the metric as written, with its argument:
+// "recall:tickets__open_ticket".
+func (g Gate) MetricName() string {
+	if g.Arg != "" {
+		return g.Metric + ":" + g.Arg
+	}
+	return g.Metric
+}
+
+// Routing reports whether the gate checks a routing metric.
+func (g Gate) Routing() bool {
+	m, ok := Lookup(g.Metric)
+	return ok && m.Routing
 }
 
 // String is the gate as written, with its scopes.

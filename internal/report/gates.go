@@ -5,10 +5,12 @@ import (
 	"math"
 
 	"github.com/hosteval/hosteval/internal/gate"
+	"github.com/hosteval/hosteval/internal/record"
 )
 
 // metricValues are the figures of a group that the gate metrics name, one
-// for each of [gate.Metrics] (TestMetricValues holds the two in step).
+// for each of [gate.Metrics] but the routing metrics, which routingValues
+// has (TestMetricValues holds them in step).
 var metricValues = map[string]func(*GroupStats) float64{
 	"cases":                 func(g *GroupStats) float64 { return float64(g.Cases) },
 	"passed":                func(g *GroupStats) float64 { return float64(g.Passed) },
@@ -52,7 +54,11 @@ var metricValues = map[string]func(*GroupStats) float64{
 type GateResult struct {
 	Gate gate.Gate
 	// Group is the group checked; zero when no group matched the gate.
-	Group GroupKey
+	// A routing metric's group is a routing group: Routing is set, and
+	// Distractors is its catalog size.
+	Group       GroupKey
+	Routing     bool
+	Distractors int
 	// Value is the group's metric; Limit the resolved right side.
 	Value, Limit float64
 	Passed       bool
@@ -67,6 +73,10 @@ type GateResult struct {
 func EvaluateGates(s *Summary, gates []gate.Gate, baseline *Summary) []GateResult {
 	var results []GateResult
 	for _, g := range gates {
+		if g.Routing() {
+			results = append(results, evaluateRouting(s, g, baseline)...)
+			continue
+		}
 		get, ok := metricValues[g.Metric]
 		if !ok {
 			results = append(results, GateResult{Gate: g, Detail: fmt.Sprintf("unknown metric %q", g.Metric)})
@@ -101,21 +111,24 @@ func evaluate(g gate.Gate, get func(*GroupStats) float64, grp *GroupStats, basel
 			r.Detail = fmt.Sprintf("%s = %s; not in the baseline run, skipped", g.Metric, fmtMetric(g.Metric, r.Value))
 			return r
 		}
-		bv := get(bg)
-		switch g.BaselineOp {
-		case '*':
-			r.Limit = bv * g.Value
-		case '+':
-			r.Limit = bv + g.Value
-		case '-':
-			r.Limit = bv - g.Value
-		default:
-			r.Limit = bv
-		}
+		r.Limit = baselineLimit(g, get(bg))
 	}
 	r.Passed = holds(r.Value, g.Op, r.Limit)
 	r.Detail = fmt.Sprintf("%s = %s, want %s %s", g.Metric, fmtMetric(g.Metric, r.Value), g.Op, fmtMetric(g.Metric, r.Limit))
 	return r
+}
+
+// baselineLimit is the right side of a gate on the baseline's value bv.
+func baselineLimit(g gate.Gate, bv float64) float64 {
+	switch g.BaselineOp {
+	case '*':
+		return bv * g.Value
+	case '+':
+		return bv + g.Value
+	case '-':
+		return bv - g.Value
+	}
+	return bv
 }
 
 // holds compares with a tolerance of one part in 1e9, so that a mean such
@@ -141,7 +154,7 @@ func holds(v float64, op string, limit float64) bool {
 
 func fmtMetric(name string, v float64) string {
 	switch name {
-	case "pass_rate":
+	case "pass_rate", "routing_accuracy", "no_tool_accuracy":
 		return fmtPct(v)
 	case "cost":
 		return fmtCost(v)
@@ -168,9 +181,18 @@ func gateLine(r GateResult) string {
 		s = r.Gate.Pos + ": " + s
 	}
 	if r.Group != (GroupKey{}) {
-		s += ": " + r.Group.String()
+		s += ": " + r.GroupName()
 	}
 	return s + ": " + r.Detail
+}
+
+// GroupName names the group checked: a routing group with its catalog
+// size.
+func (r GateResult) GroupName() string {
+	if r.Routing {
+		return RouteKey{GroupKey: r.Group, Distractors: r.Distractors}.String()
+	}
+	return r.Group.String()
 }
 
 // GateTable has one row per gate and group.
@@ -186,9 +208,121 @@ func GateTable(results []GateResult) *Table {
 		}
 		group := "-"
 		if r.Group != (GroupKey{}) {
-			group = r.Group.String()
+			group = r.GroupName()
 		}
 		t.Rows = append(t.Rows, []Cell{textCell(r.Gate.String()), textCell(group), statusCell(status), textCell(r.Detail)})
 	}
 	return t
+}
+
+// routingValues are the routing metrics' values of a routing group, one
+// for each routing metric of [gate.Metrics] by its base name: the value,
+// or why it is undefined there.
+var routingValues = map[string]func(g *RoutingStats, arg string) (float64, string){
+	"routing_accuracy": func(g *RoutingStats, _ string) (float64, string) {
+		if g.Cases == 0 {
+			return 0, "no case was scored"
+		}
+		return g.Accuracy.Value, ""
+	},
+	"macro_f1": func(g *RoutingStats, _ string) (float64, string) {
+		if g.MacroF1 == nil {
+			return 0, "no case was scored"
+		}
+		return *g.MacroF1, ""
+	},
+	"no_tool_accuracy": func(g *RoutingStats, _ string) (float64, string) {
+		if g.NoTool == nil {
+			return 0, "no row expects no tool"
+		}
+		return g.NoTool.Value, ""
+	},
+	"recall": func(g *RoutingStats, arg string) (float64, string) {
+		c := g.Class(routeClass(arg))
+		if c == nil || c.Recall == nil {
+			return 0, "no row expects " + arg
+		}
+		return *c.Recall, ""
+	},
+	"precision": func(g *RoutingStats, arg string) (float64, string) {
+		c := g.Class(routeClass(arg))
+		if c == nil || c.Precision == nil {
+			return 0, arg + " was never chosen"
+		}
+		return *c.Precision, ""
+	},
+	"confusions": func(g *RoutingStats, _ string) (float64, string) {
+		return float64(g.Confusions), ""
+	},
+}
+
+// routeClass is the class a metric's argument names: no_tool is the
+// class of rows that expect none.
+func routeClass(arg string) string {
+	if arg == gate.NoToolArg {
+		return record.NoTool
+	}
+	return arg
+}
+
+// evaluateRouting checks a routing metric's gate on every routing group
+// it matches. A group where the metric is undefined is skipped; a gate
+// that no group defines fails, as one that matches none does: it most
+// likely names a tool or a scenario that is not there.
+func evaluateRouting(s *Summary, g gate.Gate, baseline *Summary) []GateResult {
+	get := routingValues[g.Metric]
+	var results []GateResult
+	matched := 0
+	var why string
+	var groups []RoutingStats
+	if s.Routing != nil {
+		groups = s.Routing.Groups
+	}
+	for i := range groups {
+		rg := &groups[i]
+		if !g.Matches(rg.Scenario, rg.Variant, rg.Model) {
+			continue
+		}
+		matched++
+		v, undefined := get(rg, g.Arg)
+		if undefined != "" {
+			why = undefined
+			continue
+		}
+		r := GateResult{Gate: g, Group: rg.GroupKey, Routing: true, Distractors: rg.Distractors, Value: v, Limit: g.Value}
+		name := g.MetricName()
+		if g.Baseline {
+			var bg *RoutingStats
+			if baseline != nil {
+				bg = baseline.Routing.Group(rg.RouteKey)
+			}
+			var bv float64
+			var bwhy string
+			if bg != nil {
+				bv, bwhy = get(bg, g.Arg)
+			}
+			switch {
+			case baseline == nil:
+				r.Detail = "needs a baseline run"
+				results = append(results, r)
+				continue
+			case bg == nil || bwhy != "":
+				r.Passed = true
+				r.Detail = fmt.Sprintf("%s = %s; not in the baseline run, skipped", name, fmtMetric(g.Metric, v))
+				results = append(results, r)
+				continue
+			}
+			r.Limit = baselineLimit(g, bv)
+		}
+		r.Passed = holds(r.Value, g.Op, r.Limit)
+		r.Detail = fmt.Sprintf("%s = %s, want %s %s", name, fmtMetric(g.Metric, r.Value), g.Op, fmtMetric(g.Metric, r.Limit))
+		results = append(results, r)
+	}
+	switch {
+	case matched == 0:
+		results = append(results, GateResult{Gate: g, Detail: "no routing group (cases made from dataset rows) matches this gate"})
+	case len(results) == 0:
+		results = append(results, GateResult{Gate: g, Detail: fmt.Sprintf("%s is undefined in every routing group it matches: %s", g.MetricName(), why)})
+	}
+	return results
 }

@@ -25,12 +25,15 @@ type gatesDoc struct {
 }
 
 type gateRecord struct {
-	Gate   string   `json:"gate"`
-	Group  GroupKey `json:"group"`
-	Value  float64  `json:"value"`
-	Limit  float64  `json:"limit"`
-	Passed bool     `json:"passed"`
-	Detail string   `json:"detail"`
+	Gate  string   `json:"gate"`
+	Group GroupKey `json:"group"`
+	// Routing marks a routing group, of catalog size Distractors.
+	Routing     bool    `json:"routing,omitempty"`
+	Distractors int     `json:"distractors,omitempty"`
+	Value       float64 `json:"value"`
+	Limit       float64 `json:"limit"`
+	Passed      bool    `json:"passed"`
+	Detail      string  `json:"detail"`
 }
 
 // WriteGatesJSON writes gate results as gates.json.
@@ -38,7 +41,7 @@ func WriteGatesJSON(w io.Writer, results []GateResult) error {
 	doc := gatesDoc{Schema: GateResultsSchema, Results: []gateRecord{}, Verdict: GateVerdict(results)}
 	for _, r := range results {
 		doc.Results = append(doc.Results, gateRecord{
-			Gate: r.Gate.String(), Group: r.Group, Value: r.Value, Limit: r.Limit, Passed: r.Passed, Detail: r.Detail,
+			Gate: r.Gate.String(), Group: r.Group, Routing: r.Routing, Distractors: r.Distractors, Value: r.Value, Limit: r.Limit, Passed: r.Passed, Detail: r.Detail,
 		})
 	}
 	return writeJSON(w, doc, "gates")
@@ -56,7 +59,7 @@ func ReadGatesJSON(r io.Reader) ([]GateResult, error) {
 	}
 	results := make([]GateResult, len(doc.Results))
 	for i, g := range doc.Results {
-		results[i] = GateResult{Gate: gate.Gate{Text: g.Gate}, Group: g.Group, Value: g.Value, Limit: g.Limit, Passed: g.Passed, Detail: g.Detail}
+		results[i] = GateResult{Gate: gate.Gate{Text: g.Gate}, Group: g.Group, Routing: g.Routing, Distractors: g.Distractors, Value: g.Value, Limit: g.Limit, Passed: g.Passed, Detail: g.Detail}
 	}
 	return results, nil
 }

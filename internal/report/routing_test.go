@@ -2,6 +2,7 @@ package report
 
 import (
 	"math"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/hosteval/hosteval/internal/gate"
 	"github.com/hosteval/hosteval/internal/record"
 )
 
@@ -379,5 +381,53 @@ func TestCompareRoutingRegression(t *testing.T) {
 	c = Compare(routingRun("old", old), routingRun("new", one), DefaultThresholds())
 	if c.Verdict.Regressed || len(c.Verdict.Notes) != 1 || !strings.Contains(c.Verdict.Notes[0], "1 worse, 0 better (mcnemar-exact, p=1.000): within noise") {
 		t.Errorf("one flip: verdict %+v, want a note within noise", c.Verdict)
+	}
+}
+
+func TestRoutingGates(t *testing.T) {
+	base := fixture(t, "routing")
+	next := fixture(t, "routing-new")
+	parse := func(s, variant string) gate.Gate {
+		g, err := gate.Parse(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if variant != "" {
+			g.Variant = regexp.MustCompile("^(?:" + variant + ")$")
+		}
+		return g
+	}
+	gates := []gate.Gate{
+		parse("routing_accuracy >= 0.8", ""),
+		parse("recall:tickets__list_tickets >= 0.5", "a-terse"),
+		// a-terse never chose list_tickets: its precision is undefined in
+		// every group the gate matches.
+		parse("precision:tickets__list_tickets >= 0.5", "a-terse"),
+		parse("recall:no_tool >= 0.5", "b-verbose"),
+		parse("confusions <= baseline", "b-verbose"),
+		parse("macro_f1 >= 0.5", "c-none"),
+	}
+	var got []string
+	for _, r := range EvaluateGates(next, gates, base) {
+		got = append(got, map[bool]string{true: "pass ", false: "FAIL "}[r.Passed]+gateLine(r))
+	}
+	want := []string{
+		"FAIL routing_accuracy >= 0.8: routing/a-terse/lexical: routing_accuracy = 60%, want >= 80%",
+		"FAIL routing_accuracy >= 0.8: routing/a-terse/lexical +25 tools: routing_accuracy = 50%, want >= 80%",
+		"pass routing_accuracy >= 0.8: routing/b-verbose/lexical: routing_accuracy = 90%, want >= 80%",
+		"FAIL routing_accuracy >= 0.8: routing/b-verbose/lexical +25 tools: routing_accuracy = 77.8%, want >= 80%",
+		"FAIL recall:tickets__list_tickets >= 0.5 [variant~a-terse]: routing/a-terse/lexical: recall:tickets__list_tickets = 0, want >= 0.5",
+		"FAIL recall:tickets__list_tickets >= 0.5 [variant~a-terse]: routing/a-terse/lexical +25 tools: recall:tickets__list_tickets = 0, want >= 0.5",
+		"FAIL precision:tickets__list_tickets >= 0.5 [variant~a-terse]: precision:tickets__list_tickets is undefined in every routing group it matches: tickets__list_tickets was never chosen",
+		// Rows 6 and 7 expect no tool; the new run answers both right.
+		"pass recall:no_tool >= 0.5 [variant~b-verbose]: routing/b-verbose/lexical: recall:no_tool = 1, want >= 0.5",
+		"pass recall:no_tool >= 0.5 [variant~b-verbose]: routing/b-verbose/lexical +25 tools: recall:no_tool = 1, want >= 0.5",
+		// One flip each way: as many confusions as the baseline's.
+		"pass confusions <= baseline [variant~b-verbose]: routing/b-verbose/lexical: confusions = 1, want <= 1",
+		"pass confusions <= baseline [variant~b-verbose]: routing/b-verbose/lexical +25 tools: confusions = 2, want <= 2",
+		"FAIL macro_f1 >= 0.5 [variant~c-none]: no routing group (cases made from dataset rows) matches this gate",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("gate results (-want +got):\n%s", diff)
 	}
 }

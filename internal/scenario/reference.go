@@ -144,7 +144,11 @@ expansions" and the line of the alias.
 			return nil, w.err
 		}
 	}
-	b.WriteString("## Gate metrics\n\nWhat a gate (`<metric> <op> <number>`) checks, per scenario+variant+model group.\n\n")
+	b.WriteString("## Gate metrics\n\nWhat a gate (`<metric> <op> <number>`) checks, per scenario+variant+model group; a routing metric " +
+		"(routing_accuracy and those after it) per routing group, the cases made from dataset rows of one scenario, variant, model and " +
+		"catalog size. The first choice is the first tool proposed, or none; `recall:<tool>` and `precision:<tool>` take a tool's " +
+		"namespaced name, or `no_tool` for the rows that expect none. A group where a routing figure is undefined (no row expects the " +
+		"tool, the tool was never chosen) is skipped; a gate that no group defines fails.\n\n")
 	b.WriteString("| metric | meaning | over a group's cases | example gate |\n|---|---|---|---|\n")
 	for _, m := range gate.Metrics() {
 		fmt.Fprintf(&b, "| `%s` | %s | %s | `%s` |\n", m.Name, m.Meaning, m.Aggregation, metricExample(m))
@@ -157,6 +161,12 @@ func metricExample(m gate.Metric) string {
 	switch {
 	case m.Name == "pass_rate":
 		return "pass_rate >= 0.9"
+	case m.Arg != "":
+		return m.Base() + ":tickets__open_ticket >= 0.8"
+	case m.Name == "confusions":
+		return "confusions <= baseline"
+	case m.Routing:
+		return m.Name + " >= 0.9"
 	case strings.HasSuffix(m.Name, "_ms"):
 		return m.Name + " <= baseline * 1.2"
 	case m.Aggregation == "sum" || m.Name == "failed" || m.Name == "errored":
