@@ -41,7 +41,13 @@ listed is what a host that forwards tools unchanged sends, what a server
 author compares. -before compares only with a catalog of the same form.
 
 -json writes the measure as a JSON document ("kind": "hosteval.catalog",
-"schema": 1); -before compares with such a document, tool by tool. With
+"schema": 1); -before compares with such a document, tool by tool.
+
+-save FILE also writes the one server's tools as its tools/list returned
+them (every page, each tool byte for byte, "kind": "hosteval.tools"): a
+scenario's server {name: X, catalog: FILE} stands in for the server with
+it, so that route-only evals of its catalog need neither the server nor
+its credentials (docs/scenarios.md, datasets). With
 -add and no -servers, only the added servers run and the servers file is
 not read. The catalog is not printed when a server does not start: a
 partial catalog would compare as tools removed. Needs no model.
@@ -55,7 +61,8 @@ examples:
   hosteval catalog -add 'everything=node tools/node/node_modules/@modelcontextprotocol/server-everything/dist/index.js'
   hosteval catalog -servers support -json > catalog.json
   hosteval catalog -servers support -as listed
-  hosteval catalog -servers support -before catalog.json`
+  hosteval catalog -servers support -before catalog.json
+  hosteval catalog -servers cmdb -save scenarios/catalogs/cmdb.json`
 
 func runCatalog(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "catalog", catalogUsage)
@@ -68,6 +75,7 @@ func runCatalog(ctx context.Context, e *env, args []string) error {
 	before := fs.String("before", "", "compare with this file, the -json output of an earlier catalog")
 	longTokens := fs.Int("long-tokens", catalog.DefaultLongTokens, "flag descriptions over this many tokens")
 	as := fs.String("as", catalog.FormSent, "the form counted: sent (as hosteval sends it) or listed (as the servers list their tools)")
+	save := fs.String("save", "", "write the one server's tools, as its tools/list returned them, to this file (a scenario's catalog:)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -101,7 +109,14 @@ func runCatalog(ctx context.Context, e *env, args []string) error {
 	if err := hf.login(ctx); err != nil {
 		return err
 	}
-	entries, array, err := offeredTools(ctx, hopts, *as)
+	var saveTools func(*host.Host) error
+	if *save != "" {
+		if len(hopts.Servers) != 1 {
+			return usagef("-save writes one server's tools: name one server with -servers or -add (got %d)", len(hopts.Servers))
+		}
+		saveTools = func(h *host.Host) error { return saveCatalog(e, h, hopts.Servers[0].Name, *save) }
+	}
+	entries, array, err := offeredTools(ctx, hopts, *as, saveTools)
 	if err != nil {
 		return err
 	}
@@ -143,7 +158,7 @@ func catalogHostOptions(e *env, hf *hostFlags, adds addFlag) (host.Options, erro
 // array in the form asked for, and stops the servers before the (slower)
 // measure. A server that does not start fails it: a partial catalog would
 // compare as tools removed.
-func offeredTools(ctx context.Context, opts host.Options, form string) ([]catalog.Entry, []byte, error) {
+func offeredTools(ctx context.Context, opts host.Options, form string, save func(*host.Host) error) ([]catalog.Entry, []byte, error) {
 	h, err := host.Start(ctx, opts)
 	if err != nil {
 		return nil, nil, err
@@ -160,6 +175,11 @@ func offeredTools(ctx context.Context, opts host.Options, form string) ([]catalo
 	}
 	if unknown != nil {
 		return nil, nil, usageError{unknown}
+	}
+	if save != nil {
+		if err := save(h); err != nil {
+			return nil, nil, err
+		}
 	}
 	var entries []catalog.Entry
 	if form == catalog.FormSent {
@@ -193,4 +213,23 @@ func readCatalog(path string) (*catalog.Catalog, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return c, nil
+}
+
+// saveCatalog writes the server's tools, as it listed them, to path.
+func saveCatalog(e *env, h *host.Host, server, path string) error {
+	c := h.Catalog(server)
+	if c == nil {
+		return fmt.Errorf("-save: server %s did not connect", server)
+	}
+	var b bytes.Buffer
+	err := catalog.WriteTools(&b, catalog.Tools{Server: server, Protocol: c.Protocol, ServerName: c.ServerName,
+		ServerVersion: c.ServerVersion, Tools: c.Tools})
+	if err != nil {
+		return fmt.Errorf("-save: %w", err)
+	}
+	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+		return fmt.Errorf("-save: %w", err)
+	}
+	fmt.Fprintf(e.stderr, "catalog: saved the %d tools of %s to %s\n", len(c.Tools), server, path)
+	return nil
 }

@@ -155,6 +155,9 @@ func (h *Host) call(ctx context.Context, tab *toolTable, req CallRequest, harnes
 		return finish("error: "+problem, record.OutcomeBadArguments)
 	}
 
+	if s.catalog != nil {
+		return finish(fmt.Sprintf("error: the server %s is not connected (its tools were read from %s), so its tools can't be used now.", tool.Server, s.catalog.Source), record.OutcomeError)
+	}
 	// Nothing would be sent to a dead server: do not ask the person first.
 	if why := s.deadReason(); why != "" {
 		return finish(fmt.Sprintf("error: the server %s has stopped working (%s), so its tools can't be used now.", tool.Server, why), record.OutcomeError)

@@ -222,8 +222,8 @@ func TestConfigErrors(t *testing.T) {
 	}{
 		{"two servers of one name", []ServerSpec{fixture("cmdb"), fixture("cmdb")}, `two servers are named "cmdb"`},
 		{"no name", []ServerSpec{{Command: "x"}}, "a server has no name"},
-		{"neither command nor URL", []ServerSpec{{Name: "x"}}, "server x: give exactly one of a command and a URL"},
-		{"both command and URL", []ServerSpec{{Name: "x", Command: "x", URL: "http://127.0.0.1/mcp"}}, "server x: give exactly one of a command and a URL"},
+		{"neither command nor URL", []ServerSpec{{Name: "x"}}, "server x: give exactly one of a command, a URL and a catalog"},
+		{"both command and URL", []ServerSpec{{Name: "x", Command: "x", URL: "http://127.0.0.1/mcp"}}, "server x: give exactly one of a command, a URL and a catalog"},
 		{"not an http URL", []ServerSpec{{Name: "x", URL: "ftp://example.com/mcp"}}, `server x: url "ftp://example.com/mcp" is not an http or https URL`},
 	}
 	for _, tt := range tests {

@@ -146,6 +146,21 @@ func Start(ctx context.Context, opts Options) (*Host, error) {
 	conns := make([]*serverConn, len(opts.Servers))
 	var g errgroup.Group
 	for i, spec := range opts.Servers {
+		if spec.Catalog != nil {
+			// Nothing to start: its tools are read once, for every host.
+			s, err := spec.Catalog.conn(spec, opts.Protocol)
+			if err != nil {
+				g.Wait()
+				for _, s := range conns {
+					if s != nil && !s.shared && s.catalog == nil {
+						s.close()
+					}
+				}
+				return nil, err
+			}
+			conns[i] = s
+			continue
+		}
 		g.Go(func() error {
 			var s *serverConn
 			var err error
@@ -197,7 +212,7 @@ func (h *Host) tab() *toolTable { return h.table.Load() }
 func (h *Host) Close() error {
 	var wg sync.WaitGroup
 	for _, s := range h.order {
-		if !s.shared {
+		if !s.shared && s.catalog == nil {
 			wg.Go(s.close)
 		}
 	}
@@ -233,6 +248,12 @@ func (h *Host) ToolDefs() record.ToolDefs { return h.tab().toolDefs() }
 // UnknownNames lists names given in the allow and deny lists or the
 // description overrides that are not in the table.
 func (h *Host) UnknownNames() []string { return h.tab().unknown }
+
+// Offers reports whether the model is offered a tool of this name.
+func (h *Host) Offers(name string) bool {
+	t := h.tab().all[name]
+	return t != nil && t.Offered
+}
 
 // ModelTools returns the offered tools in the model's shape.
 func (h *Host) ModelTools() []model.Tool { return h.tab().modelTools() }
@@ -329,13 +350,13 @@ func checkSpecs(specs []ServerSpec) error {
 		}
 		seen[spec.Name] = true
 		ways := 0
-		for _, set := range []bool{spec.Command != "", spec.URL != "", spec.Transport != nil} {
+		for _, set := range []bool{spec.Command != "", spec.URL != "", spec.Transport != nil, spec.Catalog != nil} {
 			if set {
 				ways++
 			}
 		}
 		if ways != 1 {
-			return fmt.Errorf("%w: server %s: give exactly one of a command and a URL", ErrConfig, spec.Name)
+			return fmt.Errorf("%w: server %s: give exactly one of a command, a URL and a catalog", ErrConfig, spec.Name)
 		}
 		if spec.URL != "" {
 			u, err := url.Parse(spec.URL)
@@ -352,16 +373,20 @@ func checkSpecs(specs []ServerSpec) error {
 	return nil
 }
 
-// buildTable builds the host's first table, or takes the pool's when
-// every server is a shared one that connected.
+// buildTable builds the host's first table, or takes the run's when every
+// server is a shared one that connected, or a catalog.
 func (h *Host) buildTable(opts Options) (*toolTable, error) {
-	if opts.Pool == nil {
+	tables := opts.Tables
+	if tables == nil && opts.Pool != nil {
+		tables = &opts.Pool.tables
+	}
+	if tables == nil {
 		return buildTable(h.order, opts)
 	}
 	for _, s := range h.order {
-		if !s.shared || s.session == nil {
+		if !(s.shared && s.session != nil) && s.catalog == nil {
 			return buildTable(h.order, opts)
 		}
 	}
-	return opts.Pool.table(h.order, opts)
+	return tables.table(h.order, opts)
 }

@@ -86,6 +86,10 @@ type ServerSpec struct {
 	ConnectTimeout    time.Duration
 	DiscoverTimeout   time.Duration
 	InitializeTimeout time.Duration
+	// Catalog, if set, stands in for the server: its tools are offered
+	// as the catalog holds them, nothing is started, and a call of one is
+	// answered with an error saying the server is not connected.
+	Catalog *Catalog
 	// Transport, if set, connects to an in-process server instead of
 	// starting Command or reaching URL: each call returns a new transport
 	// (a restart asks for another). It is the seam for tests that need a
@@ -180,6 +184,10 @@ type Options struct {
 	// Tokens, if set, remembers token counts across hosts (a batch run
 	// renders the same definitions in every case).
 	Tokens *tokens.Cache
+	// Tables, if set, keeps the tool tables of hosts whose servers are all
+	// shared or catalogs, across hosts: a run's cases of one configuration
+	// then build and measure one table (the Pool's own when nil).
+	Tables *Tables
 	// Groups, if set, holds the process group of every stdio server the
 	// host starts while it runs, so that its owner can kill them all at
 	// once (a second Ctrl-C) without waiting for the host to stop them.

@@ -26,7 +26,7 @@ type Pool struct {
 	conns map[string]*poolEntry
 	// tables are the tool tables of hosts whose servers are all shared
 	// (see table): a run's cases of one configuration build theirs once.
-	tables map[string]*toolTable
+	tables Tables
 }
 
 type poolEntry struct {
@@ -123,27 +123,7 @@ func (p *Pool) get(ctx context.Context, spec ServerSpec, hostOpts Options) (*ser
 // is built once per configuration and shared, read-only, by every host
 // that asks with the same one.
 func (p *Pool) table(servers []*serverConn, opts Options) (*toolTable, error) {
-	key := tableKey(servers, opts)
-	p.mu.Lock()
-	t, ok := p.tables[key]
-	p.mu.Unlock()
-	if ok {
-		return t, nil
-	}
-	t, err := buildTable(servers, opts)
-	if err != nil {
-		return nil, err
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if prev, ok := p.tables[key]; ok {
-		return prev, nil // built meanwhile by another host: one table per key
-	}
-	if p.tables == nil {
-		p.tables = map[string]*toolTable{}
-	}
-	p.tables[key] = t
-	return t, nil
+	return p.tables.table(servers, opts)
 }
 
 // started reports whether the entry's connection attempt has ended.

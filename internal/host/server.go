@@ -26,6 +26,9 @@ type serverConn struct {
 	watch *watch
 	// shared is set for a Pool's server: hosts that use it leave it running.
 	shared bool
+	// catalog is set for a server whose tools come from a catalog: no
+	// session, nothing to close, and nothing is ever sent to it.
+	catalog *Catalog
 
 	// listMu serialises listings; listedChanges is the watch's count of
 	// tools/list_changed notifications when the current listing started.
@@ -45,6 +48,10 @@ type serverConn struct {
 	// call, is counted against the call that caused it.
 	calls []*callState
 }
+
+// listed reports whether the server's tools are known: it connected, or
+// its tools come from a catalog.
+func (s *serverConn) listed() bool { return s.session != nil || s.catalog != nil }
 
 func (s *serverConn) deadReason() string {
 	s.mu.Lock()

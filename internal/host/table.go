@@ -116,7 +116,7 @@ func buildTable(servers []*serverConn, opts Options) (*toolTable, error) {
 		byName[s.spec.Name] = s
 	}
 	for _, s := range servers {
-		if s.session == nil {
+		if !s.listed() {
 			continue
 		}
 		autoRun := autoRunSet(s)

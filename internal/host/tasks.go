@@ -13,7 +13,7 @@ package host
 func taskOnlyTools(servers []*serverConn) []string {
 	var names []string
 	for _, s := range servers {
-		if s.session == nil {
+		if !s.listed() {
 			continue
 		}
 		for _, name := range s.currentListing().taskOnly {

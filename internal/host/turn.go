@@ -48,6 +48,9 @@ type TurnResult struct {
 	// Stopped is set when the turn reached max_steps.
 	Stopped bool
 	MS      float64
+	// Ranks are the lexical router's ranking of the question, from the
+	// turn's first model request (none from another model).
+	Ranks []record.Rank
 }
 
 // Ask runs one user turn: the model proposes, the host decides and runs,
@@ -83,6 +86,9 @@ func (c *Conversation) Ask(ctx context.Context, question string) (TurnResult, er
 		}
 		h.emitJSON(mr)
 		res.Requests = append(res.Requests, mr)
+		if i == 1 {
+			res.Ranks = resp.Ranks
+		}
 		if modelError {
 			// Scored, not retried: the turn ends without an answer.
 			h.step("model", "malformed output", map[string]any{"error": mr.Error})
@@ -119,6 +125,48 @@ func (c *Conversation) Ask(ctx context.Context, question string) (TurnResult, er
 	c.messages = append(c.messages, model.Message{Role: model.RoleAssistant, Content: StoppedText})
 	res.MS = msSince(start)
 	return res, nil
+}
+
+// Propose asks the model once for the question and returns what it
+// proposed, running nothing: a route-only case ends at the model's first
+// answer, and scores the calls it proposed without sending any of them.
+// The turn's result has the model request and the answer's text; its calls
+// are empty. A model error (the endpoint failed for good) is returned as
+// Ask returns it; the model's malformed output is a proposal of nothing.
+func (c *Conversation) Propose(ctx context.Context, question string) (TurnResult, []model.ToolCall, error) {
+	h := c.h
+	c.turns++
+	start := time.Now()
+	res := TurnResult{TraceID: NewID()}
+	c.messages = append(c.messages, model.Message{Role: model.RoleUser, Content: question})
+	tab := h.tab()
+	defs := tab.toolDefs()
+	req := model.Request{Messages: c.messages, Tools: tab.modelTools(), ToolsJSON: tab.json}
+	t0 := time.Now()
+	resp, err := c.model.Next(ctx, req)
+	mr := record.ModelRequest{
+		Operation: record.OpModelRequest, Time: t0.UTC(), SessionID: h.sessionID, TraceID: res.TraceID,
+		Turn: c.turns, Index: 1, Model: c.model.Name(), Messages: len(req.Messages),
+		ToolDefBytes: defs.Bytes, ToolDefTokens: defs.Tokens, MS: record.RoundMS(msSince(t0)),
+		ToolCalls: len(resp.ToolCalls), Usage: resp.Usage,
+	}
+	modelError := answered(&mr, resp, err)
+	if err != nil {
+		mr.Error = err.Error()
+	}
+	h.emitJSON(mr)
+	res.Requests = []record.ModelRequest{mr}
+	res.Ranks = resp.Ranks
+	res.MS = msSince(start)
+	switch {
+	case modelError:
+		return res, nil, nil
+	case err != nil:
+		return res, nil, fmt.Errorf("model %s: %w", c.model.Name(), err)
+	}
+	res.Answer = resp.Text
+	c.messages = append(c.messages, model.Message{Role: model.RoleAssistant, Content: resp.Text, ToolCalls: resp.ToolCalls})
+	return res, resp.ToolCalls, nil
 }
 
 // rawOrText shows arguments as JSON when they are, and as text when not.

@@ -103,6 +103,9 @@ type Response struct {
 	// Replayed says where a response that did not come from the endpoint
 	// just now came from; its Usage and Latency are as recorded.
 	Replayed Source
+	// Ranks are the lexical router's best tools for the question, best
+	// first, with their scores: what a routing record keeps to say why.
+	Ranks []record.Rank
 }
 
 var (

@@ -14,6 +14,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -172,6 +173,7 @@ func Run(ctx context.Context, cases []*scenario.Case, opts Options) (*Result, er
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var pool *host.Pool
+	var sharedWriter io.Writer
 	if opts.Share {
 		sharedLog, err := os.Create(filepath.Join(opts.Dir, "shared-servers.jsonl"))
 		if err != nil {
@@ -179,6 +181,7 @@ func Run(ctx context.Context, cases []*scenario.Case, opts Options) (*Result, er
 		}
 		defer sharedLog.Close() // after the servers have stopped (below)
 		pool = host.NewPool(host.Options{ServerLog: sharedLog, Groups: opts.Groups, Eras: opts.Eras})
+		sharedWriter = sharedLog
 	}
 	stopped := make(chan struct{})
 	stopShared := sync.OnceFunc(func() {
@@ -203,11 +206,11 @@ func Run(ctx context.Context, cases []*scenario.Case, opts Options) (*Result, er
 
 	// One token cache for the run: every case renders the same catalogs.
 	toks := tokens.NewCache()
-	cfgs := &configs{}
+	cfgs := &configs{listings: listings{log: sharedWriter}}
 	if opts.Preflight {
 		// An interrupt stops the preflight too; what it found by then is
 		// moot, as no case starts.
-		if problems := preflight(starting, cases, pool, toks, opts); len(problems) > 0 && starting.Err() == nil {
+		if problems := preflight(starting, cases, pool, toks, cfgs, opts); len(problems) > 0 && starting.Err() == nil {
 			return nil, &scenario.LoadError{Problems: problems}
 		}
 	}
@@ -386,6 +389,10 @@ func runCase(ctx context.Context, idx int, c *scenario.Case, opts Options, pool 
 	var infra error
 	var logs *caseLogs
 	var wire *caseWire
+	// proposed are the calls a route-only case's model proposed, ranks the
+	// lexical router's ranking of the first question.
+	var proposed []scenario.Proposal
+	var ranks []record.Rank
 	defer func() {
 		if p := recover(); p != nil {
 			// A bug in a case must not take the batch (and its records) down.
@@ -402,7 +409,12 @@ func runCase(ctx context.Context, idx int, c *scenario.Case, opts Options, pool 
 		rec.Cost = caseCost(&rec)
 		// Every case of a dataset row has its route, also one that could
 		// not run (the reports leave those out of the figures).
-		rec.Route = c.Route(&rec, scenario.ProposalsOf(rec.Calls))
+		if !c.RouteOnly() {
+			proposed = scenario.ProposalsOf(rec.Calls)
+		}
+		if rec.Route = c.Route(&rec, proposed); rec.Route != nil {
+			rec.Route.Ranks = ranks
+		}
 		defer func() {
 			if logs == nil {
 				return
@@ -438,7 +450,13 @@ func runCase(ctx context.Context, idx int, c *scenario.Case, opts Options, pool 
 		return rec
 	}
 
-	hopts, err := caseHostOptions(c, func() string { return filepath.Join(opts.Dir, logs.base()) }, opts)
+	var hopts host.Options
+	if c.RouteOnly() {
+		// No case folder: nothing starts.
+		hopts = routeHostOptions(c, opts)
+	} else {
+		hopts, err = caseHostOptions(c, func() string { return filepath.Join(opts.Dir, logs.base()) }, opts)
+	}
 	rec.Settings = cfgs.settings(c, hopts)
 	if err != nil {
 		infra = err
@@ -454,7 +472,7 @@ func runCase(ctx context.Context, idx int, c *scenario.Case, opts Options, pool 
 		return rec
 	}
 	m = model.Using(m, wire.wire)
-	hopts.SessionID, hopts.Pool, hopts.Tokens = rec.SessionID, pool, toks
+	hopts.SessionID, hopts.Pool, hopts.Tokens, hopts.Tables = rec.SessionID, pool, toks, &cfgs.tables
 	if opts.Logs != LogsNone {
 		hopts.Log, hopts.ServerLog = &logs.log, &logs.log
 	}
@@ -466,6 +484,12 @@ func runCase(ctx context.Context, idx int, c *scenario.Case, opts Options, pool 
 	// not eat the time of the case's turns.
 	parent := ctx
 	wire.serve(&hopts)
+	if c.RouteOnly() {
+		if err := cfgs.listings.route(ctx, c, &hopts); err != nil {
+			infra = caseError(parent, parent, c, err)
+			return rec
+		}
+	}
 	h, err := host.Start(parent, hopts)
 	if err != nil {
 		infra = caseError(parent, parent, c, err)
@@ -490,12 +514,45 @@ func runCase(ctx context.Context, idx int, c *scenario.Case, opts Options, pool 
 	}
 
 	conv := h.NewConversation(m, c.System())
-	for _, q := range c.Turns() {
+	if c.RouteOnly() {
+		// One question, one answer, nothing sent: the proposal is the
+		// verdict's.
+		q := c.Turns()[0]
+		res, calls, err := conv.Propose(ctx, q)
+		rec.Turns = append(rec.Turns, record.Turn{Question: q, Answer: res.Answer, TraceID: res.TraceID,
+			Requests: len(res.Requests), MS: record.RoundMS(res.MS)})
+		rec.ModelRequests = append(rec.ModelRequests, res.Requests...)
+		for _, r := range res.Requests {
+			rec.Usage = rec.Usage.Add(r.Usage)
+		}
+		ranks = res.Ranks
+		for _, call := range calls {
+			proposed = append(proposed, scenario.ProposalOf(call.Name, call.Arguments, h.Offers(call.Name)))
+		}
+		closeHost()
+		if err != nil {
+			rec.Turns[0].Error = err.Error()
+			infra = caseError(parent, ctx, c, err)
+			return rec
+		}
+		if ctx.Err() != nil {
+			infra = caseError(parent, ctx, c, ctx.Err())
+			return rec
+		}
+		if rec.Judgements, err = grade(ctx, c, &rec, wire); err != nil {
+			infra = caseError(parent, ctx, c, err)
+		}
+		return rec
+	}
+	for i, q := range c.Turns() {
 		res, err := conv.Ask(ctx, q)
 		turn := record.Turn{Question: q, Answer: res.Answer, TraceID: res.TraceID, Steps: res.Steps,
 			Requests: len(res.Requests), Stopped: res.Stopped, MS: record.RoundMS(res.MS)}
 		rec.Calls = append(rec.Calls, res.Calls...)
 		rec.ModelRequests = append(rec.ModelRequests, res.Requests...)
+		if i == 0 {
+			ranks = res.Ranks
+		}
 		rec.ToolChanges = append(rec.ToolChanges, res.ToolChanges...)
 		for _, r := range res.Requests {
 			rec.Usage = rec.Usage.Add(r.Usage)
@@ -542,6 +599,18 @@ func caseHostOptions(c *scenario.Case, dir func() string, opts Options) (host.Op
 	return hopts, err
 }
 
+// routeHostOptions are a route-only case's host options: its servers as
+// written (${CASE_DIR} and all: route lists them once, in a folder of
+// its own), the run's override and process groups.
+func routeHostOptions(c *scenario.Case, opts Options) host.Options {
+	hopts := c.HostOptions()
+	if opts.Override != nil {
+		opts.Override(&hopts)
+	}
+	hopts.Groups, hopts.Eras = opts.Groups, opts.Eras
+	return hopts
+}
+
 // caseError says why a case stopped: an interrupted run (parent ended),
 // the case's own deadline (ctx ended), or err (a server, the model
 // endpoint).
@@ -558,7 +627,7 @@ func caseError(parent, ctx context.Context, c *scenario.Case, err error) error {
 // preflight discovers each scenario's (and variant's) tools once and checks
 // every tool name the scenario uses. Servers that do not start are left to
 // the cases, which record them.
-func preflight(ctx context.Context, cases []*scenario.Case, pool *host.Pool, toks *tokens.Cache, opts Options) []scenario.Problem {
+func preflight(ctx context.Context, cases []*scenario.Case, pool *host.Pool, toks *tokens.Cache, cfgs *configs, opts Options) []scenario.Problem {
 	seen := map[string]bool{}
 	var firsts []*scenario.Case
 	for _, c := range cases {
@@ -594,7 +663,15 @@ func preflight(ctx context.Context, cases []*scenario.Case, pool *host.Pool, tok
 				return nil
 			}
 			withStandIns(&hopts, w.standIns)
-			hopts.Pool, hopts.Tokens = pool, toks
+			hopts.Pool, hopts.Tokens, hopts.Tables = pool, toks, &cfgs.tables
+			if c.RouteOnly() {
+				// Listed as its cases will use them: once.
+				hopts = routeHostOptions(c, opts)
+				hopts.Pool, hopts.Tokens, hopts.Tables = pool, toks, &cfgs.tables
+				if cfgs.listings.route(ctx, c, &hopts) != nil {
+					return nil // the cases record it
+				}
+			}
 			h, err := host.Start(ctx, hopts)
 			if errors.Is(err, host.ErrConfig) {
 				// Tool names that collide: the scenario's to fix (exit 2),

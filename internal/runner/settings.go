@@ -11,10 +11,14 @@ import (
 )
 
 // configs hold what the cases of one configuration (a scenario and a
-// variant) have in common in a run, made once for all of them.
+// variant) have in common in a run, made once for all of them: their
+// settings, the listings of the servers route-only cases use (route.go),
+// and the tool tables of hosts whose servers are all shared or catalogs.
 type configs struct {
-	mu   sync.Mutex
-	byID map[configKey]*record.Settings
+	mu       sync.Mutex
+	byID     map[configKey]*record.Settings
+	listings listings
+	tables   host.Tables
 }
 
 type configKey struct {

@@ -776,6 +776,11 @@ func (f *fileCtx) row(rf rowFields, sc *Scenario) *row {
 		}
 		r.expects = append(r.expects, &expectation{line: e.line, check: e.check})
 	}
+	if mode == record.RouteOnly && len(sc.states)+len(r.states) > 0 {
+		line, path := rf.at("expect")
+		f.l.problems.Add(Problem{File: file, Line: min(line, rf.line), Path: path,
+			Msg: "a state expectation calls a server after the conversation, and mode route sends nothing: use mode: full"})
+	}
 	if f.l.problems.Len() > before {
 		return nil
 	}

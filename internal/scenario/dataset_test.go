@@ -81,7 +81,7 @@ func TestDatasetFormsEqual(t *testing.T) {
 // with file:line (and the column of a CSV).
 func TestDatasetBroken(t *testing.T) {
 	testEnv(t)
-	_, err := Load("testdata/dataset/broken/broken.yaml")
+	_, err := Load("testdata/dataset/broken/broken.yaml", "testdata/dataset/broken/catalogs.yaml")
 	var le *LoadError
 	if !errors.As(err, &le) {
 		t.Fatalf("Load error = %v, want *LoadError", err)

@@ -56,6 +56,7 @@ func newLoader() *loader {
 		nearest:      map[string]string{},
 		names:        map[string]*Scenario{},
 		walked:       map[string]bool{},
+		catalogs:     map[string]*host.Catalog{},
 		suite:        &Suite{},
 	}
 	l.cwd, _ = os.Getwd()
@@ -77,6 +78,9 @@ type loader struct {
 	// walked are the files found in a folder, not named: a YAML list
 	// among them is a dataset, not a scenario file.
 	walked map[string]bool
+	// catalogs are the tools files read, by absolute path (nil for one
+	// with problems).
+	catalogs map[string]*host.Catalog
 	// caseDir keeps ${CASE_DIR} for the runner to expand per case (Load)
 	// instead of reading it from the environment (LoadServers: the CLI's
 	// tools, chat and catalog have no case).

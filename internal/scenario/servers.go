@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hosteval/hosteval/internal/catalog"
 	"github.com/hosteval/hosteval/internal/host"
 	"github.com/hosteval/hosteval/internal/yamlx"
 )
@@ -129,10 +130,19 @@ func (f *fileCtx) serverDef(d serverDoc, n *yamlx.Node, name string) *serverDef 
 	}
 	command, rawURL := expand("command", d.Command), expand("url", d.URL)
 	switch {
+	case d.Catalog != nil && (d.Command != nil || d.URL != nil):
+		n.Errorf("want command (a stdio server), url (an HTTP server) or catalog (a file of its tools), only one")
+	case d.Catalog != nil:
+		spec.Catalog = f.catalog(n, expand("catalog", d.Catalog))
+		for _, key := range []string{"args", "env", "inherit_env", "dir", "headers", "oauth", "record_server", "shareable"} {
+			if n.Get(key) != nil {
+				errorAtKey(n, key, "not for a catalog: nothing is started")
+			}
+		}
 	case d.Command != nil && d.URL != nil:
 		n.Errorf("want command (a stdio server) or url (an HTTP server), not both")
 	case d.Command == nil && d.URL == nil:
-		n.Errorf("want command (a stdio server) or url (an HTTP server)")
+		n.Errorf("want command (a stdio server), url (an HTTP server) or catalog (a file of its tools)")
 	case d.Command != nil:
 		switch {
 		case strings.TrimSpace(command) == "":
@@ -386,4 +396,41 @@ func (e expander) expand(s string) (string, []string) {
 		}
 	}
 	return b.String(), problems
+}
+
+// catalog reads a tools file (catalog -save), relative to the file's
+// folder; one file read twice is one catalog, so that the run's cases
+// share its tables.
+func (f *fileCtx) catalog(n *yamlx.Node, rel string) *host.Catalog {
+	if strings.TrimSpace(rel) == "" {
+		errorAt(n, "catalog", "empty")
+		return nil
+	}
+	abs, display := rel, rel
+	if !filepath.IsAbs(rel) {
+		abs, display = filepath.Join(f.dir, rel), filepath.Join(filepath.Dir(f.name), rel)
+	}
+	if c, ok := f.l.catalogs[abs]; ok {
+		return c
+	}
+	f.l.catalogs[abs] = nil
+	data, err := f.l.readFile(abs)
+	if err != nil {
+		errorAt(n, "catalog", "%s: %s", display, fileError(err))
+		return nil
+	}
+	f.l.source(display, data)
+	t, err := catalog.ReadTools(data)
+	if err != nil {
+		errorAt(n, "catalog", "%s: %v", display, err)
+		return nil
+	}
+	c, err := host.NewCatalog(display, t.Tools)
+	if err != nil {
+		errorAt(n, "catalog", "%s: %v", display, err)
+		return nil
+	}
+	c.Protocol, c.ServerName, c.ServerVersion = t.Protocol, t.ServerName, t.ServerVersion
+	f.l.catalogs[abs] = c
+	return c
 }
