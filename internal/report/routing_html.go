@@ -7,8 +7,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-
-	"github.com/hosteval/hosteval/internal/record"
 )
 
 // RoutingLinks say where the cells of the confusion heat maps lead.
@@ -294,7 +292,8 @@ func curveOf(pts []*RoutingStats) curve {
 }
 
 // RoutingCSS styles RoutingHTML.
-const RoutingCSS = `table.heatmap td.hm { text-align: right; min-width: 2.5em; }
+const RoutingCSS = `table.heatmap { width: auto; }
+table.heatmap td.hm { text-align: right; min-width: 2.5em; }
 table.heatmap td.hm a { color: inherit; display: block; }
 table.heatmap th.col { writing-mode: vertical-rl; transform: rotate(180deg); white-space: nowrap; }
 .hm-z { color: #8c959f; }
@@ -337,18 +336,3 @@ var routingTemplate = template.Must(template.New("routing").Parse(`<div class="r
 {{end}}</div>
 {{.Tokens}}{{end}}
 </div>`))
-
-// InRouteCell reports whether rec is a scored case of routing group k
-// that counts in the matrix cell (class, chosen), as RouteCell places it;
-// an empty class or chosen matches any. `view` lists a cell's cases with it.
-func InRouteCell(rec *record.Record, k RouteKey, class, chosen string) bool {
-	r := rec.Route
-	if r == nil || rec.Status == record.StatusError {
-		return false
-	}
-	if rec.Scenario != k.Scenario || rec.Variant != k.Variant || rec.Model != k.Model || r.Distractors != k.Distractors {
-		return false
-	}
-	c, ch := RouteCell(r)
-	return (class == "" || c == class) && (chosen == "" || ch == chosen)
-}

@@ -205,8 +205,11 @@ func trendsOf(rows []runRow) []suiteTrend {
 // The run page.
 
 // filter is the cases table's query: each field a query parameter.
+// Catalog, Expected and Chosen select the cases of one cell of a routing
+// heat map: the catalog size, the row's class and the choice.
 type filter struct {
 	Status, Scenario, Model, Variant, Outcome, Q string
+	Catalog, Expected, Chosen                    string
 	Page                                         int
 }
 
@@ -215,6 +218,7 @@ func filterOf(r *http.Request) filter {
 	f := filter{
 		Status: q.Get("status"), Scenario: q.Get("scenario"), Model: q.Get("model"),
 		Variant: q.Get("variant"), Outcome: q.Get("outcome"), Q: strings.TrimSpace(q.Get("q")),
+		Catalog: q.Get("catalog"), Expected: q.Get("expected"), Chosen: q.Get("chosen"),
 	}
 	f.Page, _ = strconv.Atoi(q.Get("page"))
 	f.Page = max(f.Page, 1)
@@ -224,7 +228,8 @@ func filterOf(r *http.Request) filter {
 // query is the filter as a query string, on page n.
 func (f filter) query(n int) string {
 	q := url.Values{}
-	for k, v := range map[string]string{"status": f.Status, "scenario": f.Scenario, "model": f.Model, "variant": f.Variant, "outcome": f.Outcome, "q": f.Q} {
+	for k, v := range map[string]string{"status": f.Status, "scenario": f.Scenario, "model": f.Model, "variant": f.Variant, "outcome": f.Outcome, "q": f.Q,
+		"catalog": f.Catalog, "expected": f.Expected, "chosen": f.Chosen} {
 		if v != "" {
 			q.Set(k, v)
 		}
@@ -240,6 +245,29 @@ func (f filter) query(n int) string {
 
 // Active reports whether any filter is set.
 func (f filter) Active() bool { return f.query(1) != "" }
+
+// Routed reports whether the filter selects routing cases by their cell.
+func (f filter) Routed() bool { return f.Catalog != "" || f.Expected != "" || f.Chosen != "" }
+
+// routeMatches reports whether rec is a scored routing case of the cell
+// the filter names (report.RouteCell places it), at its catalog size.
+func (f filter) routeMatches(rec *record.Record) bool {
+	r := rec.Route
+	if r == nil || rec.Status == record.StatusError {
+		return false
+	}
+	if f.Catalog != "" && strconv.Itoa(r.Distractors) != f.Catalog {
+		return false
+	}
+	class, chosen := report.RouteCell(r)
+	return (f.Expected == "" || class == f.Expected) && (f.Chosen == "" || chosen == f.Chosen)
+}
+
+// cellURL lists the cases of one cell of a routing group's matrix.
+func cellURL(key string, g *report.RoutingStats, expected, chosen string) string {
+	f := filter{Scenario: g.Scenario, Variant: g.Variant, Model: g.Model, Catalog: strconv.Itoa(g.Distractors), Expected: expected, Chosen: chosen}
+	return runURL(key) + f.query(1) + "#cases"
+}
 
 type caseRow struct {
 	N          int
@@ -260,6 +288,10 @@ type caseRow struct {
 	Asked      int
 	Clipped    int
 	Transcript string
+	// Route is a routing case's verdict: what the row expected, what was
+	// chosen.
+	Route   string
+	RouteOK bool
 }
 
 type outcomeCount struct {
@@ -346,6 +378,8 @@ func (v *Server) runPage(w http.ResponseWriter, r *http.Request) {
 			continue
 		case q != "" && !matches(rec, q):
 			continue
+		case f.Routed() && !f.routeMatches(rec):
+			continue
 		}
 		n := report.CaseNumber(rec, p)
 		row := caseRow{
@@ -361,6 +395,10 @@ func (v *Server) runPage(w http.ResponseWriter, r *http.Request) {
 			if n := outcomes[c.CaseID][o]; n > 0 && o != record.OutcomeOK {
 				row.Outcomes = append(row.Outcomes, outcomeCount{o, n})
 			}
+		}
+		if r := rec.Route; r != nil {
+			class, chosen := report.RouteCell(r)
+			row.Route, row.RouteOK = "expected "+class+", chose "+chosen, r.Correct
 		}
 		switch {
 		case c.Error != "":
@@ -425,6 +463,16 @@ func (v *Server) runPage(w http.ResponseWriter, r *http.Request) {
 	}
 	for _, c := range shown {
 		data.HasWhy = data.HasWhy || c.Why != ""
+		data.HasRoute = data.HasRoute || c.Route != ""
+	}
+	data.Routing, err = report.RoutingHTML(s.Routing, report.RoutingLinks{
+		Cell: func(g *report.RoutingStats, expected, chosen string) string {
+			return cellURL(snap.key, g, expected, chosen)
+		},
+	})
+	if err != nil {
+		v.fail(w, r, http.StatusInternalServerError, err.Error())
+		return
 	}
 	if s.Totals.Latency.N > 0 {
 		data.P95 = web.FormatMS(s.Totals.Latency.P95)
@@ -450,6 +498,8 @@ type runData struct {
 	Filter      filter
 	Cases       []caseRow
 	HasWhy      bool // a listed case did not pass: the column that says why is shown
+	HasRoute    bool // a listed case came from a dataset row: its routing is shown
+	Routing     template.HTML
 	Matched     int
 	Total       int
 	From, To    int
@@ -656,5 +706,5 @@ func (v *Server) recordJSON(w http.ResponseWriter, r *http.Request) {
 // charts and the transcript. The page's policy allows no inline style.
 func (v *Server) reportCSS(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/css; charset=utf-8")
-	http.ServeContent(w, r, "report.css", v.started, strings.NewReader(report.ChartCSS+report.TranscriptCSS))
+	http.ServeContent(w, r, "report.css", v.started, strings.NewReader(report.ChartCSS+report.TranscriptCSS+report.RoutingCSS))
 }
