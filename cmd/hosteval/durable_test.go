@@ -9,8 +9,8 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/hosteval/hosteval/internal/fixtures"
 	"github.com/hosteval/hosteval/internal/record"
+	"github.com/hosteval/hosteval/servers/fixturetest"
 )
 
 // caseDone is a finished case as progress prints it outside a terminal.
@@ -24,7 +24,7 @@ func TestRunLosesNoReportedCase(t *testing.T) {
 	for _, stop := range []string{"kill", "interrupt twice"} {
 		t.Run(stop, func(t *testing.T) {
 			dir := t.TempDir()
-			fixtures.WriteFiles(t, dir, lookupSuite(5000, ""))
+			fixturetest.WriteFiles(t, dir, lookupSuite(5000, ""))
 			p := startHosteval(t, dir, nil, "run", "-run-id", "r1", "-concurrency", "4", "-logs", "failed", "suite.yaml")
 			p.until(t, "30 finished cases", func() bool { return len(caseDone.FindAllString(p.stderr.String(), -1)) >= 30 })
 			switch stop {
@@ -65,6 +65,6 @@ func TestRunLosesNoReportedCase(t *testing.T) {
 func lookupSuite(n int, more string) map[string]string {
 	return map[string]string{
 		"servers.yaml": fmt.Sprintf("servers:\n  cmdb:\n    command: %s/cmdb\n    shareable: true\n", fixtureBin),
-		"suite.yaml":   fixtures.LookupScenario(n) + more,
+		"suite.yaml":   fixturetest.LookupScenario(n) + more,
 	}
 }

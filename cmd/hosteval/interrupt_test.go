@@ -15,8 +15,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hosteval/hosteval/internal/fixtures"
 	"github.com/hosteval/hosteval/internal/record"
+	"github.com/hosteval/hosteval/servers/fixturetest"
 )
 
 // The interrupt, end to end: the hosteval binary (this test binary, which
@@ -26,7 +26,7 @@ import (
 // hostevalProc is a hosteval process under test.
 type hostevalProc struct {
 	cmd            *exec.Cmd
-	stdout, stderr fixtures.Buffer
+	stdout, stderr fixturetest.Buffer
 	exited         chan struct{}
 	err            error // valid once exited is closed
 }
@@ -101,7 +101,7 @@ func serverGroup(t *testing.T, p *hostevalProc, dir string) int {
 	var pid int
 	p.until(t, "the server to start", func() bool {
 		var err error
-		pid, err = fixtures.WaitPID(filepath.Join(dir, "server.pid"), 0)
+		pid, err = fixturetest.WaitPID(filepath.Join(dir, "server.pid"), 0)
 		return err == nil
 	})
 	return pid
@@ -110,7 +110,7 @@ func serverGroup(t *testing.T, p *hostevalProc, dir string) int {
 // noSurvivors checks that no process of the group outlived hosteval.
 func noSurvivors(t *testing.T, pgid int) {
 	t.Helper()
-	if left, err := fixtures.WaitGroupGone(pgid, time.Minute); err != nil || len(left) > 0 {
+	if left, err := fixturetest.WaitGroupGone(pgid, time.Minute); err != nil || len(left) > 0 {
 		t.Errorf("processes %v of the server's group %d outlived hosteval (%v)", left, pgid, err)
 	}
 }
@@ -121,9 +121,9 @@ func noSurvivors(t *testing.T, pgid int) {
 // the run was interrupted and when it ended.
 func TestRunSecondInterruptKillsEveryServer(t *testing.T) {
 	dir := t.TempDir()
-	fixtures.WriteFiles(t, dir, map[string]string{
-		"servers.yaml": fixtures.HelperServers(fixtureBin, dir),
-		"suite.yaml":   fixtures.HoldScenario,
+	fixturetest.WriteFiles(t, dir, map[string]string{
+		"servers.yaml": fixturetest.HelperServers(fixtureBin, dir),
+		"suite.yaml":   fixturetest.HoldScenario,
 	})
 	p := startHosteval(t, dir, nil, "run", "-run-id", "r1", "-preflight=false", "suite.yaml")
 	pgid := serverGroup(t, p, dir)
@@ -225,7 +225,7 @@ func TestCommandsEndOnInterrupt(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
-			fixtures.WriteFiles(t, dir, map[string]string{"servers.yaml": fixtures.HelperServers(fixtureBin, dir)})
+			fixturetest.WriteFiles(t, dir, map[string]string{"servers.yaml": fixturetest.HelperServers(fixtureBin, dir)})
 			// records.jsonl is a FIFO that never ends: a read of it blocks
 			// as one of a huge file on a slow disk would.
 			if err := os.Mkdir(filepath.Join(dir, "run"), 0o755); err != nil {

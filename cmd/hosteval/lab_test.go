@@ -11,12 +11,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hosteval/hosteval/internal/fixtures"
+	"github.com/hosteval/hosteval/servers/fixturetest"
 )
 
 // labProc is `hosteval lab` running in this process.
 type labProc struct {
-	stdout, stderr fixtures.Buffer
+	stdout, stderr fixturetest.Buffer
 	cancel         context.CancelFunc
 	done           chan int
 	url            string
@@ -75,7 +75,7 @@ func (p *labProc) state(t *testing.T) map[string]any {
 func TestLabServesTheHost(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	fixtures.WriteFiles(t, dir, map[string]string{
+	fixturetest.WriteFiles(t, dir, map[string]string{
 		"servers.yaml": "servers:\n  cmdb:\n    command: " + filepath.Join(fixtureBin, "cmdb") + "\n",
 		"browser":      "#!/bin/sh\necho \"$1\" > \"$(dirname \"$0\")/opened\"\n",
 	})
@@ -125,7 +125,7 @@ func TestLabServesTheHost(t *testing.T) {
 func TestLabTakesAScenario(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	fixtures.WriteFiles(t, dir, map[string]string{
+	fixturetest.WriteFiles(t, dir, map[string]string{
 		"servers.yaml": "servers:\n  cmdb:\n    command: " + filepath.Join(fixtureBin, "cmdb") + "\n  tickets:\n    command: " + filepath.Join(fixtureBin, "tickets") + "\n",
 		"scenarios.yaml": `name: first
 servers: [cmdb]

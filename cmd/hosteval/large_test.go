@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hosteval/hosteval/internal/fixtures"
+	"github.com/hosteval/hosteval/servers/fixturetest"
 )
 
 // BenchmarkRun100000Cases is issue 15's large run, whole processes: 100,000
@@ -35,10 +35,10 @@ func BenchmarkRun100000Cases(b *testing.B) {
 	args := []string{"run", "-logs", "failed", "-concurrency", "8", "-out", "results"}
 	for i := range files {
 		name := fmt.Sprintf("lookup%d.yaml", i)
-		suite[name] = strings.Replace(fixtures.LookupScenario(perFile), "name: lookup", fmt.Sprintf("name: lookup%d", i), 1)
+		suite[name] = strings.Replace(fixturetest.LookupScenario(perFile), "name: lookup", fmt.Sprintf("name: lookup%d", i), 1)
 		args = append(args, name)
 	}
-	fixtures.WriteFiles(b, dir, suite)
+	fixturetest.WriteFiles(b, dir, suite)
 	var runSec, runMB, reportSec, reportMB float64
 	for b.Loop() {
 		os.RemoveAll(filepath.Join(dir, "results"))

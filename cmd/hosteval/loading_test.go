@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hosteval/hosteval/internal/fixtures"
+	"github.com/hosteval/hosteval/servers/fixturetest"
 )
 
 // TestRunInterruptedWhileLoading: a Ctrl-C that comes while run reads the
@@ -16,7 +16,7 @@ import (
 // exists (the loader stops between files: see scenario.LoadContext).
 func TestRunInterruptedWhileLoading(t *testing.T) {
 	dir := t.TempDir()
-	fixtures.WriteFiles(t, dir, map[string]string{
+	fixturetest.WriteFiles(t, dir, map[string]string{
 		"servers.yaml": "servers:\n  cmdb: {command: " + filepath.Join(fixtureBin, "cmdb") + "}\n",
 		"s.yaml":       "name: s\nservers: [cmdb]\nmodel: {scripted: [{answer: done}]}\nquestion: q?\n",
 	})

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hosteval/hosteval/internal/fixtures"
+	"github.com/hosteval/hosteval/servers/fixturetest"
 )
 
 // TestCompareSameCommitNoRegression: two real runs of one suite, by this
@@ -16,7 +16,7 @@ import (
 // enough for the U test to call it significant now and then.
 func TestCompareSameCommitNoRegression(t *testing.T) {
 	dir := t.TempDir()
-	fixtures.WriteFiles(t, dir, lookupSuite(400, `---
+	fixturetest.WriteFiles(t, dir, lookupSuite(400, `---
 name: find
 servers: [cmdb]
 repeat: 200

@@ -13,10 +13,10 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/hosteval/hosteval/internal/fixtures"
 	"github.com/hosteval/hosteval/internal/oauth"
 	"github.com/hosteval/hosteval/internal/oauth/oauthtest"
 	"github.com/hosteval/hosteval/internal/record"
+	"github.com/hosteval/hosteval/servers/fixturetest"
 )
 
 // protectedNotes is the notes server behind a local authorization server,
@@ -38,7 +38,7 @@ func protectedNotes(t *testing.T, as *oauthtest.Server, scopes []string) *oautht
 // signals), a person who approves at once, and a token cache of its own.
 func runInProcess(t *testing.T, dir string, vars map[string]string, seams oauthSeams, args ...string) (int, string, string) {
 	t.Helper()
-	var stdout, stderr fixtures.Buffer
+	var stdout, stderr fixturetest.Buffer
 	getenv := func(k string) string { return vars[k] }
 	// A guard against a hang, not a budget.
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
@@ -287,7 +287,7 @@ func TestOAuthLoginInterrupted(t *testing.T) {
 		close(first)
 		return nil
 	}}
-	var stdout, stderr fixtures.Buffer
+	var stdout, stderr fixturetest.Buffer
 	t.Chdir(dir)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()

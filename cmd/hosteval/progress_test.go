@@ -5,9 +5,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hosteval/hosteval/internal/fixtures"
 	"github.com/hosteval/hosteval/internal/record"
 	"github.com/hosteval/hosteval/internal/runner"
+	"github.com/hosteval/hosteval/servers/fixturetest"
 )
 
 func TestProgress(t *testing.T) {
@@ -26,7 +26,7 @@ func TestProgress(t *testing.T) {
 		}
 	})
 	t.Run("one line rewritten on a terminal", func(t *testing.T) {
-		var out fixtures.Buffer
+		var out fixturetest.Buffer
 		p := newProgress(&out, true, 2, time.Now())
 		p.done(pass, runner.Result{Ran: 1, Passed: 1})
 		p.done(fail, runner.Result{Ran: 2, Passed: 1, Failed: 1})

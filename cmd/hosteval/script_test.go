@@ -14,8 +14,8 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 	"gopkg.in/yaml.v3"
 
-	"github.com/hosteval/hosteval/internal/fixtures"
-	"github.com/hosteval/hosteval/internal/model/fakeapi"
+	"github.com/hosteval/hosteval/servers/fakeapi/endpoint"
+	"github.com/hosteval/hosteval/servers/fixturetest"
 )
 
 // End-to-end tests of the CLI: txtar scripts under testdata/script run the
@@ -31,7 +31,7 @@ var fixtureBin string
 // withFixtures builds the fixture servers around the tests.
 type withFixtures struct{ m *testing.M }
 
-func (w withFixtures) Run() int { return fixtures.Main(w.m, &fixtureBin) }
+func (w withFixtures) Run() int { return fixturetest.MainAll(w.m, &fixtureBin) }
 
 func TestMain(m *testing.M) {
 	testscript.Main(withFixtures{m}, map[string]func(){
@@ -74,16 +74,16 @@ func TestScripts(t *testing.T) {
 					ts.Fatalf("exit status %d, want %d", got, want)
 				}
 			},
-			// fakeapi FILE serves the test endpoint (internal/model/fakeapi)
+			// fakeapi FILE serves the test endpoint (servers/fakeapi/endpoint)
 			// with the rules in FILE until the script ends, and sets
 			// OPENAI_BASE_URL to it.
 			"fakeapi": func(ts *testscript.TestScript, neg bool, args []string) {
 				if neg || len(args) != 1 {
 					ts.Fatalf("usage: fakeapi FILE")
 				}
-				var cfg fakeapi.Config
+				var cfg endpoint.Config
 				ts.Check(yaml.Unmarshal([]byte(ts.ReadFile(args[0])), &cfg))
-				h, err := fakeapi.New(cfg)
+				h, err := endpoint.New(cfg)
 				ts.Check(err)
 				srv := httptest.NewServer(h)
 				ts.Defer(srv.Close)

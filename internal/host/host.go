@@ -70,7 +70,7 @@
 // reported at once, with its status and the end of its stderr, and is not
 // started again. The connection record says why its revision was chosen
 // (era_reason), and Eras remembers silent servers so that a run pays for
-// finding out once per server (see era.go).
+// finding out once per server (see connect.go).
 package host
 
 import (

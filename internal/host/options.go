@@ -18,7 +18,7 @@ type Mode string
 const (
 	// ModeAuto sends server/discover for 2026-07-28 and falls back to the
 	// 2025-11-25 initialize handshake. A server that never answers discover is
-	// restarted and connected as legacy (see era.go).
+	// restarted and connected as legacy (see connect.go).
 	ModeAuto Mode = "auto"
 	// ModeLegacy forces the 2025-11-25 initialize handshake.
 	ModeLegacy Mode = "legacy"

@@ -14,7 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/hosteval/hosteval/internal/fixtures"
+	"github.com/hosteval/hosteval/servers/fixturetest"
 )
 
 // The host's own test server, for behaviour the fixture servers in servers/
@@ -49,7 +49,7 @@ func TestMain(m *testing.M) {
 	if !parallelSet {
 		flag.Set("test.parallel", strconv.Itoa(max(8, 4*runtime.GOMAXPROCS(0))))
 	}
-	os.Exit(fixtures.Main(m, &fixtureBin))
+	os.Exit(fixturetest.MainAll(m, &fixtureBin))
 }
 
 // fixture returns a spec that starts the fixture server name.

@@ -21,13 +21,13 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/hosteval/hosteval/internal/fixtures"
 	"github.com/hosteval/hosteval/internal/oauth"
 	"github.com/hosteval/hosteval/internal/oauth/oauthtest"
+	"github.com/hosteval/hosteval/servers/fixturetest"
 )
 
 // newHandler returns a handler for res that approves in the test's stead.
-func newHandler(t *testing.T, cfg oauth.Config, res *oauthtest.Resource, cache *oauth.Cache, out *fixtures.Buffer) *oauth.Handler {
+func newHandler(t *testing.T, cfg oauth.Config, res *oauthtest.Resource, cache *oauth.Cache, out *fixturetest.Buffer) *oauth.Handler {
 	t.Helper()
 	h, err := oauth.New(cfg, oauth.Options{
 		Server: "notes", URL: res.URL, Cache: cache, Out: out,
@@ -69,7 +69,7 @@ func lookup(t *testing.T, cs *mcp.ClientSession, key string) (string, error) {
 func TestAuthorizationCodeWithDynamicRegistration(t *testing.T) {
 	as := oauthtest.NewServer(t, oauthtest.Options{ScopesSupported: []string{"notes:read", "offline_access"}})
 	res := oauthtest.NewResource(t, as, oauthtest.NotesServer(), oauthtest.ResourceOptions{Scopes: []string{"notes:read"}})
-	var out fixtures.Buffer
+	var out fixturetest.Buffer
 	h := newHandler(t, oauth.Config{}, res, nil, &out)
 	cs, err := connect(t, h, res.URL)
 	if err != nil {
@@ -117,7 +117,7 @@ func TestRefresh(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			as := oauthtest.NewServer(t, oauthtest.Options{TokenLifetime: tt.lifetime})
 			res := oauthtest.NewResource(t, as, oauthtest.NotesServer(), oauthtest.ResourceOptions{})
-			h := newHandler(t, oauth.Config{}, res, nil, &fixtures.Buffer{})
+			h := newHandler(t, oauth.Config{}, res, nil, &fixturetest.Buffer{})
 			cs, err := connect(t, h, res.URL)
 			if err != nil {
 				t.Fatal(err)
@@ -150,7 +150,7 @@ func TestRefresh(t *testing.T) {
 func TestReauthorizeWhenRefreshFails(t *testing.T) {
 	as := oauthtest.NewServer(t, oauthtest.Options{})
 	res := oauthtest.NewResource(t, as, oauthtest.NotesServer(), oauthtest.ResourceOptions{})
-	h := newHandler(t, oauth.Config{}, res, nil, &fixtures.Buffer{})
+	h := newHandler(t, oauth.Config{}, res, nil, &fixturetest.Buffer{})
 	cs, err := connect(t, h, res.URL)
 	if err != nil {
 		t.Fatal(err)
@@ -170,7 +170,7 @@ func TestStepUp(t *testing.T) {
 	res := oauthtest.NewResource(t, as, oauthtest.NotesServer(), oauthtest.ResourceOptions{
 		Scopes: []string{"notes:read"}, ToolScopes: map[string][]string{"write_note": {"notes:write"}},
 	})
-	h := newHandler(t, oauth.Config{}, res, nil, &fixtures.Buffer{})
+	h := newHandler(t, oauth.Config{}, res, nil, &fixturetest.Buffer{})
 	cs, err := connect(t, h, res.URL)
 	if err != nil {
 		t.Fatal(err)
@@ -195,7 +195,7 @@ func TestStepUp(t *testing.T) {
 func TestConfiguredScopesReplaceAdvertised(t *testing.T) {
 	as := oauthtest.NewServer(t, oauthtest.Options{})
 	res := oauthtest.NewResource(t, as, oauthtest.NotesServer(), oauthtest.ResourceOptions{})
-	h := newHandler(t, oauth.Config{Scopes: []string{"notes:read", "profile"}}, res, nil, &fixtures.Buffer{})
+	h := newHandler(t, oauth.Config{Scopes: []string{"notes:read", "profile"}}, res, nil, &fixturetest.Buffer{})
 	if _, err := connect(t, h, res.URL); err != nil {
 		t.Fatal(err)
 	}
@@ -213,7 +213,7 @@ func TestPreregisteredClientOnAGivenPort(t *testing.T) {
 	})
 	res := oauthtest.NewResource(t, as, oauthtest.NotesServer(), oauthtest.ResourceOptions{})
 	cfg := oauth.Config{ClientID: "hosteval-ci", ClientSecret: "pre-shared", RedirectPort: port, Issuer: as.URL}
-	cs, err := connect(t, newHandler(t, cfg, res, nil, &fixtures.Buffer{}), res.URL)
+	cs, err := connect(t, newHandler(t, cfg, res, nil, &fixturetest.Buffer{}), res.URL)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -240,7 +240,7 @@ func TestClientCredentials(t *testing.T) {
 	as := oauthtest.NewServer(t, oauthtest.Options{Clients: map[string]oauthtest.Client{"ci-bot": {Secret: "s3cret-value"}}})
 	res := oauthtest.NewResource(t, as, oauthtest.NotesServer(), oauthtest.ResourceOptions{Scopes: []string{"notes:read"}})
 	cfg := oauth.Config{Flow: oauth.FlowClientCredentials, ClientID: "ci-bot", ClientSecret: "s3cret-value"}
-	var out fixtures.Buffer
+	var out fixturetest.Buffer
 	cs, err := connect(t, newHandler(t, cfg, res, nil, &out), res.URL)
 	if err != nil {
 		t.Fatal(err)
@@ -262,7 +262,7 @@ func TestClientCredentials(t *testing.T) {
 	t.Run("wrong secret", func(t *testing.T) {
 		cfg := cfg
 		cfg.ClientSecret = "not-the-secret-9f3"
-		_, err := connect(t, newHandler(t, cfg, res, nil, &fixtures.Buffer{}), res.URL)
+		_, err := connect(t, newHandler(t, cfg, res, nil, &fixturetest.Buffer{}), res.URL)
 		if err == nil || !strings.Contains(err.Error(), "authorise notes: ") || !strings.Contains(err.Error(), "check client_id and client_secret") {
 			t.Errorf("error = %v; want authorise notes: ... check client_id and client_secret", err)
 		}
@@ -281,7 +281,7 @@ func TestCacheAvoidsASecondAuthorization(t *testing.T) {
 		t.Fatal(err)
 	}
 	cache := oauth.NewCache(dir)
-	cs, err := connect(t, newHandler(t, oauth.Config{}, res, cache, &fixtures.Buffer{}), res.URL)
+	cs, err := connect(t, newHandler(t, oauth.Config{}, res, cache, &fixturetest.Buffer{}), res.URL)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -300,7 +300,7 @@ func TestCacheAvoidsASecondAuthorization(t *testing.T) {
 
 	// Another run: the cached token is sent from the first request.
 	before, _ := res.Refusals()
-	cs2, err := connect(t, newHandler(t, oauth.Config{}, res, cache, &fixtures.Buffer{}), res.URL)
+	cs2, err := connect(t, newHandler(t, oauth.Config{}, res, cache, &fixturetest.Buffer{}), res.URL)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -317,7 +317,7 @@ func TestCacheAvoidsASecondAuthorization(t *testing.T) {
 	// Another run after the token died: its cached refresh token (and the
 	// registration's own client) renew it without asking.
 	as.ExpireTokens()
-	cs3, err := connect(t, newHandler(t, oauth.Config{}, res, cache, &fixtures.Buffer{}), res.URL)
+	cs3, err := connect(t, newHandler(t, oauth.Config{}, res, cache, &fixturetest.Buffer{}), res.URL)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -329,7 +329,7 @@ func TestCacheAvoidsASecondAuthorization(t *testing.T) {
 	}
 
 	// Other scopes are another key: no token of the first is sent.
-	if _, err := connect(t, newHandler(t, oauth.Config{Scopes: []string{"other"}}, res, cache, &fixtures.Buffer{}), res.URL); err != nil {
+	if _, err := connect(t, newHandler(t, oauth.Config{Scopes: []string{"other"}}, res, cache, &fixturetest.Buffer{}), res.URL); err != nil {
 		t.Fatal(err)
 	}
 	if c := as.Counts(); c.Authorizations != 2 {
@@ -358,7 +358,7 @@ func TestCacheHoldsNoConfiguredSecret(t *testing.T) {
 	res := oauthtest.NewResource(t, as, oauthtest.NotesServer(), oauthtest.ResourceOptions{})
 	dir := t.TempDir()
 	cfg := oauth.Config{ClientID: "pre", ClientSecret: "configured-secret-value"}
-	if _, err := connect(t, newHandler(t, cfg, res, oauth.NewCache(dir), &fixtures.Buffer{}), res.URL); err != nil {
+	if _, err := connect(t, newHandler(t, cfg, res, oauth.NewCache(dir), &fixturetest.Buffer{}), res.URL); err != nil {
 		t.Fatal(err)
 	}
 	if _, data := cacheFile(t, dir); bytes.Contains(data, []byte("configured-secret-value")) {
@@ -366,7 +366,7 @@ func TestCacheHoldsNoConfiguredSecret(t *testing.T) {
 	}
 	// And it still refreshes, with the secret from the configuration.
 	as.ExpireTokens()
-	cs, err := connect(t, newHandler(t, cfg, res, oauth.NewCache(dir), &fixtures.Buffer{}), res.URL)
+	cs, err := connect(t, newHandler(t, cfg, res, oauth.NewCache(dir), &fixturetest.Buffer{}), res.URL)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -382,14 +382,14 @@ func TestCorruptCacheFileAuthorisesAgain(t *testing.T) {
 	as := oauthtest.NewServer(t, oauthtest.Options{})
 	res := oauthtest.NewResource(t, as, oauthtest.NotesServer(), oauthtest.ResourceOptions{})
 	dir := t.TempDir()
-	if _, err := connect(t, newHandler(t, oauth.Config{}, res, oauth.NewCache(dir), &fixtures.Buffer{}), res.URL); err != nil {
+	if _, err := connect(t, newHandler(t, oauth.Config{}, res, oauth.NewCache(dir), &fixturetest.Buffer{}), res.URL); err != nil {
 		t.Fatal(err)
 	}
 	file, _ := cacheFile(t, dir)
 	if err := os.WriteFile(file, []byte(`{"token": {"access_tok`), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := connect(t, newHandler(t, oauth.Config{}, res, oauth.NewCache(dir), &fixtures.Buffer{}), res.URL); err != nil {
+	if _, err := connect(t, newHandler(t, oauth.Config{}, res, oauth.NewCache(dir), &fixturetest.Buffer{}), res.URL); err != nil {
 		t.Fatal(err)
 	}
 	if c := as.Counts(); c.Authorizations != 2 {
@@ -401,7 +401,7 @@ func TestRefusalIsNotAskedAgain(t *testing.T) {
 	as := oauthtest.NewServer(t, oauthtest.Options{})
 	as.Deny(true)
 	res := oauthtest.NewResource(t, as, oauthtest.NotesServer(), oauthtest.ResourceOptions{})
-	h := newHandler(t, oauth.Config{}, res, nil, &fixtures.Buffer{})
+	h := newHandler(t, oauth.Config{}, res, nil, &fixturetest.Buffer{})
 	for i := range 2 {
 		_, err := connect(t, h, res.URL)
 		if err == nil || !strings.Contains(err.Error(), "authorise notes: the authorization server answered access_denied: the person said no (not asked again in this run)") {
@@ -416,7 +416,7 @@ func TestRefusalIsNotAskedAgain(t *testing.T) {
 func TestNoAnswerFromThePerson(t *testing.T) {
 	as := oauthtest.NewServer(t, oauthtest.Options{})
 	res := oauthtest.NewResource(t, as, oauthtest.NotesServer(), oauthtest.ResourceOptions{})
-	var out fixtures.Buffer
+	var out fixturetest.Buffer
 	// No browser and no one reading: the wait ends at PersonTimeout.
 	h, err := oauth.New(oauth.Config{}, oauth.Options{Server: "notes", URL: res.URL, Out: &out, PersonTimeout: 50 * time.Millisecond})
 	if err != nil {
@@ -467,7 +467,7 @@ func TestRedirectWithAnotherStateIsIgnored(t *testing.T) {
 func TestNoRegistrationSaysWhatToDo(t *testing.T) {
 	as := oauthtest.NewServer(t, oauthtest.Options{NoRegistration: true})
 	res := oauthtest.NewResource(t, as, oauthtest.NotesServer(), oauthtest.ResourceOptions{})
-	_, err := connect(t, newHandler(t, oauth.Config{}, res, nil, &fixtures.Buffer{}), res.URL)
+	_, err := connect(t, newHandler(t, oauth.Config{}, res, nil, &fixturetest.Buffer{}), res.URL)
 	if err == nil || !strings.Contains(err.Error(), "set client_id (and client_secret) in the oauth: block") {
 		t.Errorf("error = %v; want advice to set client_id", err)
 	}
@@ -476,7 +476,7 @@ func TestNoRegistrationSaysWhatToDo(t *testing.T) {
 func TestLogin(t *testing.T) {
 	as := oauthtest.NewServer(t, oauthtest.Options{})
 	res := oauthtest.NewResource(t, as, oauthtest.NotesServer(), oauthtest.ResourceOptions{})
-	h := newHandler(t, oauth.Config{}, res, nil, &fixtures.Buffer{})
+	h := newHandler(t, oauth.Config{}, res, nil, &fixturetest.Buffer{})
 	ctx := context.Background()
 	for range 2 {
 		if err := h.Login(ctx); err != nil {
@@ -585,7 +585,7 @@ func slogText(w *bytes.Buffer, cfg oauth.Config) {
 func TestConcurrentConnectionsAuthoriseOnce(t *testing.T) {
 	as := oauthtest.NewServer(t, oauthtest.Options{})
 	res := oauthtest.NewResource(t, as, oauthtest.NotesServer(), oauthtest.ResourceOptions{})
-	h := newHandler(t, oauth.Config{}, res, nil, &fixtures.Buffer{})
+	h := newHandler(t, oauth.Config{}, res, nil, &fixturetest.Buffer{})
 	var wg sync.WaitGroup
 	errs := make(chan error, 6)
 	for range 6 {
@@ -657,7 +657,7 @@ func TestUnattended(t *testing.T) {
 	res := oauthtest.NewResource(t, as, oauthtest.NotesServer(), oauthtest.ResourceOptions{})
 	cache := oauth.NewCache(t.TempDir())
 	unattended := func() *oauth.Handler {
-		var out fixtures.Buffer
+		var out fixturetest.Buffer
 		h, err := oauth.New(oauth.Config{}, oauth.Options{Server: "notes", URL: res.URL, Cache: cache, Out: &out, Unattended: "CI is set",
 			Open: func(context.Context, string) error { t.Error("a browser was opened"); return nil }})
 		if err != nil {
@@ -694,7 +694,7 @@ func TestUnattended(t *testing.T) {
 	}
 
 	// A person authorises once; then a run in CI uses the cached token.
-	if err := newHandler(t, oauth.Config{}, res, cache, &fixtures.Buffer{}).Login(context.Background()); err != nil {
+	if err := newHandler(t, oauth.Config{}, res, cache, &fixturetest.Buffer{}).Login(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	cs, err := connect(t, unattended(), res.URL)
@@ -711,7 +711,7 @@ func TestUnattended(t *testing.T) {
 func TestRepeatedExpiryRefreshes(t *testing.T) {
 	as := oauthtest.NewServer(t, oauthtest.Options{})
 	res := oauthtest.NewResource(t, as, oauthtest.NotesServer(), oauthtest.ResourceOptions{})
-	h := newHandler(t, oauth.Config{}, res, nil, &fixtures.Buffer{})
+	h := newHandler(t, oauth.Config{}, res, nil, &fixturetest.Buffer{})
 	cs, err := connect(t, h, res.URL)
 	if err != nil {
 		t.Fatal(err)

@@ -197,7 +197,7 @@ type ModelRequest struct {
 	Usage *Usage `json:"usage,omitempty"`
 	Error string `json:"error,omitempty"`
 	// The answer's endpoint figures, its source and its outcome: see
-	// models.go.
+	// modelstats.go.
 	ModelAnswer
 }
 
@@ -324,7 +324,7 @@ type Record struct {
 	ToolDefs    ToolDefs     `json:"tool_defs"`
 	ToolChanges []ToolChange `json:"tool_changes,omitempty"`
 	Usage       *Usage       `json:"usage,omitempty"`
-	// Cost, Judgements, Cassette and ErrorClass: see models.go.
+	// Cost, Judgements, Cassette and ErrorClass: see modelstats.go.
 	CaseModels
 	// Route is the routing verdict of a case made from a dataset row.
 	Route *Route `json:"route,omitempty"`

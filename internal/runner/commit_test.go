@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hosteval/hosteval/internal/fixtures"
 	"github.com/hosteval/hosteval/internal/record"
+	"github.com/hosteval/hosteval/servers/fixturetest"
 )
 
 // TestRunReportsCasesOnceDurable: a case is reported finished (OnCase) only
@@ -16,7 +16,7 @@ import (
 // every case OnCase is told of is found in the file at that moment, and the
 // tallies it gets count up one by one.
 func TestRunReportsCasesOnceDurable(t *testing.T) {
-	cases := suite(t, fixtures.LookupScenario(40))
+	cases := suite(t, fixturetest.LookupScenario(40))
 	dir := filepath.Join(t.TempDir(), "r1")
 	var seen []string
 	var missing []string

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hosteval/hosteval/internal/fixtures"
+	"github.com/hosteval/hosteval/servers/fixturetest"
 )
 
 // TestRunPreflightStopsOnInterrupt: the first Ctrl-C (Drain) also stops the
@@ -47,7 +47,7 @@ question: anything?
 	if !r.res.Interrupted || r.res.Ran != 0 {
 		t.Errorf("result %+v, want interrupted with no case run", r.res)
 	}
-	if left, err := fixtures.WaitGroupGone(server, time.Minute); err != nil || len(left) != 0 {
+	if left, err := fixturetest.WaitGroupGone(server, time.Minute); err != nil || len(left) != 0 {
 		t.Errorf("processes %v of the slow server's group survived (%v)", left, err)
 	}
 }

@@ -9,16 +9,16 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hosteval/hosteval/internal/fixtures"
 	"github.com/hosteval/hosteval/internal/host"
 	"github.com/hosteval/hosteval/internal/record"
 	"github.com/hosteval/hosteval/internal/scenario"
+	"github.com/hosteval/hosteval/servers/fixturetest"
 )
 
 // waitPID reads a pid file a server wrote, waiting for it.
 func waitPID(t *testing.T, path string) int {
 	t.Helper()
-	pid, err := fixtures.WaitPID(path, time.Minute)
+	pid, err := fixturetest.WaitPID(path, time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,14 +47,14 @@ func runInBackground(cases []*scenario.Case, opts Options) <-chan runResult {
 // run.json still says the run was interrupted and when it finished.
 func TestRunAbortKillsEveryServerGroup(t *testing.T) {
 	pids := t.TempDir()
-	cases := suiteWith(t, fixtures.HelperServers(fixtureBin, pids), fixtures.HoldScenario)
+	cases := suiteWith(t, fixturetest.HelperServers(fixtureBin, pids), fixturetest.HoldScenario)
 	dir := filepath.Join(t.TempDir(), "r1")
 	abort := make(chan struct{})
 	groups := host.NewProcessGroups()
 	done := runInBackground(cases, Options{Dir: dir, RunID: "r1", Abort: abort, Groups: groups})
 	server := waitPID(t, filepath.Join(pids, "server.pid"))
 	helper := waitPID(t, filepath.Join(pids, "helper.pid"))
-	if got, _ := fixtures.GroupMembers(server); len(got) < 3 {
+	if got, _ := fixturetest.GroupMembers(server); len(got) < 3 {
 		t.Fatalf("group %d has %v, want the shell, the helper and the server", server, got)
 	}
 	close(abort)
@@ -65,7 +65,7 @@ func TestRunAbortKillsEveryServerGroup(t *testing.T) {
 	if !r.res.Interrupted {
 		t.Errorf("result = %+v, want interrupted", r.res)
 	}
-	if got, err := fixtures.WaitGroupGone(server, time.Minute); err != nil || len(got) != 0 {
+	if got, err := fixturetest.WaitGroupGone(server, time.Minute); err != nil || len(got) != 0 {
 		t.Errorf("processes %v of the server's group (helper %d) survived the abort (%v)", got, helper, err)
 	}
 	run, err := record.ReadRun(dir)
@@ -90,7 +90,7 @@ func TestRunLongNamesKeepTheirLogs(t *testing.T) {
 	long := strings.Repeat("a-very-long-scenario-name-", 12) // 312 characters
 	var docs []string
 	for _, end := range []string{"one", "two"} {
-		docs = append(docs, strings.Replace(fixtures.LookupScenario(6), "name: lookup\n", "name: "+long+end+"\n", 1))
+		docs = append(docs, strings.Replace(fixturetest.LookupScenario(6), "name: lookup\n", "name: "+long+end+"\n", 1))
 	}
 	cases := suite(t, strings.Join(docs, "---\n"))
 	dir := filepath.Join(t.TempDir(), "r1")

@@ -89,7 +89,7 @@ type Options struct {
 	Groups *host.ProcessGroups
 
 	// Cassettes, if set, overrides where and how the scenarios' cases
-	// keep their cassettes (models.go).
+	// keep their cassettes (recordreplay.go).
 	Cassettes *Cassettes
 	// Cache, if set, answers model requests seen before.
 	Cache *replay.Cache

@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hosteval/hosteval/internal/fixtures"
 	"github.com/hosteval/hosteval/internal/record"
 	"github.com/hosteval/hosteval/internal/scenario"
+	"github.com/hosteval/hosteval/servers/fixturetest"
 )
 
 // The runner's tests run real cases: real scenario files, the fixture
@@ -22,7 +22,7 @@ import (
 
 var fixtureBin string
 
-func TestMain(m *testing.M) { os.Exit(fixtures.Main(m, &fixtureBin)) }
+func TestMain(m *testing.M) { os.Exit(fixturetest.MainAll(m, &fixtureBin)) }
 
 // testEnv sets the environment the scenario files expect: the variables
 // they use, and no model settings from the machine running the tests.
@@ -89,7 +89,7 @@ func readRecords(t *testing.T, dir string) []record.Record {
 }
 
 func TestRunWritesAResultsFolder(t *testing.T) {
-	cases := suite(t, fixtures.LookupScenario(6))
+	cases := suite(t, fixturetest.LookupScenario(6))
 	dir := filepath.Join(t.TempDir(), "r1")
 	res, err := Run(context.Background(), cases, Options{Dir: dir, RunID: "r1", Concurrency: 2, Wire: true})
 	if err != nil {
@@ -214,7 +214,7 @@ question: refunds?
 }
 
 func TestRunSharesShareableServers(t *testing.T) {
-	cases := suite(t, fixtures.LookupScenario(6))
+	cases := suite(t, fixturetest.LookupScenario(6))
 	dir := filepath.Join(t.TempDir(), "r1")
 	res, err := Run(context.Background(), cases, Options{Dir: dir, RunID: "r1", Concurrency: 2, Share: true})
 	if err != nil || res.Passed != 6 {
@@ -290,7 +290,7 @@ func children(t *testing.T) int {
 }
 
 func TestRunKeepsOnlyFailedLogs(t *testing.T) {
-	cases := suite(t, fixtures.LookupScenario(6)+`---
+	cases := suite(t, fixturetest.LookupScenario(6)+`---
 name: broken
 servers: [cmdb]
 model:
@@ -350,7 +350,7 @@ func TestRunFinishWhileSharedServersStop(t *testing.T) {
     args: ["-c", "trap '' TERM; %s/cmdb; while :; do sleep 1; done"]
     shareable: true
 `, fixtureBin)
-	cases := suiteWith(t, servers, fixtures.LookupScenario(2))
+	cases := suiteWith(t, servers, fixturetest.LookupScenario(2))
 	dir := filepath.Join(t.TempDir(), "r1")
 	var (
 		calls       int

@@ -12,9 +12,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"golang.org/x/oauth2"
 
-	"github.com/hosteval/hosteval/internal/fixtures"
 	"github.com/hosteval/hosteval/internal/host"
 	"github.com/hosteval/hosteval/internal/oauth"
+	"github.com/hosteval/hosteval/servers/fixturetest"
 )
 
 // fakeHandler stands for a command's handler: it remembers what it was
@@ -67,7 +67,7 @@ const oauthServers = `servers:
 // the block as written (${VAR} expanded); a server without a block has none.
 func TestOAuthHandlerPerServer(t *testing.T) {
 	testEnv(t)
-	dir := fixtures.WriteTree(t, map[string]string{
+	dir := fixturetest.WriteTree(t, map[string]string{
 		"servers.yaml": oauthServers,
 		"a.yaml": `name: a
 servers: [notes, docs, plain]
@@ -136,7 +136,7 @@ model: {scripted: []}
 // where it is defined, instead of starting it without its tokens.
 func TestOAuthWithoutHandlers(t *testing.T) {
 	testEnv(t)
-	dir := fixtures.WriteTree(t, map[string]string{"servers.yaml": oauthServers, "a.yaml": "name: a\nservers: [plain, docs]\nquestion: q\nmodel: {scripted: []}\n"})
+	dir := fixturetest.WriteTree(t, map[string]string{"servers.yaml": oauthServers, "a.yaml": "name: a\nservers: [plain, docs]\nquestion: q\nmodel: {scripted: []}\n"})
 	suite, err := Load(dir)
 	if err != nil {
 		t.Fatal(err)

@@ -14,9 +14,9 @@
 // Loading happens before anything runs, so a typo in a scenario is a usage
 // error with a precise line, never a failed case at the end of a long run.
 // The files are split by concern: load.go (files and scenario documents),
-// servers.go (servers files, server definitions, ${VAR}), models.go (model
+// servers.go (servers files, server definitions, ${VAR}), modelspec.go (model
 // specs), expectdoc.go (reading expectations; expect.go evaluates them),
-// casedir.go (${CASE_DIR} and files:), reference.go (schemas and the
+// casefiles.go (${CASE_DIR} and files:), reference.go (schemas and the
 // reference).
 //
 // A servers file maps names to {command, args, env, inherit_env, dir} or

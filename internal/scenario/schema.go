@@ -18,7 +18,7 @@ import (
 // reads a file into them (strictly: every problem at once), and reflects
 // them into the published JSON Schemas and the reference
 // (docs/scenarios.md): a field's `doc` tag is its description there, its
-// `example` tag its example. load.go, servers.go and models.go turn them
+// `example` tag its example. load.go, servers.go and modelspec.go turn them
 // into Scenarios, checking what needs more than one field.
 
 // scenarioDoc is one scenario: one YAML document of a scenario file.

@@ -10,8 +10,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/hosteval/hosteval/servers/fixturetest"
 	"github.com/hosteval/hosteval/servers/internal/fixture"
-	"github.com/hosteval/hosteval/servers/internal/fixturetest"
 )
 
 var bin string

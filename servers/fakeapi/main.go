@@ -1,5 +1,5 @@
 // Command fakeapi serves the project's OpenAI-compatible test endpoint
-// (internal/model/fakeapi): a Chat Completions endpoint that answers from
+// (servers/fakeapi/endpoint): a Chat Completions endpoint that answers from
 // rules in a YAML file instead of model weights, in vLLM's shape. The suite's
 // cassettes are recorded from it (make cassettes), so that they are what a
 // real endpoint would have produced, without a GPU.
@@ -33,7 +33,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/hosteval/hosteval/internal/model/fakeapi"
+	"github.com/hosteval/hosteval/servers/fakeapi/endpoint"
 )
 
 func main() {
@@ -46,7 +46,7 @@ func main() {
 const usage = `usage: fakeapi -config FILE [-addr HOST:PORT] [-now TIME] [-- command [args...]]
 
 Serves an OpenAI-compatible Chat Completions endpoint that answers from the
-rules in FILE (internal/model/fakeapi's Config in YAML). With a command, runs
+rules in FILE (servers/fakeapi/endpoint's Config in YAML). With a command, runs
 it with OPENAI_BASE_URL set to the endpoint and exits with its status;
 without, prints the endpoint's URL and serves until interrupted.
 
@@ -124,12 +124,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 }
 
 // handler reads the rules file into an endpoint.
-func handler(path, now string) (*fakeapi.Handler, error) {
+func handler(path, now string) (*endpoint.Handler, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	var cfg fakeapi.Config
+	var cfg endpoint.Config
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	if err := dec.Decode(&cfg); err != nil {
@@ -142,7 +142,7 @@ func handler(path, now string) (*fakeapi.Handler, error) {
 		}
 		cfg.Now = func() time.Time { return t }
 	}
-	h, err := fakeapi.New(cfg)
+	h, err := endpoint.New(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}

@@ -16,8 +16,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/hosteval/hosteval/servers/fixturetest"
 	"github.com/hosteval/hosteval/servers/internal/fixture"
-	"github.com/hosteval/hosteval/servers/internal/fixturetest"
 )
 
 var bin string

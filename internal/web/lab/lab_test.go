@@ -14,11 +14,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hosteval/hosteval/internal/fixtures"
 	"github.com/hosteval/hosteval/internal/host"
 	"github.com/hosteval/hosteval/internal/model"
 	"github.com/hosteval/hosteval/internal/web"
 	"github.com/hosteval/hosteval/internal/yamlx"
+	"github.com/hosteval/hosteval/servers/fixturetest"
 )
 
 // The lab's tests run it as `hosteval lab` does: a real host with the
@@ -28,7 +28,7 @@ import (
 
 var fixtureBin string
 
-func TestMain(m *testing.M) { os.Exit(fixtures.Main(m, &fixtureBin)) }
+func TestMain(m *testing.M) { os.Exit(fixturetest.MainAll(m, &fixtureBin)) }
 
 func fixture(name string) host.ServerSpec {
 	return host.ServerSpec{Name: name, Command: filepath.Join(fixtureBin, name)}
@@ -84,7 +84,7 @@ func (s *served) askSeed(t testing.TB) {
 
 // logLines collects JSON lines, safe for concurrent writers.
 type logLines struct {
-	fixtures.Buffer
+	fixturetest.Buffer
 }
 
 // count counts the lines that hold every one of the substrings.

@@ -9,8 +9,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/hosteval/hosteval/internal/fixtures"
 	"github.com/hosteval/hosteval/internal/record"
+	"github.com/hosteval/hosteval/servers/fixturetest"
 )
 
 // caseDirServers is a servers file whose probe server uses ${CASE_DIR}.
@@ -28,7 +28,7 @@ const caseDirServers = `servers:
 // scenario's files, even in a run folder used before.
 func TestPrepareDirIsFresh(t *testing.T) {
 	testEnv(t)
-	dir := fixtures.WriteTree(t, map[string]string{
+	dir := fixturetest.WriteTree(t, map[string]string{
 		"servers.yaml":                       caseDirServers,
 		"s.yaml":                             "name: s\nservers: [probe]\nquestion: q\nfiles: {sub/in.txt: alpha}\nmodel: {scripted: [{answer: ok}]}\n",
 		"run/cases/0001-s_0/files/stale.txt": "from an earlier run",
@@ -61,7 +61,7 @@ func TestPrepareDirIsFresh(t *testing.T) {
 // the server not to connect, so the cases pass.
 func TestRunGivesEachCaseItsFolder(t *testing.T) {
 	testEnv(t)
-	dir := fixtures.WriteTree(t, map[string]string{
+	dir := fixturetest.WriteTree(t, map[string]string{
 		"servers.yaml": `servers:
   probe:
     command: /bin/sh

@@ -9,8 +9,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/hosteval/hosteval/internal/fixtures"
 	"github.com/hosteval/hosteval/internal/host"
+	"github.com/hosteval/hosteval/servers/fixturetest"
 )
 
 // writeFile writes text to dir/name, making folders as needed, and returns
@@ -43,7 +43,7 @@ const caseDirServers = `servers:
 func TestCaseDirLoads(t *testing.T) {
 	testEnv(t)
 	t.Setenv("HOME", "/home/probe")
-	dir := fixtures.WriteTree(t, map[string]string{
+	dir := fixturetest.WriteTree(t, map[string]string{
 		"servers.yaml": caseDirServers,
 		"s.yaml": `name: uses
 servers: [probe, plain]
@@ -156,7 +156,7 @@ func TestCaseDirProblems(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			testEnv(t)
-			dir := fixtures.WriteTree(t, map[string]string{
+			dir := fixturetest.WriteTree(t, map[string]string{
 				"servers.yaml": "servers:\n" + tt.servers,
 				"s.yaml":       "name: s\nservers: [x]\nquestion: q\n" + tt.files + "model: {scripted: [{answer: ok}]}\n",
 			})
@@ -180,7 +180,7 @@ func TestCaseDirProblems(t *testing.T) {
 // TestLoadServersCaseDir: outside a run (tools, chat, catalog) there is no
 // case, and ${CASE_DIR} is a variable like any other.
 func TestLoadServersCaseDir(t *testing.T) {
-	dir := fixtures.WriteTree(t, map[string]string{"servers.yaml": caseDirServers})
+	dir := fixturetest.WriteTree(t, map[string]string{"servers.yaml": caseDirServers})
 	path := filepath.Join(dir, "servers.yaml")
 	t.Setenv("HOME", "/home/probe")
 

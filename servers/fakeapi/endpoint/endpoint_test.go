@@ -1,4 +1,4 @@
-package fakeapi_test
+package endpoint_test
 
 import (
 	"bytes"
@@ -15,44 +15,44 @@ import (
 
 	"github.com/hosteval/hosteval/internal/goldenfile"
 	"github.com/hosteval/hosteval/internal/model"
-	"github.com/hosteval/hosteval/internal/model/fakeapi"
+	"github.com/hosteval/hosteval/servers/fakeapi/endpoint"
 )
 
 const tools = `[{"type":"function","function":{"name":"cmdb__get_asset","description":"[cmdb] Get one asset by hostname.","parameters":{"type":"object","properties":{"hostname":{"type":"string"}}}}},` +
 	`{"type":"function","function":{"name":"tickets__open_ticket","description":"[tickets] Open a ticket.","parameters":{"type":"object"}}}]`
 
-var cfg = fakeapi.Config{
+var cfg = endpoint.Config{
 	Model: "gpt-oss-120b",
-	Rules: []fakeapi.Rule{
+	Rules: []endpoint.Rule{
 		{
 			Match:       `(?i)who owns (\S+?)\??$`,
 			Description: `(?i)hostname`,
-			Calls:       []fakeapi.Call{{Tool: "cmdb__get_asset", Args: `{"hostname": {{json (index .Groups 1)}}}`}},
+			Calls:       []endpoint.Call{{Tool: "cmdb__get_asset", Args: `{"hostname": {{json (index .Groups 1)}}}`}},
 			Answer:      "The {{.JSON.owner}} team owns {{index .Groups 1}}.",
 			Reasoning:   "Look the host up in the CMDB.",
 		},
 		{
 			// Without a description naming hostnames, the model guesses an argument.
 			Match:  `(?i)who owns (\S+?)\??$`,
-			Calls:  []fakeapi.Call{{Tool: "cmdb__get_asset", Args: `{"name": {{json (index .Groups 1)}}}`}},
+			Calls:  []endpoint.Call{{Tool: "cmdb__get_asset", Args: `{"name": {{json (index .Groups 1)}}}`}},
 			Answer: "I could not find out: {{.Result}}",
 		},
 		{
 			Match:  `(?i)open a ticket`,
-			Calls:  []fakeapi.Call{{Tool: "cmdb__get_asset", Args: `{"hostname": "a"}`}, {Tool: "tickets__open_ticket", Args: `{"host": "{{.JSON.hostname}}"`}},
+			Calls:  []endpoint.Call{{Tool: "cmdb__get_asset", Args: `{"hostname": "a"}`}, {Tool: "tickets__open_ticket", Args: `{"host": "{{.JSON.hostname}}"`}},
 			Answer: "Opened {{.JSON.ticket_id}} after {{len .Results}} calls.",
 		},
 		{
 			Match: `(?i)break`,
-			Fail:  &fakeapi.Failure{Status: 500, Body: `{"error":{"code":500,"message":"The model produced output that does not match the expected peg-native format","type":"server_error"}}`},
+			Fail:  &endpoint.Failure{Status: 500, Body: `{"error":{"code":500,"message":"The model produced output that does not match the expected peg-native format","type":"server_error"}}`},
 		},
 	},
 	Now: func() time.Time { return time.Unix(1767225600, 0) },
 }
 
-func start(t *testing.T, c fakeapi.Config) (*fakeapi.Handler, *httptest.Server) {
+func start(t *testing.T, c endpoint.Config) (*endpoint.Handler, *httptest.Server) {
 	t.Helper()
-	h, err := fakeapi.New(c)
+	h, err := endpoint.New(c)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,7 +155,7 @@ func TestSeveralCalls(t *testing.T) {
 func TestFallback(t *testing.T) {
 	_, srv := start(t, cfg)
 	got := conversation(t, client(t, srv, model.OpenAIConfig{}), tools, "What is the weather?", nil)
-	if len(got) != 1 || got[0].Text != fakeapi.DefaultFallback {
+	if len(got) != 1 || got[0].Text != endpoint.DefaultFallback {
 		t.Errorf("responses = %+v, want the fallback", got)
 	}
 }
@@ -256,20 +256,20 @@ func TestRoutes(t *testing.T) {
 func TestConfigErrors(t *testing.T) {
 	tests := []struct {
 		name string
-		cfg  fakeapi.Config
+		cfg  endpoint.Config
 		want string
 	}{
-		{"bad match", fakeapi.Config{Rules: []fakeapi.Rule{{Match: "(", Answer: "x"}}}, "rules[0].match: error parsing regexp"},
-		{"no answer", fakeapi.Config{Rules: []fakeapi.Rule{{Match: "x"}}}, "rules[0].answer: required"},
-		{"no tool", fakeapi.Config{Rules: []fakeapi.Rule{{Match: "x", Answer: "y", Calls: []fakeapi.Call{{}}}}}, "rules[0].calls[0].tool: required"},
-		{"bad args", fakeapi.Config{Rules: []fakeapi.Rule{{Match: "x", Answer: "y", Calls: []fakeapi.Call{{Tool: "t", Args: "{{"}}}}}, "rules[0].calls[0].args"},
-		{"description without calls", fakeapi.Config{Rules: []fakeapi.Rule{{Match: "x", Answer: "y", Description: "z"}}}, "rules[0].description: a rule without calls"},
-		{"bad status", fakeapi.Config{Rules: []fakeapi.Rule{{Match: "x", Fail: &fakeapi.Failure{Status: 200}}}}, "rules[0].fail.status: 200 is not an HTTP error status"},
-		{"bad field", fakeapi.Config{ReasoningField: "thinking"}, `reasoning_field: "thinking"`},
+		{"bad match", endpoint.Config{Rules: []endpoint.Rule{{Match: "(", Answer: "x"}}}, "rules[0].match: error parsing regexp"},
+		{"no answer", endpoint.Config{Rules: []endpoint.Rule{{Match: "x"}}}, "rules[0].answer: required"},
+		{"no tool", endpoint.Config{Rules: []endpoint.Rule{{Match: "x", Answer: "y", Calls: []endpoint.Call{{}}}}}, "rules[0].calls[0].tool: required"},
+		{"bad args", endpoint.Config{Rules: []endpoint.Rule{{Match: "x", Answer: "y", Calls: []endpoint.Call{{Tool: "t", Args: "{{"}}}}}, "rules[0].calls[0].args"},
+		{"description without calls", endpoint.Config{Rules: []endpoint.Rule{{Match: "x", Answer: "y", Description: "z"}}}, "rules[0].description: a rule without calls"},
+		{"bad status", endpoint.Config{Rules: []endpoint.Rule{{Match: "x", Fail: &endpoint.Failure{Status: 200}}}}, "rules[0].fail.status: 200 is not an HTTP error status"},
+		{"bad field", endpoint.Config{ReasoningField: "thinking"}, `reasoning_field: "thinking"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := fakeapi.New(tt.cfg)
+			_, err := endpoint.New(tt.cfg)
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("New error = %v, want %q", err, tt.want)
 			}

@@ -1,8 +1,22 @@
-// Package fixturetest runs fixture servers as real processes for their
-// tests: it builds a server's binary once per test binary, connects the
-// go-sdk client to it over stdio, and reads the request log it writes on
-// stderr. No test may leave a server process behind: every Server is
-// closed, and its process reaped, when its test ends.
+// Package fixturetest is the test side of the fixture servers (servers/):
+// it builds their binaries and runs them as real processes for tests.
+//
+// For a server's own tests, [Main] builds that server once per test binary
+// (with -race when the tests have it), [Start] connects the go-sdk client
+// to it over stdio, and [Stderr] reads the request log it writes. No test
+// may leave a server process behind: every [Server] is closed, and its
+// process reaped, when its test ends.
+//
+// For the tests of the host, the runner and the CLI, [MainAll] builds every
+// fixture server into one folder, which their servers files name; the
+// package also holds the scenarios and servers files those tests share
+// ([LookupScenario], [HelperServers]), the process-group checks of the
+// interrupt tests ([WaitGroupGone]), a concurrent [Buffer] and
+// [WriteTree] for a test's files.
+//
+// The servers themselves are built from servers/internal/fixture, the
+// server-side kit; this package is for tests only, and nothing but tests
+// imports it.
 package fixturetest
 
 import (

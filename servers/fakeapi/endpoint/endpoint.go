@@ -1,8 +1,10 @@
-// Package fakeapi is an OpenAI-compatible Chat Completions endpoint that
-// answers from rules instead of weights: "when the question matches X,
-// call tool Y with arguments Z; after its result, answer with a template".
-// Its answers have the shape vLLM gives (ids, created, usage,
-// finish_reason, tool calls with JSON-string arguments, reasoning text),
+// Package endpoint is the project's fake model endpoint, which the fakeapi
+// command (servers/fakeapi) serves and tests start in-process: an
+// OpenAI-compatible Chat Completions endpoint that answers from rules
+// instead of weights: "when the question matches X, call tool Y with
+// arguments Z; after its result, answer with a template". Its answers have
+// the shape vLLM gives (ids, created, usage, finish_reason, tool calls with
+// JSON-string arguments, reasoning text),
 // so that cassettes recorded from it are what a real endpoint would have
 // produced, and tests and the default suite can record them offline.
 //
@@ -10,16 +12,16 @@
 // two descriptions needs from a model, and may fail the way llama.cpp's
 // server fails on a malformed tool call.
 //
-//	h, err := fakeapi.New(fakeapi.Config{
+//	h, err := endpoint.New(endpoint.Config{
 //		Model: "gpt-oss-120b",
-//		Rules: []fakeapi.Rule{{
+//		Rules: []endpoint.Rule{{
 //			Match:  `(?i)who owns (\S+?)\??$`,
-//			Calls:  []fakeapi.Call{{Tool: "cmdb__get_asset", Args: `{"hostname": {{json (index .Groups 1)}}}`}},
+//			Calls:  []endpoint.Call{{Tool: "cmdb__get_asset", Args: `{"hostname": {{json (index .Groups 1)}}}`}},
 //			Answer: "The {{.JSON.owner}} team owns {{index .Groups 1}}.",
 //		}},
 //	})
 //	srv := httptest.NewServer(h) // or http.ListenAndServe(addr, h) from a binary
-package fakeapi
+package endpoint
 
 import (
 	"bytes"

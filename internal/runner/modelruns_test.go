@@ -18,11 +18,11 @@ import (
 
 	"github.com/hosteval/hosteval/internal/gate"
 	"github.com/hosteval/hosteval/internal/model"
-	"github.com/hosteval/hosteval/internal/model/fakeapi"
 	"github.com/hosteval/hosteval/internal/model/replay"
 	"github.com/hosteval/hosteval/internal/record"
 	"github.com/hosteval/hosteval/internal/report"
 	"github.com/hosteval/hosteval/internal/scenario"
+	"github.com/hosteval/hosteval/servers/fakeapi/endpoint"
 )
 
 // Real models through the runner: cases recorded against the project's
@@ -31,18 +31,18 @@ import (
 
 // fakeEndpoint serves the suite's fake model; key, when set, must come as
 // a bearer token.
-func fakeEndpoint(t *testing.T, key string) (*httptest.Server, *fakeapi.Handler) {
+func fakeEndpoint(t *testing.T, key string) (*httptest.Server, *endpoint.Handler) {
 	t.Helper()
 	data, err := os.ReadFile("../../scenarios/cassettes/fakeapi.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	var cfg fakeapi.Config
+	var cfg endpoint.Config
 	if err := yaml.Unmarshal(data, &cfg); err != nil {
 		t.Fatal(err)
 	}
 	cfg.APIKey = key
-	h, err := fakeapi.New(cfg)
+	h, err := endpoint.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
