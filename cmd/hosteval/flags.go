@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
@@ -156,12 +157,29 @@ func splitList(s string) []string {
 }
 
 // parseModelFlag parses -model: "openai:<model>", with the endpoint's base
-// URL and key from OPENAI_BASE_URL and OPENAI_API_KEY (read with getenv).
+// URL and key from OPENAI_BASE_URL and OPENAI_API_KEY (read with getenv),
+// or "lexical[:<min_score>]", the lexical router.
 // It is the one parser of -model, for run and chat.
 func parseModelFlag(s string, getenv func(string) string) (scenario.ModelSpec, error) {
+	if s == "lexical" || strings.HasPrefix(s, "lexical:") {
+		// The lexical router, with the min_score after the colon.
+		var cfg model.LexicalConfig
+		if text, ok := strings.CutPrefix(s, "lexical:"); ok {
+			v, err := strconv.ParseFloat(text, 64)
+			if err != nil {
+				return scenario.ModelSpec{}, fmt.Errorf("model %q: want lexical or lexical:<min_score>, e.g. lexical:2.5", s)
+			}
+			cfg.MinScore = v
+		}
+		spec := scenario.ModelSpec{Name: "lexical", Config: model.Config{Lexical: &cfg}}
+		if _, err := spec.New(); err != nil {
+			return scenario.ModelSpec{}, fmt.Errorf("model %q: %w", s, err)
+		}
+		return spec, nil
+	}
 	name, ok := strings.CutPrefix(s, "openai:")
 	if !ok || strings.TrimSpace(name) == "" {
-		return scenario.ModelSpec{}, fmt.Errorf("model %q: want openai:<model>, e.g. openai:gpt-oss-120b", s)
+		return scenario.ModelSpec{}, fmt.Errorf("model %q: want openai:<model> (e.g. openai:gpt-oss-120b) or lexical[:<min_score>]", s)
 	}
 	cfg := model.OpenAIConfig{Model: name}.WithEnv(getenv)
 	spec := scenario.ModelSpec{Name: "openai:" + name, Config: model.Config{OpenAI: &cfg}}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"flag"
+	"strconv"
 	"testing"
 	"time"
 
@@ -19,8 +20,12 @@ func TestParseModelFlag(t *testing.T) {
 	}{
 		{"from env", "openai:gpt-oss-120b", "http://localhost:8000/v1", "openai:gpt-oss-120b http://localhost:8000/v1"},
 		{"default endpoint", "openai:gpt-4.1-mini", "", "openai:gpt-4.1-mini "},
-		{"not openai", "scripted", "", `model "scripted": want openai:<model>, e.g. openai:gpt-oss-120b`},
-		{"no model", "openai:", "", `model "openai:": want openai:<model>, e.g. openai:gpt-oss-120b`},
+		{"not openai", "scripted", "", `model "scripted": want openai:<model> (e.g. openai:gpt-oss-120b) or lexical[:<min_score>]`},
+		{"no model", "openai:", "", `model "openai:": want openai:<model> (e.g. openai:gpt-oss-120b) or lexical[:<min_score>]`},
+		{"lexical", "lexical", "", "lexical 0"},
+		{"lexical with a threshold", "lexical:2.5", "", "lexical 2.5"},
+		{"lexical with a bad threshold", "lexical:high", "", `model "lexical:high": want lexical or lexical:<min_score>, e.g. lexical:2.5`},
+		{"lexical with a negative threshold", "lexical:-1", "", `model "lexical:-1": lexical.min_score: want 0 or more, got -1`},
 		{"bad endpoint", "openai:m", "localhost:8000", `model "openai:m": openai.base_url: "localhost:8000" is not an http or https URL`},
 	}
 	for _, tt := range tests {
@@ -35,6 +40,8 @@ func TestParseModelFlag(t *testing.T) {
 			got := ""
 			if err != nil {
 				got = err.Error()
+			} else if spec.Lexical != nil {
+				got = spec.Name + " " + strconv.FormatFloat(spec.Lexical.MinScore, 'g', -1, 64)
 			} else {
 				got = spec.Name + " " + spec.OpenAI.BaseURL
 			}

@@ -92,7 +92,7 @@ func runRun(ctx context.Context, e *env, args []string) error {
 	concurrency := fs.Int("concurrency", runtime.NumCPU(), "cases running at once")
 	runFilter := fs.String("run", "", "run only scenarios whose name (or name/variant, or a dataset row's name/row or name/variant/row) matches this regexp")
 	repeat := fs.Int("repeat", 0, "run each case this many times (overrides the files' repeat)")
-	modelFlag := fs.String("model", "", "run every scenario with this model instead of its own: openai:NAME")
+	modelFlag := fs.String("model", "", "run every scenario with this model instead of its own: openai:NAME, or lexical[:MIN_SCORE] (the lexical router)")
 	out := fs.String("out", "results", "folder to write the run folder into")
 	runID := fs.String("run-id", "", "name of the run folder (default: a timestamp and a random suffix)")
 	jsonOut := fs.Bool("json", false, "print summary.json to stdout instead of the tables")

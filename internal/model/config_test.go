@@ -55,8 +55,8 @@ func TestNewErrors(t *testing.T) {
 		yaml string
 		want string
 	}{
-		{"{}", "no model: want one of scripted, rules or openai"},
-		{"{scripted: [{answer: x}], rules: {}}", "want only one of scripted, rules or openai"},
+		{"{}", "no model: want one of scripted, rules, openai or lexical"},
+		{"{scripted: [{answer: x}], rules: {}}", "want only one of scripted, rules, openai or lexical"},
 		{"scripted: [{answer: x}, {call: 'a [1]'}]", "scripted[1].call: arguments of a: line 1: want a mapping"},
 		{"rules: {rules: [{match: '(', call: t}]}", "rules.rules[0].match: error parsing regexp"},
 		{"rules: {answers: [{template: '{{'}]}", "rules.answers[0].template: template:"},

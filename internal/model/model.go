@@ -112,4 +112,5 @@ var (
 	_ Model = (*Scripted)(nil)
 	_ Model = (*Rules)(nil)
 	_ Model = (*OpenAI)(nil)
+	_ Model = (*Lexical)(nil)
 )

@@ -38,7 +38,9 @@ func (t *Template) New() (Model, error) {
 	switch m := t.built.(type) {
 	case *Scripted:
 		return &Scripted{steps: m.steps}, nil
-	case *Rules:
+	case *Rules, *Lexical:
+		// They keep nothing of a conversation: one serves them all (the
+		// lexical router's indexes with it).
 		return m, nil
 	}
 	return New(t.cfg)

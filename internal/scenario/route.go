@@ -88,7 +88,7 @@ func (c *Case) Route(rec *record.Record, proposed []Proposal) *record.Route {
 	rt := &record.Route{
 		Row: r.id, Source: r.source, Mode: c.Mode(), Match: r.match,
 		Expected: slices.Clone(r.tools), Forbid: slices.Clone(r.forbid), Proposed: make([]string, len(proposed)),
-		Tags: slices.Clone(r.tags), Distractors: c.Distractors,
+		Tags: slices.Clone(r.tags), Distractors: c.Distractors, Lexical: c.model.Lexical != nil,
 	}
 	if rec != nil {
 		rt.Tools, rt.DefTokens = rec.ToolDefs.Tools, rec.ToolDefs.Tokens

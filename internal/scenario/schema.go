@@ -29,7 +29,7 @@ type scenarioDoc struct {
 	Servers     []serverEntry       `yaml:"servers" want:"a list of server names or definitions" doc:"The servers to start: names from the servers file, or inline definitions ({name, command, ...} or {name, url, ...}). Each case gets its own processes unless a server is shareable." example:"[cmdb, tickets]"`
 	Host        *hostDoc            `yaml:"host" doc:"Limits and settings of the host."`
 	System      *string             `yaml:"system" doc:"The system prompt." example:"You are the on-call assistant."`
-	Model       *modelDoc           `yaml:"model" doc:"The model (one of scripted, rules, openai). Required, unless models is given." example:"{scripted: [{answer: done}]}"`
+	Model       *modelDoc           `yaml:"model" doc:"The model (one of scripted, rules, openai, lexical). Required, unless models is given." example:"{scripted: [{answer: done}]}"`
 	Models      []modelDoc          `yaml:"models" want:"a list of models" doc:"Several models, each a case of its own (give each a name when two are of one kind)." example:"[{name: a, scripted: [{answer: a}]}, {openai: {model: gpt-oss-120b}}]"`
 	Turns       []string            `yaml:"turns" doc:"The user's questions, one per turn, in one conversation. Required, unless question or dataset is given." example:"[\"who owns jump-prod-02?\", \"open a ticket for it\"]"`
 	Question    *string             `yaml:"question" doc:"A one-turn conversation: the same as turns: [question]." example:"who owns jump-prod-02?"`
@@ -138,14 +138,14 @@ func (m *modelDoc) UnmarshalYAML(n *yamlx.Node) error {
 		return nil
 	}
 	var kinds []string
-	for _, k := range []string{"scripted", "rules", "openai"} {
+	for _, k := range []string{"scripted", "rules", "openai", "lexical"} {
 		if n.Has(k) {
 			kinds = append(kinds, k)
 		}
 	}
 	switch {
 	case len(kinds) == 0:
-		n.Errorf("no model kind: want one of scripted, rules or openai")
+		n.Errorf("no model kind: want one of scripted, rules, openai or lexical")
 	case len(kinds) > 1:
 		n.Report(yamlx.Problem{Line: keyLine(n, kinds[1]), Path: n.Path(), Msg: fmt.Sprintf("want one model kind, got %s", joinAnd(kinds))})
 	case n.Get(kinds[0]) == nil:
@@ -162,7 +162,7 @@ func (m *modelDoc) UnmarshalYAML(n *yamlx.Node) error {
 // JSONSchema is the model's fields.
 func (*modelDoc) JSONSchema(r *yamlx.Reflector) *jsonschema.Schema {
 	s := r.For(reflect.TypeFor[modelFields]())
-	s.Description = "A model: a name and one of scripted, rules or openai."
+	s.Description = "A model: a name and one of scripted, rules, openai or lexical."
 	return s
 }
 
