@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bytes"
 	"math"
 	"regexp"
 	"slices"
@@ -9,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/hosteval/hosteval/internal/gate"
 	"github.com/hosteval/hosteval/internal/record"
@@ -429,5 +431,35 @@ func TestRoutingGates(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("gate results (-want +got):\n%s", diff)
+	}
+}
+
+// TestRoutingSummaryJSONRoundTrip: the routing section read back from
+// summary.json is the one written (less the per-row state, which only
+// the records give), and gates check it the same.
+func TestRoutingSummaryJSONRoundTrip(t *testing.T) {
+	s := fixture(t, "routing")
+	var buf bytes.Buffer
+	if err := WriteSummaryJSON(&buf, s); err != nil {
+		t.Fatal(err)
+	}
+	back, err := ReadSummaryJSON(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(s.Routing, back.Routing, cmpopts.IgnoreUnexported(RoutingStats{})); diff != "" {
+		t.Errorf("routing read back (-written +read):\n%s", diff)
+	}
+	g, err := gate.Parse("recall:cmdb__get_asset >= 0.9")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, got := EvaluateGates(s, []gate.Gate{g}, nil), EvaluateGates(back, []gate.Gate{g}, nil)
+	if diff := cmp.Diff(want, got, cmp.Comparer(func(a, b gate.Gate) bool { return a.Text == b.Text })); diff != "" {
+		t.Errorf("gates on the summary read back (-records +summary.json):\n%s", diff)
+	}
+	// Without rows, two summaries read back pair nothing.
+	if ps := PairRuns(back.Routing, back.Routing, DefaultAlpha); len(ps) != 0 {
+		t.Errorf("paired %d groups without rows", len(ps))
 	}
 }
