@@ -29,7 +29,6 @@ import (
 	"os/exec"
 	"path"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -62,35 +61,18 @@ var IgnoreTimes = cmpopts.IgnoreFields(fixture.Entry{}, "Time", "MS")
 const SessionID = "sess-fixturetest"
 
 // Main builds the server package pkg (an import path such as
-// github.com/hosteval/hosteval/servers/cmdb) into a temporary directory, with -race when the
-// tests run with it, sets *bin to the binary, runs the tests and removes
-// the directory. Call it from TestMain.
+// github.com/hosteval/hosteval/servers/cmdb), with -race when the tests
+// run with it, into a folder kept for the next test binary
+// (BuildCached), sets *bin to the binary and runs the tests. Call
+// it from TestMain.
 func Main(m *testing.M, pkg string, bin *string) int {
-	dir, err := os.MkdirTemp("", "fixturetest-")
+	dir, err := BuildCached(raceEnabled, pkg)
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "fixturetest: %v\n", err)
-		return 1
-	}
-	defer os.RemoveAll(dir)
-	*bin = filepath.Join(dir, path.Base(pkg))
-	args := []string{"build", "-o", *bin}
-	if raceEnabled {
-		args = append(args, "-race")
-	}
-	cmd := exec.Command(goTool(), append(args, pkg)...)
-	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-	if err := cmd.Run(); err != nil {
 		fmt.Fprintf(os.Stderr, "fixturetest: building %s: %v\n", pkg, err)
 		return 1
 	}
+	*bin = filepath.Join(dir, path.Base(pkg))
 	return m.Run()
-}
-
-func goTool() string {
-	if p, err := exec.LookPath("go"); err == nil {
-		return p
-	}
-	return filepath.Join(runtime.GOROOT(), "bin", "go")
 }
 
 // Options say how to start a server and connect to it.
