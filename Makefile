@@ -21,6 +21,16 @@ LINT_STAMP := $(LINT_DIR)/node_modules/.npm-ci-done
 MODULES_STAMP := $(BIN)/.go-mod-download-done
 # make test must finish well within CI's limit on 2 cores.
 TEST_TIMEOUT ?= 15m
+# The formatter make test reads go test -json through (standard library
+# only): one line per package as it finishes, then the slowest.
+TESTPROGRESS := $(BIN)/testprogress
+# Each phase's "==>" line says how long make has run: the clock starts
+# when make reads this file, and a sub-make is handed the same start.
+ifndef MAKE_START
+MAKE_START := $(shell date +%s)
+endif
+export MAKE_START
+PHASE = t=$$(( $$(date +%s) - $(MAKE_START) )); printf '==> [%dm%02ds] %s\n' $$((t / 60)) $$((t % 60))
 
 # What the binaries say of themselves (`hosteval version`): the release tag at
 # HEAD if there is one, else a Go pseudo-version of HEAD (+dirty when the tree
@@ -60,52 +70,74 @@ all: build
 
 # Downloaded once per go.sum; `go build` would do it anyway, silently.
 $(MODULES_STAMP): go.mod go.sum
-	@echo "==> downloading Go modules (go.mod; once per machine)"
+	@$(PHASE) "downloading Go modules (go.mod; once per machine)"
 	@$(GO) mod download
 	@mkdir -p $(BIN) && touch $@
 
 ## build: every binary (the CLI and the fixture servers) into bin/
 build: $(MODULES_STAMP)
-	@echo "==> building hosteval and the fixture servers into $(BIN)/ (the first build compiles every dependency: minutes)"
+	@$(PHASE) "building hosteval and the fixture servers into $(BIN)/ (the first build compiles every dependency: minutes)"
 	@$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN)/ ./cmd/hosteval $(FIXTURE_SERVERS)
 
 ## node-deps: the pinned npm packages, installed from the lock file
 node-deps: $(NODE_STAMP)
 $(NODE_STAMP): $(NODE_DIR)/package.json $(NODE_DIR)/package-lock.json
-	@echo "==> installing npm peers ($(NODE_DIR): MCP servers, the conformance suite, Node 22)"
+	@$(PHASE) "installing npm peers ($(NODE_DIR): MCP servers, the conformance suite, Node 22)"
 	@npm ci --prefix $(NODE_DIR) --no-audit --no-fund --loglevel=error
 	@touch $@
 
 ## run: build everything and run the default suite with scripted models
 run: build node-deps
-	@echo "==> running the suite (scenarios/)"
+	@$(PHASE) "running the suite (scenarios/)"
 	./$(BIN)/hosteval run scenarios/
 
-## test: vet, the race-enabled tests (fixture servers, third-party servers
-## over stdio, end-to-end CLI scripts, the pages in headless Chromium; their
-## screenshots go to artifacts/), then the load test (the suite and the
-## conformance suite on a saturated machine)
-test: build node-deps browser-deps vet
-	@echo "==> running the tests with the race detector (go test -race ./...: several minutes)"
-	HOSTEVAL_ARTIFACTS=$(CURDIR)/artifacts $(GO) test -race -timeout $(TEST_TIMEOUT) ./...
+## test: vet, the race-enabled tests with the long ones
+## (HOSTEVAL_LONG_TESTS=1: a run of 100,000 records, the third-party
+## servers over stdio; with the end-to-end CLI scripts and the pages in
+## headless Chromium, whose screenshots go to artifacts/), each package's
+## result printed as it finishes, then the load test (the suite and the
+## conformance suite on a saturated machine). A plain `go test ./...`
+## leaves the long tests out (internal/longtest).
+test: build node-deps browser-deps vet $(TESTPROGRESS)
+	@$(PHASE) "go test -race ./... with the long tests (HOSTEVAL_LONG_TESTS=1; a line per package as it ends: several minutes)"
+	@set -o pipefail; HOSTEVAL_LONG_TESTS=1 HOSTEVAL_ARTIFACTS=$(CURDIR)/artifacts \
+		$(GO) test -race -json -timeout $(TEST_TIMEOUT) ./... 2>&1 | $(TESTPROGRESS) -phase 'go test -race ./...'
 	@$(MAKE) --no-print-directory test-load
+	@$(PHASE) "make test passed"
+
+$(TESTPROGRESS): tools/testprogress/main.go
+	@mkdir -p $(BIN)
+	@$(GO) build -o $@ ./tools/testprogress
 
 ## test-load: the default suite, the MCP conformance suite and a catalog of
 ## the three npm peers while 2 busy loops per core saturate the machine:
 ## every case passes, with the protocol revisions of an idle machine
 ## (tools/loadtest/protocols.txt); see docs/reliability.md
 test-load: build node-deps
-	@echo "==> the load test: the suite, the conformance suite and a catalog on a saturated machine (tools/loadtest/run.sh)"
+	@$(PHASE) "the load test: the suite, the conformance suite and a catalog on a saturated machine (tools/loadtest/run.sh)"
 	@GO=$(GO) tools/loadtest/run.sh $(BIN)/hosteval
 
 vet:
-	@echo "==> go vet"
+	@$(PHASE) "go vet ./..."
 	@$(GO) vet ./...
 
-## browser-deps: Debian's chromium, for the browser tests, when it is missing
+## browser-deps: Debian's chromium, for the browser tests, installed only
+## when no Chromium is found (HOSTEVAL_CHROMIUM names one explicitly);
+## installing it needs root
 browser-deps:
-	@echo "==> browser-deps: chromium for the browser tests"
-	@command -v chromium >/dev/null || (apt-get update && apt-get install -y chromium)
+	@if [[ -n "$$HOSTEVAL_CHROMIUM" ]]; then \
+		$(PHASE) "browser-deps: HOSTEVAL_CHROMIUM=$$HOSTEVAL_CHROMIUM"; \
+	elif p=$$(command -v chromium || command -v chromium-browser || command -v google-chrome || command -v google-chrome-stable); then \
+		$(PHASE) "browser-deps: $$p is installed"; \
+	elif [[ $$(id -u) != 0 ]]; then \
+		echo "make browser-deps: Chromium is missing and installing it needs root: run" >&2; \
+		echo "  sudo apt-get install -y chromium      (Debian, Ubuntu)" >&2; \
+		echo "or set HOSTEVAL_CHROMIUM to a Chromium or Chrome binary, then make test again" >&2; \
+		exit 2; \
+	else \
+		$(PHASE) "browser-deps: installing Debian's chromium (apt-get)"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium </dev/null; \
+	fi
 
 ## view: the pages over results/ on 127.0.0.1 (hosteval view)
 view: build
@@ -116,7 +148,7 @@ view: build
 ## 2026-07-28, then the core suite, offline; fails on a regression and on a
 ## baseline entry (tools/conformance/expected-failures.yaml) that now passes
 conformance: build node-deps
-	@echo "==> running the MCP conformance suite (tools/conformance/run.sh)"
+	@$(PHASE) "running the MCP conformance suite (tools/conformance/run.sh)"
 	@tools/conformance/run.sh $(BIN)/hosteval
 
 ## bench: the Go benchmarks (speed and memory targets)
@@ -152,7 +184,7 @@ fuzz:
 ## pseudo-version). Nothing is published.
 release:
 	@[[ -n "$(REVISION)" ]] || { echo "make release: needs a git checkout (the revision is part of the release)" >&2; exit 2; }
-	@echo "==> building release $(RELEASE_VERSION) for $(words $(RELEASE_PLATFORMS)) platforms into $(DIST)/ (static, -trimpath)"
+	@$(PHASE) "building release $(RELEASE_VERSION) for $(words $(RELEASE_PLATFORMS)) platforms into $(DIST)/ (static, -trimpath)"
 	@$(if $(filter true,$(MODIFIED)),echo "    warning: the tree has uncommitted changes: the binaries say so (modified)")
 	@rm -rf $(DIST) && mkdir -p $(DIST)
 	@set -e; for p in $(RELEASE_PLATFORMS); do \
@@ -169,19 +201,19 @@ release:
 ## right architecture, static, CGO_ENABLED=0 and -trimpath, the version and
 ## revision stamped, the checksums; this machine's binary is run
 release-check: release
-	@echo "==> checking the release files in $(DIST)/ (tools/releasecheck)"
+	@$(PHASE) "checking the release files in $(DIST)/ (tools/releasecheck)"
 	@$(GO) run ./tools/releasecheck -dist $(DIST) -version '$(RELEASE_VERSION)' -revision '$(REVISION)'
 
 ## image: the container image (Dockerfile); needs a Docker engine
 image:
-	@echo "==> building the container image $(IMAGE)"
+	@$(PHASE) "building the container image $(IMAGE)"
 	docker build --build-arg VERSION=$(BUILD_VERSION) --build-arg REVISION=$(REVISION) --build-arg MODIFIED=$(MODIFIED) -t $(IMAGE) .
 
 lint: lint-docker lint-ci lint-k8s
 
 # The npm linters, pinned in tools/lint (its own lock file, like tools/node).
 $(LINT_STAMP): $(LINT_DIR)/package.json $(LINT_DIR)/package-lock.json
-	@echo "==> installing the npm linters ($(LINT_DIR))"
+	@$(PHASE) "installing the npm linters ($(LINT_DIR))"
 	@npm ci --prefix $(LINT_DIR) --no-audit --no-fund --loglevel=error
 	@touch $@
 
@@ -191,7 +223,7 @@ $(LINT_STAMP): $(LINT_DIR)/package.json $(LINT_DIR)/package-lock.json
 ## ENTRYPOINT, /results, the pinned Node). No Docker engine needed: the
 ## image itself is built by `make image`
 lint-docker: $(LINT_STAMP)
-	@echo "==> linting the Dockerfile (dockerfile-utils, dockerfilelint, go test ./deploy)"
+	@$(PHASE) "linting the Dockerfile (dockerfile-utils, dockerfilelint, go test ./deploy)"
 	@node $(LINT_DIR)/node_modules/dockerfile-utils/bin/dockerfile-utils lint Dockerfile
 	@node $(LINT_DIR)/node_modules/dockerfilelint/bin/dockerfilelint Dockerfile
 	@$(GO) test -count=1 -run 'TestDockerfile|TestFixtureServers' ./deploy
@@ -201,7 +233,7 @@ lint-docker: $(LINT_STAMP)
 ## strict keys, inputs, outputs, its scripts run as the runner runs them).
 ## With shellcheck on PATH both check every run: script too
 lint-ci:
-	@echo "==> linting .github/workflows and action.yml (actionlint $(ACTIONLINT_VERSION), go test ./deploy)"
+	@$(PHASE) "linting .github/workflows and action.yml (actionlint $(ACTIONLINT_VERSION), go test ./deploy)"
 	@command -v shellcheck >/dev/null || echo "    shellcheck is not installed (apt-get install shellcheck): the run: scripts go unchecked"
 	@$(GO) run $(ACTIONLINT) -no-color
 	@$(GO) test -count=1 -run 'TestAction|TestExampleWorkflow|TestShardRecipes' ./deploy
@@ -209,13 +241,13 @@ lint-ci:
 ## lint-k8s: the manifests of deploy/kubernetes decoded strictly into the
 ## Kubernetes API types, offline (tools/k8scheck, its own go.mod)
 lint-k8s:
-	@echo "==> checking deploy/kubernetes against the Kubernetes API types (tools/k8scheck)"
+	@$(PHASE) "checking deploy/kubernetes against the Kubernetes API types (tools/k8scheck)"
 	@cd tools/k8scheck && $(GO) test -count=1 . && $(GO) run . ../../deploy/kubernetes
 
 ## goreleaser-check: .goreleaser.yaml through GoReleaser's own check (built
 ## from the Go module proxy on first use: several minutes)
 goreleaser-check:
-	@echo "==> checking .goreleaser.yaml (goreleaser $(GORELEASER_VERSION) check)"
+	@$(PHASE) "checking .goreleaser.yaml (goreleaser $(GORELEASER_VERSION) check)"
 	@$(GO) run $(GORELEASER) check
 
 ## cassettes: record the suite's real-model scenarios into scenarios/cassettes
@@ -226,10 +258,10 @@ goreleaser-check:
 CASSETTE_SCENARIOS := scenarios/real-ab.yaml scenarios/real-gate.yaml
 cassettes: build
 ifdef OPENAI_BASE_URL
-	@echo "==> recording scenarios/cassettes against $(OPENAI_BASE_URL)"
+	@$(PHASE) "recording scenarios/cassettes against $(OPENAI_BASE_URL)"
 	./$(BIN)/hosteval run -record scenarios/cassettes $(CASSETTE_SCENARIOS)
 else
-	@echo "==> recording scenarios/cassettes against the test endpoint (servers/fakeapi)"
+	@$(PHASE) "recording scenarios/cassettes against the test endpoint (servers/fakeapi)"
 	./$(BIN)/fakeapi -config scenarios/cassettes/fakeapi.yaml -now 2026-01-01T00:00:00Z -- \
 	  ./$(BIN)/hosteval run -record scenarios/cassettes $(CASSETTE_SCENARIOS)
 endif
