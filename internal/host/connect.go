@@ -604,17 +604,21 @@ func (hs *handshake) judge(ctx context.Context, done <-chan struct{}, cancel con
 			continue
 		}
 		if readAt.IsZero() {
-			read, known := false, false
+			state := inputUnknown
 			if proc != nil {
-				read, known = proc.inputRead()
+				state = proc.input()
 			}
-			switch {
-			case !known:
+			switch state {
+			case inputUnknown:
 				readAt = written
-			case read:
+			case inputAllRead:
 				readAt = now
-			default:
+			case inputPending:
 				continue // still starting: only the connect budget runs
+			case inputClosed:
+				// The attempt ended as this tick came: the last look
+				// decides what the error says (handshake.progress).
+				continue
 			}
 			hs.mu.Lock()
 			hs.read = true

@@ -231,15 +231,45 @@ func (p *process) signal(sig syscall.Signal) {
 	}
 }
 
-// inputRead reports whether the server has read everything written to its
-// stdin so far; ok is false where the platform cannot tell. A server that
-// has not read its first request is still starting (a Node server reads
-// stdin only once its modules are loaded), so the handshake's budget does
-// not run yet.
-func (p *process) inputRead() (read, ok bool) {
-	n, ok := pipeUnread(p.stdin)
-	return ok && n == 0, ok
+// inputState is what the host can see of a server's reading of its stdin.
+type inputState int
+
+const (
+	// inputUnknown: the platform cannot tell (the handshake's budget then
+	// runs from the write).
+	inputUnknown inputState = iota
+	// inputPending: something written is not read yet.
+	inputPending
+	// inputAllRead: the server has read everything written so far.
+	inputAllRead
+	// inputClosed: the host has closed the pipe, so the attempt is over
+	// and there is nothing to see; what was seen before stands.
+	inputClosed
+)
+
+// input reports whether the server has read everything written to its
+// stdin so far. A server that has not read its first request is still
+// starting (a Node server reads stdin only once its modules are loaded),
+// so the handshake's budget does not run yet.
+func (p *process) input() inputState {
+	n, err := pipeUnread(p.stdin)
+	switch {
+	case errors.Is(err, errCannotTell):
+		return inputUnknown
+	case err != nil:
+		// The pipe is closed: the SDK closes the connection as soon as
+		// the attempt's context ends, which can be before the watcher's
+		// last look. Taken for "cannot tell", it made the message of a
+		// server that never read its request depend on that race.
+		return inputClosed
+	case n > 0:
+		return inputPending
+	}
+	return inputAllRead
 }
+
+// errCannotTell is pipeUnread's answer where the platform cannot tell.
+var errCannotTell = errors.New("the platform cannot tell how much of a pipe is read")
 
 // stderrTail keeps the last lines a server wrote on stderr, for the error
 // that reports its end: a ring, as a server may log a line per request.

@@ -16,21 +16,25 @@ func processAttr() *syscall.SysProcAttr {
 const fionread = 0x541B
 
 // pipeUnread returns how many bytes written to a pipe are not read yet.
-// Linux answers FIONREAD on either end of a pipe.
-func pipeUnread(f *os.File) (int, bool) {
+// Linux answers FIONREAD on either end of a pipe; the error is the file's
+// once it is closed.
+func pipeUnread(f *os.File) (int, error) {
 	rc, err := f.SyscallConn()
 	if err != nil {
-		return 0, false
+		return 0, err
 	}
 	var n int32
 	var errno syscall.Errno
 	// Control, not Fd: Fd would put the pipe in blocking mode.
 	if err := rc.Control(func(fd uintptr) {
 		_, _, errno = syscall.Syscall(syscall.SYS_IOCTL, fd, fionread, uintptr(unsafe.Pointer(&n)))
-	}); err != nil || errno != 0 {
-		return 0, false
+	}); err != nil {
+		return 0, err
 	}
-	return int(n), true
+	if errno != 0 {
+		return 0, errno
+	}
+	return int(n), nil
 }
 
 // signalGroup signals the process group pid leads: the negative pid.

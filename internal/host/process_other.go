@@ -13,7 +13,7 @@ func processAttr() *syscall.SysProcAttr {
 
 // pipeUnread cannot tell here: the handshake's budget then runs from the
 // moment the request is written.
-func pipeUnread(*os.File) (int, bool) { return 0, false }
+func pipeUnread(*os.File) (int, error) { return 0, errCannotTell }
 
 // signalGroup signals the process group pid leads: the negative pid.
 func signalGroup(pid int, sig syscall.Signal) error {

@@ -22,7 +22,7 @@ func signalGroup(pid int, _ syscall.Signal) error {
 
 // pipeUnread cannot tell here: the handshake's budget then runs from the
 // moment the request is written.
-func pipeUnread(*os.File) (int, bool) { return 0, false }
+func pipeUnread(*os.File) (int, error) { return 0, errCannotTell }
 
 // signalNames: a Windows process is not ended by a signal it could name.
 func signalNames(syscall.Signal) string { return "" }
