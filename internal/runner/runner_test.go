@@ -9,9 +9,11 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
-	"time"
 
+	"github.com/hosteval/hosteval/internal/host"
 	"github.com/hosteval/hosteval/internal/record"
 	"github.com/hosteval/hosteval/internal/scenario"
 	"github.com/hosteval/hosteval/servers/fixturetest"
@@ -137,15 +139,12 @@ expect:
 `)
 	dir := filepath.Join(t.TempDir(), "r1")
 	drain := make(chan struct{})
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		// Drain once the first case is under way: it finishes, no other starts.
-		time.Sleep(500 * time.Millisecond)
-		close(drain)
-	}()
-	res, err := Run(context.Background(), cases, Options{Dir: dir, RunID: "r1", Concurrency: 1, Drain: drain})
-	<-done
+	// Drain once the first case is under way (its model asked for the slow
+	// search, which takes 2 s): it finishes, no other starts.
+	var once sync.Once
+	underWay := func(host.Step) { once.Do(func() { close(drain) }) }
+	res, err := Run(context.Background(), cases, Options{Dir: dir, RunID: "r1", Concurrency: 1, Drain: drain,
+		Override: func(o *host.Options) { o.Steps = underWay }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,9 +161,19 @@ expect:
 }
 
 func TestRunCancelRecordsAndReaps(t *testing.T) {
-	cases := suite(t, `name: slow
+	// The searches take a minute: the run is cancelled while both cases
+	// wait on theirs, however slowly the machine got them there.
+	servers := fmt.Sprintf(`servers:
+  tickets:
+    command: %[1]s/tickets
+  slow:
+    command: %[1]s/support
+    env: {SUPPORT_SLOW_SECONDS: "60"}
+`, fixtureBin)
+	cases := suiteWith(t, servers, `name: slow
 servers: [slow, tickets]
 repeat: 2
+host: {tool_timeout: 2m}
 model:
   scripted:
     - call: "slow__search_knowledge {query: refunds}"
@@ -172,10 +181,18 @@ model:
 question: refunds?
 `)
 	dir := filepath.Join(t.TempDir(), "r1")
-	ctx, cancel := context.WithTimeout(context.Background(), 700*time.Millisecond)
+	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
+	// Cancelled once both models asked for the search.
+	var asked atomic.Int32
+	searching := func(s host.Step) {
+		if s.Who == "model" && strings.HasPrefix(s.Text, "wants ") && asked.Add(1) == 2 {
+			cancel()
+		}
+	}
 	before := children(t)
-	res, err := Run(ctx, cases, Options{Dir: dir, RunID: "r1", Concurrency: 2})
+	res, err := Run(ctx, cases, Options{Dir: dir, RunID: "r1", Concurrency: 2,
+		Override: func(o *host.Options) { o.Steps = searching }})
 	if err != nil {
 		t.Fatal(err)
 	}
