@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/google/jsonschema-go/jsonschema"
 )
 
 // Unmarshaler is a type that reads itself from a node: a value with a
@@ -24,6 +26,22 @@ type Unmarshaler interface {
 // problem naming the list, and the schema lists them.
 type Enum interface {
 	Enum() []string
+}
+
+// FieldChecker is a struct type whose fields mean more than their Go types
+// say, where a field keeps a plain type for the code that uses it (a
+// time.Duration that must be positive, an int that may be -1 for none), so
+// that the meaning cannot be a method of the field's type ([Unmarshaler],
+// [Schemer]). The reader calls CheckField on the struct it reads a mapping
+// into, for each field written (an inline struct's too) once its value has
+// decoded without a problem; an error is a problem at the value (n).
+// FieldSchema is the schema of a field's values, or nil for its type's. A
+// struct that embeds a FieldChecker is one (the methods are promoted), so
+// both methods are asked about keys that are not their own, and say
+// nothing of them.
+type FieldChecker interface {
+	CheckField(key string, n *Node) error
+	FieldSchema(key string, r *Reflector) *jsonschema.Schema
 }
 
 // Decode reads the first document of data into v, a pointer to a struct
@@ -214,6 +232,10 @@ func decodeStruct(n *Node, rv reflect.Value, want string) {
 	for i, f := range fields {
 		names[i] = f.Name
 	}
+	var checker FieldChecker
+	if rv.CanAddr() {
+		checker, _ = rv.Addr().Interface().(FieldChecker)
+	}
 	written := map[string]bool{}
 	for _, kv := range n.Fields() {
 		i := slices.Index(names, kv.Key)
@@ -231,6 +253,11 @@ func decodeStruct(n *Node, rv reflect.Value, want string) {
 		decodeValue(kv.Value, fv, f.Want)
 		if n.st.ps.Len() == before {
 			checkBounds(kv.Value, fv, f.Min, f.Max)
+		}
+		if checker != nil && n.st.ps.Len() == before {
+			if err := checker.CheckField(f.Name, kv.Value); err != nil {
+				kv.Value.Locate(err)
+			}
 		}
 	}
 	for _, f := range fields {

@@ -59,6 +59,17 @@ func (r *Reflector) For(t reflect.Type) *jsonschema.Schema {
 	return &jsonschema.Schema{Ref: "#/$defs/" + name}
 }
 
+// fieldSchema is the schema of a field's values: the [FieldChecker]'s
+// word on it, when its struct is one, else its type's.
+func (r *Reflector) fieldSchema(checker FieldChecker, f field) *jsonschema.Schema {
+	if checker != nil {
+		if s := checker.FieldSchema(f.Name, r); s != nil {
+			return s
+		}
+	}
+	return r.For(f.Type)
+}
+
 func schemerOf(t reflect.Type) Schemer {
 	if s, ok := reflect.New(t).Interface().(Schemer); ok {
 		return s
@@ -121,8 +132,9 @@ func (r *Reflector) inline(t reflect.Type) *jsonschema.Schema {
 // object is a struct's schema: its fields, none other.
 func (r *Reflector) object(t reflect.Type) *jsonschema.Schema {
 	s := &jsonschema.Schema{Type: "object", Properties: map[string]*jsonschema.Schema{}, AdditionalProperties: False()}
+	checker, _ := reflect.New(t).Interface().(FieldChecker)
 	for _, f := range fieldsOf(t) {
-		fs := *r.For(f.Type) // a copy: the field's words go on it, not on a shared definition
+		fs := *r.fieldSchema(checker, f) // a copy: the field's words go on it, not on a shared definition
 		fs.Description = f.Doc
 		if f.Example != "" {
 			fs.Examples = []any{exampleValue(t, f)}

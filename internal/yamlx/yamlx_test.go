@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/jsonschema-go/jsonschema"
 )
 
 type color string
@@ -345,5 +346,77 @@ func TestSchema(t *testing.T) {
 	}
 	if _, ok := got.Defs["inner"]; !ok {
 		t.Errorf("no $defs.inner in %s", data)
+	}
+}
+
+// Limits keeps plain types and says what they mean as a FieldChecker: a
+// wait must be positive; a cap may be -1.
+type Limits struct {
+	Wait time.Duration `yaml:"wait"`
+	Cap  int           `yaml:"cap"`
+	// checked are the keys CheckField was asked about, in order.
+	checked []string
+}
+
+func (l *Limits) CheckField(key string, n *Node) error {
+	if key != "wait" && key != "cap" {
+		return nil // a field of a struct that embeds it
+	}
+	l.checked = append(l.checked, key)
+	switch {
+	case key == "wait" && l.Wait <= 0:
+		return fmt.Errorf("want a positive duration, got %s", n.Text())
+	case key == "cap" && l.Cap != -1 && l.Cap <= 0:
+		return fmt.Errorf("want a positive number, or -1, got %d", l.Cap)
+	}
+	return nil
+}
+
+func (*Limits) FieldSchema(key string, _ *Reflector) *jsonschema.Schema {
+	if key == "cap" {
+		return &jsonschema.Schema{Type: "integer", Description: "a cap"}
+	}
+	return nil
+}
+
+// TestFieldChecker: a struct that is a FieldChecker is asked about each of
+// its fields written (inline in another struct too) once the value decoded
+// without a problem, and says the schema of the fields it wants to.
+func TestFieldChecker(t *testing.T) {
+	type outer struct {
+		Name   string `yaml:"name"`
+		Limits `yaml:",inline"`
+	}
+	tests := []struct {
+		text    string
+		checked []string
+		want    []string
+	}{
+		{"name: a\nwait: 2s\ncap: -1\n", []string{"wait", "cap"}, nil},
+		{"wait: 0s\ncap: 0\n", []string{"wait", "cap"}, []string{"f.yaml:1: wait: want a positive duration, got 0s", "f.yaml:2: cap: want a positive number, or -1, got 0"}},
+		// A value that does not decode is not asked about; one not written neither.
+		{"wait: soon\n", nil, []string{`f.yaml:1: wait: time: invalid duration "soon" (want e.g. 500ms, 10s, 2m)`}},
+		{"wait: ~\nname: b\n", nil, nil},
+	}
+	for _, tt := range tests {
+		var got outer
+		err := Decode("f.yaml", []byte(tt.text), &got, nil)
+		var problems []string
+		if err != nil {
+			problems = strings.Split(err.Error(), "\n")
+		}
+		if diff := cmp.Diff(tt.want, problems); diff != "" {
+			t.Errorf("%q: problems (-want +got):\n%s", tt.text, diff)
+		}
+		if diff := cmp.Diff(tt.checked, got.checked); diff != "" {
+			t.Errorf("%q: checked (-want +got):\n%s", tt.text, diff)
+		}
+	}
+	s := Schema(reflect.TypeFor[outer](), "urn:test", "Test", "")
+	if got := s.Properties["cap"]; got.Type != "integer" || got.Description != "" {
+		t.Errorf("cap's schema = %+v, want the checker's type with the field's (empty) doc", got)
+	}
+	if got := s.Properties["wait"]; got.Pattern != durationPattern {
+		t.Errorf("wait's schema = %+v, want a duration's", got)
 	}
 }
