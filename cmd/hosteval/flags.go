@@ -8,86 +8,47 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"time"
 
+	"github.com/hosteval/hosteval/internal/budget"
 	"github.com/hosteval/hosteval/internal/host"
 	"github.com/hosteval/hosteval/internal/model"
 	"github.com/hosteval/hosteval/internal/scenario"
 	"github.com/hosteval/hosteval/internal/shellwords"
 )
 
-// budgetFlags are the host's time budgets, one flag each, on every command
-// that starts servers (run, tools, catalog, chat, conformance-client). A
-// flag left at zero keeps the budget of the scenario, the servers file or
-// the host's default, in that order.
-type budgetFlags struct {
-	connect, discover, initialize, tool, person time.Duration
-	// maxTool and progressExtends: a server's progress may extend a round
-	// up to maxTool.
-	maxTool         time.Duration
-	progressExtends bool
-}
+// budgetFlags are the host's budgets, one flag each (internal/budget
+// declares them: -connect-timeout, ..., -max-steps), on every command that
+// starts servers (run, tools, catalog, chat, lab, conformance-client,
+// init). A flag left at zero keeps the budget of the scenario, the servers
+// file or the host's default, in that order.
+type budgetFlags struct{ budget.Budgets }
 
-func (b *budgetFlags) register(fs *flag.FlagSet) {
-	d := host.Options{}.Effective()
-	def := func(v time.Duration, zero string) string {
-		if v == 0 {
-			return " (default: " + zero + ")"
-		}
-		return fmt.Sprintf(" (default %v)", v)
-	}
-	fs.DurationVar(&b.connect, "connect-timeout", 0, "how long one server may take to start and connect"+def(d.ConnectTimeout, "the host's"))
-	fs.DurationVar(&b.discover, "discover-timeout", 0, "how long auto mode waits for server/discover before it tries 2025-11-25"+def(d.DiscoverTimeout, "the host's"))
-	fs.DurationVar(&b.initialize, "initialize-timeout", 0, "how long the 2025-11-25 initialize handshake may take"+def(d.InitializeTimeout, "the host's"))
-	fs.DurationVar(&b.tool, "tool-timeout", 0, "how long to wait for each round of a tool call"+def(d.ToolTimeout, "the host's"))
-	fs.DurationVar(&b.person, "person-timeout", 0, "how long to wait for the person to approve or answer; then the answer is no"+def(d.PersonTimeout, "no limit"))
-	fs.BoolVar(&b.progressExtends, "progress-extends", false, "let a server's progress give a round of a tool call the tool timeout again, up to -max-tool-time")
-	fs.DurationVar(&b.maxTool, "max-tool-time", 0, "the most one round of a tool call may take when progress extends it"+def(d.MaxToolTime, "the host's"))
-}
+func (b *budgetFlags) register(fs *flag.FlagSet) { budget.Register(fs, &b.Budgets) }
 
-// check reports a negative budget.
+// check reports a budget no flag may give (a negative one).
 func (b *budgetFlags) check() error {
-	for _, f := range []struct {
-		name string
-		d    time.Duration
-	}{{"connect-timeout", b.connect}, {"discover-timeout", b.discover}, {"initialize-timeout", b.initialize}, {"tool-timeout", b.tool}, {"person-timeout", b.person}, {"max-tool-time", b.maxTool}} {
-		if f.d < 0 {
-			return usagef("-%s %v: want a duration of 0 or more", f.name, f.d)
-		}
+	if err := budget.CheckFlags(b.Budgets); err != nil {
+		return usageError{err}
 	}
 	return nil
 }
 
 // set reports whether any budget flag was given.
-func (b *budgetFlags) set() bool { return *b != budgetFlags{} }
+func (b *budgetFlags) set() bool { return b.Budgets != budget.Budgets{} }
 
 // apply sets the budgets given on the command line in o.
-func (b *budgetFlags) apply(o *host.Options) {
-	for _, f := range []struct {
-		dst *time.Duration
-		v   time.Duration
-	}{{&o.ConnectTimeout, b.connect}, {&o.DiscoverTimeout, b.discover}, {&o.InitializeTimeout, b.initialize}, {&o.ToolTimeout, b.tool}, {&o.PersonTimeout, b.person}, {&o.MaxToolTime, b.maxTool}} {
-		if f.v > 0 {
-			*f.dst = f.v
-		}
-	}
-	if b.progressExtends {
-		o.ProgressExtends = true
-	}
-}
+func (b *budgetFlags) apply(o *host.Options) { o.Budgets = budget.Over(o.Budgets, b.Budgets) }
 
 // hostFlags are the flags chat, tools and catalog share: which servers,
 // and how the host runs them.
 type hostFlags struct {
-	budgets        budgetFlags
-	serversFile    string
-	servers        string
-	protocol       string
-	tools          string
-	maxResultBytes int
-	maxSteps       int
-	noElicitation  bool
-	open           bool
+	budgets       budgetFlags
+	serversFile   string
+	servers       string
+	protocol      string
+	tools         string
+	noElicitation bool
+	open          bool
 	// logins are the OAuth handlers of the servers options loaded.
 	logins *logins
 }
@@ -98,8 +59,6 @@ func (f *hostFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.servers, "servers", "", "comma-separated servers from the servers file (default: all)")
 	fs.StringVar(&f.protocol, "protocol", "auto", "protocol mode: auto, legacy or 2026-07-28")
 	fs.StringVar(&f.tools, "tools", "", "comma-separated allow-list of namespaced tools offered to the model")
-	fs.IntVar(&f.maxResultBytes, "max-result-bytes", 4000, "result budget in bytes (-1: none)")
-	fs.IntVar(&f.maxSteps, "max-steps", 8, "model requests per turn at most")
 	fs.BoolVar(&f.noElicitation, "no-elicitation", false, "declare no elicitation capability")
 	registerOpen(fs, &f.open)
 }
@@ -111,7 +70,7 @@ func (f *hostFlags) options(e *env) (host.Options, error) {
 	if err != nil {
 		return host.Options{}, err
 	}
-	f.logins = newLogins(e, f.open, f.budgets.person)
+	f.logins = newLogins(e, f.open, f.budgets.PersonTimeout)
 	if opts.Servers, err = scenario.LoadServersAuth(f.serversFile, splitList(f.servers), f.logins.build); err != nil {
 		return host.Options{}, usageError{err}
 	}
@@ -137,11 +96,7 @@ func (f *hostFlags) optionsWithoutServers(e *env) (host.Options, error) {
 	if err != nil {
 		return host.Options{}, usagef("-protocol: %w", err)
 	}
-	opts := host.Options{
-		Protocol: mode, MaxResultBytes: f.maxResultBytes,
-		MaxSteps: f.maxSteps, Allow: splitList(f.tools), NoElicitation: f.noElicitation,
-		Groups: e.groups,
-	}
+	opts := host.Options{Protocol: mode, Allow: splitList(f.tools), NoElicitation: f.noElicitation, Groups: e.groups}
 	f.budgets.apply(&opts)
 	return opts, nil
 }

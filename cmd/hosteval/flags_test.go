@@ -1,13 +1,17 @@
 package main
 
 import (
+	"context"
 	"flag"
+	"reflect"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/hosteval/hosteval/internal/budget"
 	"github.com/hosteval/hosteval/internal/host"
 )
 
@@ -53,16 +57,22 @@ func TestParseModelFlag(t *testing.T) {
 }
 
 func TestBudgetFlags(t *testing.T) {
+	// What a scenario set, which the flags apply over.
+	scenario := budget.Budgets{Connect: budget.Connect{ConnectTimeout: 7 * time.Second}, ToolTimeout: 5 * time.Second}
 	tests := []struct {
 		args []string
-		want host.Options
+		want budget.Budgets
 		err  string
 	}{
-		{nil, host.Options{ToolTimeout: 5 * time.Second, ConnectTimeout: 7 * time.Second}, ""},
+		{nil, scenario, ""},
 		{[]string{"-connect-timeout", "30s", "-discover-timeout", "20s", "-initialize-timeout", "15s", "-tool-timeout", "1m", "-person-timeout", "2m"},
-			host.Options{ConnectTimeout: 30 * time.Second, DiscoverTimeout: 20 * time.Second, InitializeTimeout: 15 * time.Second, ToolTimeout: time.Minute, PersonTimeout: 2 * time.Minute}, ""},
-		{[]string{"-tool-timeout", "2s"}, host.Options{ToolTimeout: 2 * time.Second, ConnectTimeout: 7 * time.Second}, ""},
-		{[]string{"-person-timeout", "-1s"}, host.Options{}, "-person-timeout -1s: want a duration of 0 or more"},
+			budget.Budgets{Connect: budget.Connect{ConnectTimeout: 30 * time.Second, DiscoverTimeout: 20 * time.Second, InitializeTimeout: 15 * time.Second}, ToolTimeout: time.Minute, PersonTimeout: 2 * time.Minute}, ""},
+		{[]string{"-tool-timeout", "2s"}, budget.Budgets{Connect: budget.Connect{ConnectTimeout: 7 * time.Second}, ToolTimeout: 2 * time.Second}, ""},
+		{[]string{"-max-steps", "3", "-max-result-bytes", "-1", "-progress-extends"},
+			budget.Budgets{Connect: budget.Connect{ConnectTimeout: 7 * time.Second}, ToolTimeout: 5 * time.Second, MaxSteps: 3, MaxResultBytes: -1, ProgressExtends: true}, ""},
+		{[]string{"-person-timeout", "-1s"}, budget.Budgets{}, "-person-timeout -1s: want a duration of 0 or more"},
+		{[]string{"-max-rounds", "-2"}, budget.Budgets{}, "-max-rounds -2: want a number of 0 or more"},
+		{[]string{"-max-result-bytes", "-2"}, budget.Budgets{}, "-max-result-bytes -2: want a number of 0 or more, or -1 for no budget"},
 	}
 	for _, tt := range tests {
 		var b budgetFlags
@@ -78,16 +88,62 @@ func TestBudgetFlags(t *testing.T) {
 			continue
 		}
 		// What the flags leave alone keeps what a scenario set.
-		got := host.Options{ToolTimeout: 5 * time.Second, ConnectTimeout: 7 * time.Second}
+		got := host.Options{Budgets: scenario}
 		b.apply(&got)
-		if diff := cmp.Diff(tt.want, got, cmp.Comparer(func(a, b host.Options) bool {
-			return a.ConnectTimeout == b.ConnectTimeout && a.DiscoverTimeout == b.DiscoverTimeout &&
-				a.InitializeTimeout == b.InitializeTimeout && a.ToolTimeout == b.ToolTimeout && a.PersonTimeout == b.PersonTimeout
-		})); diff != "" {
-			t.Errorf("%q: options (-want +got):\n%s", tt.args, diff)
+		if diff := cmp.Diff(tt.want, got.Budgets); diff != "" {
+			t.Errorf("%q: budgets (-want +got):\n%s", tt.args, diff)
 		}
 		if b.set() != (len(tt.args) > 0) {
 			t.Errorf("%q: set() = %v", tt.args, b.set())
+		}
+	}
+}
+
+// TestEveryCommandHasEveryBudgetFlag: each command that starts servers has
+// a flag for each budget internal/budget declares, named after its key,
+// with its usage and default; a budget added there gets its flag here with
+// nothing else written.
+func TestEveryCommandHasEveryBudgetFlag(t *testing.T) {
+	for _, cmd := range []string{"run", "tools", "catalog", "chat", "lab", "conformance-client", "init"} {
+		var stdout, stderr strings.Builder
+		e := &env{stdin: strings.NewReader(""), stdout: &stdout, stderr: &stderr, getenv: func(string) string { return "" }}
+		if code := runEnv(context.Background(), e, []string{cmd, "-h"}); code != 0 {
+			t.Fatalf("%s -h: exit %d\n%s", cmd, code, stderr.String())
+		}
+		for _, f := range budget.Fields[budget.Budgets]() {
+			kind := map[string]string{"int64": " duration", "int": " int", "bool": ""}[f.Type.Kind().String()]
+			want := "\n  -" + f.Flag + kind + "\n    \t" + f.Usage + "\n"
+			if !strings.Contains(stderr.String(), want) {
+				t.Errorf("%s -h has no %q", cmd, want)
+			}
+		}
+	}
+}
+
+// TestBudgetFlagsGiveEveryBudget: each budget's flag gives that budget,
+// over what a scenario set, and nothing else.
+func TestBudgetFlagsGiveEveryBudget(t *testing.T) {
+	for _, f := range budget.Fields[budget.Budgets]() {
+		var b budgetFlags
+		fs := flag.NewFlagSet("t", flag.ContinueOnError)
+		b.register(fs)
+		if err := fs.Parse([]string{"-" + f.Flag + "=" + f.Example}); err != nil {
+			t.Fatal(err)
+		}
+		if err := b.check(); err != nil {
+			t.Fatal(err)
+		}
+		var o host.Options
+		b.apply(&o)
+		var want budget.Budgets
+		v := reflect.ValueOf(&want).Elem().FieldByIndex(f.Index)
+		if f.Type.Kind() == reflect.Bool {
+			v.SetBool(true)
+		} else {
+			v.Set(reflect.ValueOf(b.Budgets).FieldByIndex(f.Index))
+		}
+		if o.Budgets != want || v.IsZero() {
+			t.Errorf("-%s=%s: budgets %+v, want %+v", f.Flag, f.Example, o.Budgets, want)
 		}
 	}
 }

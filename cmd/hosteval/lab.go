@@ -192,12 +192,6 @@ func (f *hostFlags) override(e *env, o *host.Options, set map[string]bool) error
 	if set["tools"] {
 		o.Allow = fo.Allow
 	}
-	if set["max-result-bytes"] {
-		o.MaxResultBytes = fo.MaxResultBytes
-	}
-	if set["max-steps"] {
-		o.MaxSteps = fo.MaxSteps
-	}
 	if set["no-elicitation"] {
 		o.NoElicitation = fo.NoElicitation
 	}

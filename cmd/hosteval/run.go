@@ -51,8 +51,8 @@ joins the shards' run folders into one run. The shard may also come from
 $HOSTEVAL_SHARD=K/N, or in a Kubernetes Indexed Job from -shard-count N
 with $JOB_COMPLETION_INDEX (0-based: index i runs shard i+1 of N).
 
-The budgets (-connect-timeout, -discover-timeout, -initialize-timeout,
--tool-timeout, -person-timeout, -max-tool-time; -progress-extends) override
+The budget flags, one for each budget of a scenario's host: block
+(-connect-timeout, -tool-timeout, -max-steps, ...; listed below), override
 the scenarios' host settings. A server that never answers server/discover
 is found out once per run (by the preflight, or the first case) and the
 other cases go straight to the 2025-11-25 initialize; -eras-file FILE
@@ -163,7 +163,7 @@ func runRun(ctx context.Context, e *env, args []string) error {
 		// Every problem of the files, or a path that is not there.
 		return usageError{err}
 	}
-	auth := newLogins(e, openBrowser, budgets.person)
+	auth := newLogins(e, openBrowser, budgets.PersonTimeout)
 	copts := scenario.CaseOptions{Run: filter, Repeat: *repeat, OAuth: auth.build}
 	if *modelFlag != "" {
 		spec, err := parseModelFlag(*modelFlag, e.getenv)

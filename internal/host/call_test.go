@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/hosteval/hosteval/internal/budget"
 	"github.com/hosteval/hosteval/internal/record"
 )
 
@@ -153,7 +154,7 @@ func TestInputRequired(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			el := &recordingElicitor{answer: tt.answer, err: tt.err}
-			h := startHost(t, Options{Servers: []ServerSpec{memorySpec(t, "t", testServerOptions{})}, Elicitor: el, MaxRounds: 3})
+			h := startHost(t, Options{Servers: []ServerSpec{memorySpec(t, "t", testServerOptions{})}, Elicitor: el, Budgets: budget.Budgets{MaxRounds: 3}})
 			text, ev := call(t, h, "t__"+tt.tool, "{}")
 			if !strings.Contains(text, tt.wantText) {
 				t.Errorf("text = %s\nwant it to contain %s", text, tt.wantText)
@@ -198,7 +199,7 @@ func TestCallChecks(t *testing.T) {
 		{name: "two objects", tool: "t__two_questions", args: `{} {}`,
 			want:     record.Call{Outcome: "bad_arguments", Server: "t", Tool: "two_questions", ArgKeys: []string{}},
 			wantText: `error: the arguments were not valid JSON. Send one JSON object, e.g. {"name": "value"}.`},
-		{name: "too large", opts: Options{MaxArgBytes: 20}, tool: "t__two_questions", args: `{"b": "0123456789", "a": 1}`,
+		{name: "too large", opts: Options{Budgets: budget.Budgets{MaxArgBytes: 20}}, tool: "t__two_questions", args: `{"b": "0123456789", "a": 1}`,
 			want:     record.Call{Outcome: "bad_arguments", Server: "t", Tool: "two_questions", ArgKeys: []string{"a", "b"}},
 			wantText: `error: the arguments are 27 bytes, over the host's limit of 20. Send less.`},
 		{name: "not read-only: denied by default", tool: "t__write_thing", args: "",

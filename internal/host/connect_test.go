@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hosteval/hosteval/internal/budget"
 	"github.com/hosteval/hosteval/internal/record"
 )
 
@@ -50,7 +51,7 @@ func TestSlowStarterKeepsItsEra(t *testing.T) {
 		{"a legacy server that refuses discover", legacySpec(t, "unknown", delay), ModeAuto, short,
 			record.Server{Protocol: "2025-11-25", Offered: "2025-11-25", EraReason: "discover error code -32601"}, 1, 1},
 		// Silent, and slow: restarted (and slow again), still 2025-11-25.
-		{"a legacy server that ignores discover", legacySpec(t, "silent", delay), ModeAuto, DefaultDiscoverTimeout,
+		{"a legacy server that ignores discover", legacySpec(t, "silent", delay), ModeAuto, budget.Defaults[budget.Budgets]().DiscoverTimeout,
 			record.Server{Protocol: "2025-11-25", Offered: "2025-11-25", Restarted: true, EraReason: "answered ping, not discover"}, 1, 1},
 		{"legacy mode", legacySpec(t, "unknown", delay), ModeLegacy, short,
 			record.Server{Protocol: "2025-11-25", Offered: "2025-11-25", EraReason: "legacy mode"}, 0, 1},
@@ -62,7 +63,7 @@ func TestSlowStarterKeepsItsEra(t *testing.T) {
 			t.Parallel()
 			var serverLog logLines
 			h, err := Start(context.Background(), Options{Servers: []ServerSpec{tt.spec}, Protocol: tt.mode, ServerLog: &serverLog,
-				DiscoverTimeout: tt.budget, InitializeTimeout: tt.budget})
+				Budgets: budget.Budgets{Connect: budget.Connect{DiscoverTimeout: tt.budget, InitializeTimeout: tt.budget}}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -192,7 +193,7 @@ func TestHonestCauses(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			h := startHost(t, Options{Servers: []ServerSpec{tt.spec}, ToolTimeout: time.Minute})
+			h := startHost(t, Options{Servers: []ServerSpec{tt.spec}, Budgets: budget.Budgets{ToolTimeout: time.Minute}})
 			s := h.servers[tt.spec.Name]
 			var wg sync.WaitGroup
 			if tt.kill {
@@ -247,7 +248,7 @@ func TestConnectBudget(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("the host sees a server read its input only on Linux")
 	}
-	h, err := Start(context.Background(), Options{Servers: []ServerSpec{fixture("cmdb", "FIXTURE_START_DELAY=1m")}, ConnectTimeout: time.Second})
+	h, err := Start(context.Background(), Options{Servers: []ServerSpec{fixture("cmdb", "FIXTURE_START_DELAY=1m")}, Budgets: budget.Budgets{Connect: budget.Connect{ConnectTimeout: time.Second}}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/hosteval/hosteval/internal/budget"
 	"github.com/hosteval/hosteval/internal/model"
 	"github.com/hosteval/hosteval/internal/record"
 	"github.com/hosteval/hosteval/internal/text"
@@ -118,8 +119,8 @@ func TestSlowToolTimesOutAndTheServerFinishes(t *testing.T) {
 	t.Parallel()
 	var serverLog, wire logLines
 	h := startHost(t, Options{
-		Servers:     []ServerSpec{fixture("support", "SUPPORT_SLOW_SECONDS=3")},
-		ToolTimeout: 300 * time.Millisecond, ServerLog: &serverLog, Wire: &wire,
+		Servers: []ServerSpec{fixture("support", "SUPPORT_SLOW_SECONDS=3")},
+		Budgets: budget.Budgets{ToolTimeout: 300 * time.Millisecond}, ServerLog: &serverLog, Wire: &wire,
 	})
 	text, ev := call(t, h, "support__search_knowledge", `{"query": "What is the return window?"}`)
 	if ev.Outcome != record.OutcomeTimeout {
@@ -159,7 +160,7 @@ func TestOversizedResultIsCutAndLabelled(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			h := startHost(t, Options{Servers: []ServerSpec{fixture(tt.server, tt.env...)}, MaxResultBytes: tt.budget})
+			h := startHost(t, Options{Servers: []ServerSpec{fixture(tt.server, tt.env...)}, Budgets: budget.Budgets{MaxResultBytes: tt.budget}})
 			text, ev := call(t, h, tt.server+"__"+tt.tool, tt.args)
 			if ev.Outcome != record.OutcomeOK || !ev.Clipped || !ev.Structured {
 				t.Fatalf("outcome %s, clipped %v, structured %v; want ok, true, true", ev.Outcome, ev.Clipped, ev.Structured)
@@ -442,7 +443,7 @@ func TestChaosNeverCrashesTheTurn(t *testing.T) {
 	// up to 64 MiB) takes seconds to read under -race, and tens of seconds
 	// on a busy machine: the limit is generous except where a timeout is
 	// the point.
-	opts := Options{ToolTimeout: 2 * time.Minute, Approver: CannedApprovals{Tools: []string{"chaos__*"}}}
+	opts := Options{Budgets: budget.Budgets{ToolTimeout: 2 * time.Minute}, Approver: CannedApprovals{Tools: []string{"chaos__*"}}}
 	// Faults the server survives: the same server keeps answering.
 	t.Run("recoverable", func(t *testing.T) {
 		o := opts

@@ -58,7 +58,9 @@
 // A server's own values in servers.yaml (an npx or JVM server is known to
 // start slowly) override the host's; a scenario's host: block and the flags
 // set the host's. Flags exist on every command that starts servers (run,
-// tools, catalog, chat, conformance-client).
+// tools, catalog, chat, lab, conformance-client, init). internal/budget
+// declares the host's budgets, these and the limits of a turn and a call,
+// once: Options embeds them.
 //
 // Why the handshake budgets hold on a slow machine: a Node server started by
 // npx reads stdin only once its modules are loaded, seconds later on a busy

@@ -20,6 +20,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/hosteval/hosteval/internal/budget"
 	"github.com/hosteval/hosteval/internal/record"
 )
 
@@ -398,7 +399,7 @@ func TestHTTPElicitation(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			hs := newHTTPServer(t, httpServerConfig{legacyOnly: tt.legacyOnly, jsonResponse: tt.jsonResponse})
 			el := &recordingElicitor{answer: tt.answer}
-			h := startHost(t, Options{Servers: []ServerSpec{httpSpec("web", hs.url)}, Protocol: tt.mode, Elicitor: el, ToolTimeout: 3 * time.Second})
+			h := startHost(t, Options{Servers: []ServerSpec{httpSpec("web", hs.url)}, Protocol: tt.mode, Elicitor: el, Budgets: budget.Budgets{ToolTimeout: 3 * time.Second}})
 			text, ev := call(t, h, "web__ask", `{}`)
 			if text != tt.wantText || ev.Outcome != record.OutcomeOK || ev.Rounds != tt.wantRounds || !ev.AskedUser || ev.Elicitations != 1 {
 				t.Errorf("text %s, outcome %s, rounds %d, asked %v, elicitations %d; want %s, ok, %d, true, 1",
@@ -454,7 +455,7 @@ func TestHTTPTimeoutAndCancellation(t *testing.T) {
 			if legacy {
 				mode = ModeLegacy
 			}
-			h := startHost(t, Options{Servers: []ServerSpec{httpSpec("web", hs.url)}, Protocol: mode, ToolTimeout: 300 * time.Millisecond, Wire: &wire})
+			h := startHost(t, Options{Servers: []ServerSpec{httpSpec("web", hs.url)}, Protocol: mode, Budgets: budget.Budgets{ToolTimeout: 300 * time.Millisecond}, Wire: &wire})
 			given := func(what string) {
 				t.Helper()
 				wait := hs.aborted
@@ -569,7 +570,7 @@ func TestHTTPProtocolModes(t *testing.T) {
 			t.Parallel()
 			hs := newHTTPServer(t, servers[tt.server])
 			h, err := Start(context.Background(), Options{Servers: []ServerSpec{httpSpec("web", hs.url)}, Protocol: tt.mode,
-				DiscoverTimeout: 2 * time.Second})
+				Budgets: budget.Budgets{Connect: budget.Connect{DiscoverTimeout: 2 * time.Second}}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -720,7 +721,7 @@ func TestHTTPFailureBelowJSONRPC(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			hs := newHTTPServer(t, httpServerConfig{})
-			h := startHost(t, Options{Servers: []ServerSpec{httpSpec("web", hs.url)}, ToolTimeout: 2 * time.Second})
+			h := startHost(t, Options{Servers: []ServerSpec{httpSpec("web", hs.url)}, Budgets: budget.Budgets{ToolTimeout: 2 * time.Second}})
 			tt.refuse(hs)
 			for i, want := range tt.wantText {
 				text, ev := call(t, h, "web__lookup", `{"key": "k"}`)

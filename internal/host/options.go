@@ -8,6 +8,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/hosteval/hosteval/internal/budget"
 	"github.com/hosteval/hosteval/internal/record"
 	"github.com/hosteval/hosteval/internal/tokens"
 )
@@ -80,12 +81,10 @@ type ServerSpec struct {
 	// hosts through a Pool: a stateless server, or a slow-starting one whose
 	// state the scenarios do not depend on. Without a Pool it is ignored.
 	Shareable bool
-	// ConnectTimeout, DiscoverTimeout and InitializeTimeout override the
-	// host's budgets of the same names for this server (zero: the host's).
-	// A server known to start slowly (npx, a JVM) sets them in servers.yaml.
-	ConnectTimeout    time.Duration
-	DiscoverTimeout   time.Duration
-	InitializeTimeout time.Duration
+	// Connect are this server's own connection budgets (connect, discover,
+	// initialize), over the host's (zero: the host's). A server known to
+	// start slowly (npx, a JVM) sets them in servers.yaml.
+	budget.Connect
 	// Catalog, if set, stands in for the server: its tools are offered
 	// as the catalog holds them, nothing is started, and a call of one is
 	// answered with an error saying the server is not connected.
@@ -101,44 +100,13 @@ type ServerSpec struct {
 type Options struct {
 	Servers  []ServerSpec
 	Protocol Mode
-	// The time budgets; the package documentation has the whole model.
-	//
-	// ConnectTimeout bounds everything it takes to connect one server:
-	// starting it, the handshake (a restart included), listing its tools
-	// (default 60s).
-	ConnectTimeout time.Duration
-	// DiscoverTimeout bounds the wait for an answer to server/discover,
-	// counted from when the server has read it (default 20s).
-	DiscoverTimeout time.Duration
-	// InitializeTimeout bounds the wait for an answer to the 2025-11-25
-	// initialize, counted from when the server has read it (default 20s).
-	InitializeTimeout time.Duration
-	// ToolTimeout bounds the wait for each round of a tool call (default 10s).
-	// The person's time (approval, a server's question) is never part of it.
-	ToolTimeout time.Duration
-	// ProgressExtends lets a server's progress notification give the round
-	// in flight ToolTimeout again from then, up to MaxToolTime of tool time
-	// in all (the spec's "reset the timeout clock on progress, always
-	// enforce a maximum"). Off, progress is recorded and changes nothing.
-	ProgressExtends bool
-	// MaxToolTime is that hard maximum of one round (default 2m; never
-	// less than ToolTimeout).
-	MaxToolTime time.Duration
-	// PersonTimeout bounds the wait for the person to approve a call or
-	// answer a server's question; when it runs out the answer is no
-	// (zero: wait as long as the call's context allows).
-	PersonTimeout time.Duration
+	// Budgets are the host's budgets: the waits of the timing model (the
+	// package documentation has it) and the limits of a turn and a call
+	// (internal/budget declares each, with its default; zero: the default).
+	budget.Budgets
 	// Eras, if set, remembers across hosts which servers never answer
 	// server/discover, so that only the first connection waits for it.
 	Eras *Eras
-	// MaxResultBytes is the result budget (default 4,000; negative: none).
-	MaxResultBytes int
-	// MaxArgBytes bounds the arguments of one call (default 16 KiB).
-	MaxArgBytes int
-	// MaxRounds bounds the rounds of one multi-round-trip call (default 4).
-	MaxRounds int
-	// MaxSteps bounds the model requests of one turn (default 8).
-	MaxSteps int
 	// Allow, if not empty, lists the namespaced tools the model is offered;
 	// Deny removes tools from what is offered. A tool not offered is unknown
 	// to the model: calling it sends nothing.
@@ -210,33 +178,7 @@ func (o Options) withDefaults() Options {
 	if o.Protocol == "" {
 		o.Protocol = ModeAuto
 	}
-	if o.ConnectTimeout <= 0 {
-		o.ConnectTimeout = DefaultConnectTimeout
-	}
-	if o.DiscoverTimeout <= 0 {
-		o.DiscoverTimeout = DefaultDiscoverTimeout
-	}
-	if o.InitializeTimeout <= 0 {
-		o.InitializeTimeout = DefaultInitializeTimeout
-	}
-	if o.ToolTimeout <= 0 {
-		o.ToolTimeout = DefaultToolTimeout
-	}
-	if o.MaxToolTime <= 0 {
-		o.MaxToolTime = DefaultMaxToolTime
-	}
-	if o.MaxResultBytes == 0 {
-		o.MaxResultBytes = 4000
-	}
-	if o.MaxArgBytes <= 0 {
-		o.MaxArgBytes = 16 << 10
-	}
-	if o.MaxRounds <= 0 {
-		o.MaxRounds = 4
-	}
-	if o.MaxSteps <= 0 {
-		o.MaxSteps = 8
-	}
+	o.Budgets = budget.Over(budget.Defaults[budget.Budgets](), o.Budgets)
 	if o.Elicitor == nil {
 		o.Elicitor = DeclineAll{}
 	}
@@ -252,18 +194,6 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
-// The budgets' defaults. A budget catches a broken server, never a slow
-// machine: each holds for an npx server starting on a busy 2-core CI runner
-// (load average 25), because the handshake budgets count only from when the
-// server has read its request.
-const (
-	DefaultConnectTimeout    = 60 * time.Second
-	DefaultDiscoverTimeout   = 20 * time.Second
-	DefaultInitializeTimeout = 20 * time.Second
-	DefaultToolTimeout       = 10 * time.Second
-	DefaultMaxToolTime       = 2 * time.Minute
-)
-
 // budgets are the connection budgets for one server: the host's, with the
 // server's own where its spec sets them.
 type budgets struct {
@@ -271,16 +201,6 @@ type budgets struct {
 }
 
 func (o Options) budgets(spec ServerSpec) budgets {
-	return budgets{
-		connect:    positiveOr(spec.ConnectTimeout, o.ConnectTimeout),
-		discover:   positiveOr(spec.DiscoverTimeout, o.DiscoverTimeout),
-		initialize: positiveOr(spec.InitializeTimeout, o.InitializeTimeout),
-	}
-}
-
-func positiveOr(d, otherwise time.Duration) time.Duration {
-	if d > 0 {
-		return d
-	}
-	return otherwise
+	c := budget.Over(o.Connect, spec.Connect)
+	return budgets{connect: c.ConnectTimeout, discover: c.DiscoverTimeout, initialize: c.InitializeTimeout}
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hosteval/hosteval/internal/budget"
 	"github.com/hosteval/hosteval/internal/record"
 )
 
@@ -82,7 +83,7 @@ func TestPersonTimeIsNotToolTime(t *testing.T) {
 		t.Run(string(mode), func(t *testing.T) {
 			t.Parallel()
 			person := newSlowPerson(personTime, false)
-			h := startHost(t, Options{Servers: []ServerSpec{fixture("tickets")}, Protocol: mode, ToolTimeout: toolTimeout,
+			h := startHost(t, Options{Servers: []ServerSpec{fixture("tickets")}, Protocol: mode, Budgets: budget.Budgets{ToolTimeout: toolTimeout},
 				Elicitor: person, Approver: CannedApprovals{Tools: []string{"tickets__open_ticket"}}})
 			text, ev := call(t, h, "tickets__open_ticket", `{"host": "jump-prod-02", "summary": "brute force then login"}`)
 			if ev.Outcome != record.OutcomeOK || !strings.Contains(text, `"priority":"P2"`) {
@@ -172,7 +173,7 @@ func TestPersonTimeout(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			person := newSlowPerson(0, true)
-			opts := Options{Servers: []ServerSpec{fixture("tickets")}, Protocol: tt.mode, PersonTimeout: 200 * time.Millisecond,
+			opts := Options{Servers: []ServerSpec{fixture("tickets")}, Protocol: tt.mode, Budgets: budget.Budgets{PersonTimeout: 200 * time.Millisecond},
 				Elicitor: person, Approver: CannedApprovals{Tools: []string{"tickets__open_ticket"}}}
 			if tt.approve {
 				opts.Approver = person

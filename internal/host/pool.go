@@ -84,7 +84,7 @@ func (p *Pool) get(ctx context.Context, spec ServerSpec, hostOpts Options) (*ser
 		o := p.opts
 		// The first case's connection settings start it.
 		o.Protocol, o.NoElicitation = hostOpts.Protocol, hostOpts.NoElicitation
-		o.ConnectTimeout, o.DiscoverTimeout, o.InitializeTimeout = hostOpts.ConnectTimeout, hostOpts.DiscoverTimeout, hostOpts.InitializeTimeout
+		o.Connect = hostOpts.Connect
 		if o.Eras == nil {
 			o.Eras = hostOpts.Eras
 		}

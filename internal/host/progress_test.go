@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hosteval/hosteval/internal/budget"
 	"github.com/hosteval/hosteval/internal/record"
 )
 
@@ -36,7 +37,7 @@ func TestProgress(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			spec := fixture("support", append(tt.env, "SUPPORT_PROGRESS_SECONDS=0.1")...)
-			h := startHost(t, Options{Servers: []ServerSpec{spec}, ToolTimeout: time.Second, ProgressExtends: tt.extends, MaxToolTime: tt.maxToolTime})
+			h := startHost(t, Options{Servers: []ServerSpec{spec}, Budgets: budget.Budgets{ToolTimeout: time.Second, ProgressExtends: tt.extends, MaxToolTime: tt.maxToolTime}})
 			text, ev := call(t, h, "support__search_knowledge", `{"query": "return window"}`)
 			if ev.Outcome != tt.outcome || !strings.HasPrefix(text, tt.text) {
 				t.Fatalf("outcome %s, text %q; want %s, %q...", ev.Outcome, text, tt.outcome, tt.text)

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hosteval/hosteval/internal/budget"
 	"github.com/hosteval/hosteval/internal/longtest"
 	"github.com/hosteval/hosteval/internal/record"
 )
@@ -40,7 +41,7 @@ func synthRun(tb testing.TB, dir, runID string, n int, scale float64, seed uint6
 	start := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	server := record.Server{Operation: record.OpConnect, Time: start, Name: "cmdb", Mode: "auto", Protocol: "2026-07-28",
 		Offered: "2026-07-28", ServerName: "cmdb", ServerVersion: "1.0.0", Tools: 2, ConnectMS: 18.4, EraReason: "answered discover", Shared: true}
-	settings := &record.Settings{Protocol: "auto", ToolTimeoutMS: 10000, CaseTimeoutMS: 60000, MaxResultBytes: 16384, MaxSteps: 8, Elicitation: true}
+	settings := &record.Settings{Protocol: "auto", Budgets: budget.Budgets{ToolTimeout: 10 * time.Second, MaxResultBytes: 16384, MaxSteps: 8}, CaseTimeoutMS: 60000, Elicitation: true}
 	for i := range n {
 		// Log-normal latencies: what a server's calls look like.
 		ms := record.RoundMS(scale * expNormal(rng))

@@ -174,8 +174,7 @@ func (w *caseWire) serve(o *host.Options) {
 func withStandIns(o *host.Options, standIns map[string]*snapshot.Cassette) {
 	for i, spec := range o.Servers {
 		if cas, ok := standIns[spec.Name]; ok {
-			o.Servers[i] = host.ServerSpec{Name: spec.Name, AutoRun: spec.AutoRun, Transport: cas.Transport,
-				ConnectTimeout: spec.ConnectTimeout, DiscoverTimeout: spec.DiscoverTimeout, InitializeTimeout: spec.InitializeTimeout}
+			o.Servers[i] = host.ServerSpec{Name: spec.Name, AutoRun: spec.AutoRun, Transport: cas.Transport, Connect: spec.Connect}
 		}
 	}
 }

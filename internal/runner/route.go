@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/hosteval/hosteval/internal/budget"
 	"github.com/hosteval/hosteval/internal/host"
 	"github.com/hosteval/hosteval/internal/scenario"
 )
@@ -96,8 +97,8 @@ func list(ctx context.Context, c *scenario.Case, i int, o host.Options, log io.W
 	}
 	lo := host.Options{
 		Servers: []host.ServerSpec{spec}, Protocol: o.Protocol, NoElicitation: o.NoElicitation,
-		ConnectTimeout: o.ConnectTimeout, DiscoverTimeout: o.DiscoverTimeout, InitializeTimeout: o.InitializeTimeout,
-		Eras: o.Eras, Groups: o.Groups, TerminateGrace: o.TerminateGrace, ClientName: o.ClientName,
+		Budgets: budget.Budgets{Connect: o.Connect},
+		Eras:    o.Eras, Groups: o.Groups, TerminateGrace: o.TerminateGrace, ClientName: o.ClientName,
 		ServerLog: log,
 	}
 	// The listing outlives the case that asked for it: every later case

@@ -50,24 +50,18 @@ func (cs *configs) settings(c *scenario.Case, o host.Options) *record.Settings {
 func settings(o host.Options, caseTimeout time.Duration) *record.Settings {
 	o = o.Effective()
 	s := &record.Settings{
-		Protocol:            string(o.Protocol),
-		ConnectTimeoutMS:    record.MS(o.ConnectTimeout),
-		DiscoverTimeoutMS:   record.MS(o.DiscoverTimeout),
-		InitializeTimeoutMS: record.MS(o.InitializeTimeout),
-		ToolTimeoutMS:       record.MS(o.ToolTimeout),
-		ProgressExtends:     o.ProgressExtends,
-		PersonTimeoutMS:     record.MS(o.PersonTimeout),
-		CaseTimeoutMS:       record.MS(caseTimeout),
-		MaxResultBytes:      o.MaxResultBytes,
-		MaxArgBytes:         o.MaxArgBytes,
-		MaxRounds:           o.MaxRounds,
-		MaxSteps:            o.MaxSteps,
-		Allow:               slices.Clone(o.Allow),
-		Deny:                slices.Clone(o.Deny),
-		Elicitation:         !o.NoElicitation,
+		Protocol:      string(o.Protocol),
+		Budgets:       o.Budgets,
+		CaseTimeoutMS: record.MS(caseTimeout),
+		Allow:         slices.Clone(o.Allow),
+		Deny:          slices.Clone(o.Deny),
+		Elicitation:   !o.NoElicitation,
 	}
+	// The hard maximum applied only if progress could extend a round, and
+	// then never less than the tool timeout (see host.Options).
+	s.MaxToolTime = 0
 	if o.ProgressExtends {
-		s.MaxToolTimeMS = record.MS(max(o.MaxToolTime, o.ToolTimeout))
+		s.MaxToolTime = max(o.MaxToolTime, o.ToolTimeout)
 	}
 	for name, text := range o.Descriptions {
 		if s.Descriptions == nil {

@@ -347,21 +347,12 @@ func (f *fileCtx) ref(kind refKind, n *yamlx.Node, rel, name string) toolRef {
 
 func (f *fileCtx) hostSettings(h *hostDoc, n *yamlx.Node, refs *[]toolRef) hostSettings {
 	s := hostSettings{
-		protocol:          (*host.Mode)(h.Protocol),
-		connectTimeout:    (*time.Duration)(h.ConnectTimeout),
-		discoverTimeout:   (*time.Duration)(h.DiscoverTimeout),
-		initializeTimeout: (*time.Duration)(h.InitializeTimeout),
-		toolTimeout:       (*time.Duration)(h.ToolTimeout),
-		progressExtends:   h.ProgressExtends,
-		maxToolTime:       (*time.Duration)(h.MaxToolTime),
-		personTimeout:     (*time.Duration)(h.PersonTimeout),
-		maxResultBytes:    (*int)(h.MaxResultBytes),
-		maxArgBytes:       (*int)(h.MaxArgBytes),
-		maxSteps:          (*int)(h.MaxSteps),
-		maxRounds:         (*int)(h.MaxRounds),
-		allow:             h.Allow,
-		deny:              h.Deny,
-		elicitation:       h.Elicitation,
+		protocol:    (*host.Mode)(h.Protocol),
+		budgets:     h.Budgets,
+		written:     written(n),
+		allow:       h.Allow,
+		deny:        h.Deny,
+		elicitation: h.Elicitation,
 	}
 	for _, l := range []struct {
 		key   string
@@ -391,6 +382,18 @@ func (f *fileCtx) hostSettings(h *hostDoc, n *yamlx.Node, refs *[]toolRef) hostS
 		}
 	}
 	return s
+}
+
+// written are the keys of mapping n that have a value (an empty one counts
+// as not written, as yamlx reads it).
+func written(n *yamlx.Node) []string {
+	var keys []string
+	for _, f := range n.Fields() {
+		if f.Value.Kind() != yamlx.Null {
+			keys = append(keys, f.Key)
+		}
+	}
+	return keys
 }
 
 func turns(root *yamlx.Node, d *scenarioDoc, sc *Scenario) {

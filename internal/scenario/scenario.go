@@ -53,6 +53,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/hosteval/hosteval/internal/budget"
 	"github.com/hosteval/hosteval/internal/gate"
 	"github.com/hosteval/hosteval/internal/host"
 	"github.com/hosteval/hosteval/internal/model"
@@ -150,21 +151,15 @@ type serverDef struct {
 	record bool
 }
 
-// hostSettings are the host settings of a scenario or a variant. Nil means
-// not set, so that a variant's settings merge over its scenario's.
+// hostSettings are the host settings of a scenario or a variant. Nil (for
+// the budgets: zero, and not written) means not set, so that a variant's
+// settings merge over its scenario's.
 type hostSettings struct {
-	protocol          *host.Mode
-	connectTimeout    *time.Duration
-	discoverTimeout   *time.Duration
-	initializeTimeout *time.Duration
-	toolTimeout       *time.Duration
-	progressExtends   *bool
-	maxToolTime       *time.Duration
-	personTimeout     *time.Duration
-	maxResultBytes    *int
-	maxArgBytes       *int
-	maxSteps          *int
-	maxRounds         *int
+	protocol *host.Mode
+	// budgets are the host's budgets the settings give; written are the
+	// keys the file wrote (a false is given too: see budget.Over).
+	budgets budget.Budgets
+	written []string
 	// allow and deny replace as a whole (an empty, non-nil list clears the
 	// scenario's); descriptions and auto_run merge key by key.
 	allow        []string
@@ -178,17 +173,8 @@ type hostSettings struct {
 func (s hostSettings) over(o hostSettings) hostSettings {
 	r := s
 	r.protocol = cmp.Or(o.protocol, s.protocol)
-	r.connectTimeout = cmp.Or(o.connectTimeout, s.connectTimeout)
-	r.discoverTimeout = cmp.Or(o.discoverTimeout, s.discoverTimeout)
-	r.initializeTimeout = cmp.Or(o.initializeTimeout, s.initializeTimeout)
-	r.toolTimeout = cmp.Or(o.toolTimeout, s.toolTimeout)
-	r.progressExtends = cmp.Or(o.progressExtends, s.progressExtends)
-	r.maxToolTime = cmp.Or(o.maxToolTime, s.maxToolTime)
-	r.personTimeout = cmp.Or(o.personTimeout, s.personTimeout)
-	r.maxResultBytes = cmp.Or(o.maxResultBytes, s.maxResultBytes)
-	r.maxArgBytes = cmp.Or(o.maxArgBytes, s.maxArgBytes)
-	r.maxSteps = cmp.Or(o.maxSteps, s.maxSteps)
-	r.maxRounds = cmp.Or(o.maxRounds, s.maxRounds)
+	r.budgets = budget.Over(s.budgets, o.budgets, o.written...)
+	r.written = slices.Concat(s.written, o.written)
 	r.elicitation = cmp.Or(o.elicitation, s.elicitation)
 	if o.allow != nil {
 		r.allow = o.allow
@@ -221,17 +207,7 @@ func (s hostSettings) apply(o *host.Options) {
 	if s.protocol != nil {
 		o.Protocol = *s.protocol
 	}
-	setIf(&o.ConnectTimeout, s.connectTimeout)
-	setIf(&o.DiscoverTimeout, s.discoverTimeout)
-	setIf(&o.InitializeTimeout, s.initializeTimeout)
-	setIf(&o.ToolTimeout, s.toolTimeout)
-	setIf(&o.ProgressExtends, s.progressExtends)
-	setIf(&o.MaxToolTime, s.maxToolTime)
-	setIf(&o.PersonTimeout, s.personTimeout)
-	setIf(&o.MaxResultBytes, s.maxResultBytes)
-	setIf(&o.MaxArgBytes, s.maxArgBytes)
-	setIf(&o.MaxSteps, s.maxSteps)
-	setIf(&o.MaxRounds, s.maxRounds)
+	o.Budgets = budget.Over(o.Budgets, s.budgets, s.written...)
 	o.Allow = slices.Clone(s.allow)
 	o.Deny = slices.Clone(s.deny)
 	o.Descriptions = maps.Clone(s.descriptions)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 
+	"github.com/hosteval/hosteval/internal/budget"
 	"github.com/hosteval/hosteval/internal/host"
 	"github.com/hosteval/hosteval/internal/model"
 	"github.com/hosteval/hosteval/internal/yamlx"
@@ -48,42 +49,30 @@ type scenarioDoc struct {
 
 // hostDoc are the host settings of a scenario or a variant.
 type hostDoc struct {
-	Protocol          *protocolMode       `yaml:"protocol" doc:"auto (server/discover, falling back to 2025-11-25 initialize), legacy (2025-11-25 only) or 2026-07-28 (pinned: an older server is a version failure). Default auto." example:"auto"`
-	ConnectTimeout    *duration           `yaml:"connect_timeout" doc:"Everything it takes to connect one server: starting it, the handshake (a restart included), listing its tools (default 60s). A server known to start slowly sets its own in the servers file." example:"90s"`
-	DiscoverTimeout   *duration           `yaml:"discover_timeout" doc:"The wait for an answer to server/discover in auto mode, counted from when the server has read it; then the host restarts the server as 2025-11-25 (default 20s)." example:"20s"`
-	InitializeTimeout *duration           `yaml:"initialize_timeout" doc:"The wait for an answer to the 2025-11-25 initialize, counted from when the server has read it (default 20s)." example:"20s"`
-	ToolTimeout       *duration           `yaml:"tool_timeout" doc:"One round of a tool call; the person's time is never part of it (default 10s)." example:"2s"`
-	ProgressExtends   *bool               `yaml:"progress_extends" doc:"Whether a server's progress notification gives the round in flight tool_timeout again from then, up to max_tool_time in all (default false: progress is recorded on the call and changes nothing)." example:"true"`
-	MaxToolTime       *duration           `yaml:"max_tool_time" doc:"The most one round of a tool call may take when progress extends it: the hard maximum (default 2m; never less than tool_timeout)." example:"2m"`
-	PersonTimeout     *duration           `yaml:"person_timeout" doc:"How long the person may take to approve a call or answer a question; then the answer is no (default: as long as the case allows)." example:"30s"`
-	MaxResultBytes    *resultBudget       `yaml:"max_result_bytes" doc:"The result budget: a longer result is cut and labelled (default 4000; -1: none)." example:"4000"`
-	MaxArgBytes       *positive           `yaml:"max_arg_bytes" doc:"The largest arguments of one call, in bytes (default 16384)." example:"16384"`
-	MaxSteps          *positive           `yaml:"max_steps" doc:"Model requests per turn at most (default 8)." example:"8"`
-	MaxRounds         *positive           `yaml:"max_rounds" doc:"Rounds of one multi-round-trip call at most (default 4)." example:"4"`
-	Allow             []string            `yaml:"allow" doc:"Only these namespaced tools are offered to the model (an empty list clears a scenario's list in a variant)." example:"[cmdb__get_asset, tickets__open_ticket]"`
-	Deny              []string            `yaml:"deny" doc:"These namespaced tools are not offered to the model." example:"[tickets__delete_ticket]"`
-	Descriptions      yamlx.Map[string]   `yaml:"descriptions" doc:"Tool descriptions the model sees instead of the server's: namespaced tool -> text (a variant's merge over the scenario's)." example:"{cmdb__get_asset: \"Get one host by its exact hostname.\"}"`
-	Elicitation       *bool               `yaml:"elicitation" doc:"Whether the host declares the elicitation capability (default true)." example:"false"`
-	AutoRun           yamlx.Map[[]string] `yaml:"auto_run" doc:"Per server, the tools (its own names) that run without asking the person, replacing the servers file's list; [] for none, [\"*\"] for all." example:"{tickets: [list_tickets]}"`
+	Protocol       *protocolMode `yaml:"protocol" doc:"auto (server/discover, falling back to 2025-11-25 initialize), legacy (2025-11-25 only) or 2026-07-28 (pinned: an older server is a version failure). Default auto." example:"auto"`
+	budget.Budgets `yaml:",inline"`
+	Allow          []string            `yaml:"allow" doc:"Only these namespaced tools are offered to the model (an empty list clears a scenario's list in a variant)." example:"[cmdb__get_asset, tickets__open_ticket]"`
+	Deny           []string            `yaml:"deny" doc:"These namespaced tools are not offered to the model." example:"[tickets__delete_ticket]"`
+	Descriptions   yamlx.Map[string]   `yaml:"descriptions" doc:"Tool descriptions the model sees instead of the server's: namespaced tool -> text (a variant's merge over the scenario's)." example:"{cmdb__get_asset: \"Get one host by its exact hostname.\"}"`
+	Elicitation    *bool               `yaml:"elicitation" doc:"Whether the host declares the elicitation capability (default true)." example:"false"`
+	AutoRun        yamlx.Map[[]string] `yaml:"auto_run" doc:"Per server, the tools (its own names) that run without asking the person, replacing the servers file's list; [] for none, [\"*\"] for all." example:"{tickets: [list_tickets]}"`
 }
 
 // serverDoc is one server definition, in a servers file or inline.
 type serverDoc struct {
-	Command           *string           `yaml:"command" doc:"The program of a stdio server: a path relative to the file's folder when it has a slash, else looked up on PATH." example:"${HERE}/bin/cmdb"`
-	Args              []string          `yaml:"args" doc:"Its arguments." example:"[\"-data\", \"${HERE}/data.json\"]"`
-	Env               yamlx.Map[string] `yaml:"env" doc:"Variables added to the minimal environment a server gets." example:"{CMDB_TOKEN: \"${CMDB_TOKEN}\"}"`
-	InheritEnv        *bool             `yaml:"inherit_env" doc:"Pass the host's whole environment (it holds API keys: a server can hand anything it sees to the model)." example:"true"`
-	Dir               *string           `yaml:"dir" doc:"The working folder, relative to the file's folder." example:"."`
-	URL               *string           `yaml:"url" doc:"The URL of a Streamable HTTP server, instead of command." example:"http://127.0.0.1:8080/mcp"`
-	Catalog           *string           `yaml:"catalog" doc:"A file of the server's tools (hosteval catalog -save), relative to this file, instead of command or url: nothing is started, the tools are offered as the file holds them, and a call of one is answered with an error saying the server is not connected. For route-only datasets (mode: route) over a catalog whose server or credentials CI does not have." example:"catalogs/everything.json"`
-	Headers           yamlx.Map[string] `yaml:"headers" doc:"Headers sent with every request to a url server." example:"{Authorization: \"Bearer ${TOKEN}\"}"`
-	OAuth             *oauthDoc         `yaml:"oauth" doc:"OAuth 2.1 for a url server: hosteval gets, caches and refreshes its tokens (instead of an Authorization header)." example:"{flow: client_credentials, client_id: ci-bot, client_secret: \"${NOTES_SECRET}\"}"`
-	AutoRun           []string          `yaml:"auto_run" doc:"The server's tools (its own names) that run without asking the person. Default: those whose annotations say read-only; [] for none; [\"*\"] for all." example:"[get_asset, find_assets]"`
-	Shareable         *bool             `yaml:"shareable" doc:"Start the server once per run and share it between cases: only for a server that is stateless, or whose state no expectation reads." example:"true"`
-	ConnectTimeout    *duration         `yaml:"connect_timeout" doc:"Starting and connecting this server, instead of the host's connect_timeout (an npx or JVM server starts slowly)." example:"30s"`
-	DiscoverTimeout   *duration         `yaml:"discover_timeout" doc:"This server's server/discover attempt, instead of the host's." example:"20s"`
-	InitializeTimeout *duration         `yaml:"initialize_timeout" doc:"This server's initialize handshake, instead of the host's." example:"20s"`
-	RecordServer      *bool             `yaml:"record_server" doc:"Keep this server's answers (handshake, tool list, tool results) in each case's cassette, and in replay serve them from a stand-in instead of starting the server: for a server whose answers change over time (a live API). Only with cassettes (the scenario's or run -record/-replay); not with shareable." example:"true"`
+	Command        *string           `yaml:"command" doc:"The program of a stdio server: a path relative to the file's folder when it has a slash, else looked up on PATH." example:"${HERE}/bin/cmdb"`
+	Args           []string          `yaml:"args" doc:"Its arguments." example:"[\"-data\", \"${HERE}/data.json\"]"`
+	Env            yamlx.Map[string] `yaml:"env" doc:"Variables added to the minimal environment a server gets." example:"{CMDB_TOKEN: \"${CMDB_TOKEN}\"}"`
+	InheritEnv     *bool             `yaml:"inherit_env" doc:"Pass the host's whole environment (it holds API keys: a server can hand anything it sees to the model)." example:"true"`
+	Dir            *string           `yaml:"dir" doc:"The working folder, relative to the file's folder." example:"."`
+	URL            *string           `yaml:"url" doc:"The URL of a Streamable HTTP server, instead of command." example:"http://127.0.0.1:8080/mcp"`
+	Catalog        *string           `yaml:"catalog" doc:"A file of the server's tools (hosteval catalog -save), relative to this file, instead of command or url: nothing is started, the tools are offered as the file holds them, and a call of one is answered with an error saying the server is not connected. For route-only datasets (mode: route) over a catalog whose server or credentials CI does not have." example:"catalogs/everything.json"`
+	Headers        yamlx.Map[string] `yaml:"headers" doc:"Headers sent with every request to a url server." example:"{Authorization: \"Bearer ${TOKEN}\"}"`
+	OAuth          *oauthDoc         `yaml:"oauth" doc:"OAuth 2.1 for a url server: hosteval gets, caches and refreshes its tokens (instead of an Authorization header)." example:"{flow: client_credentials, client_id: ci-bot, client_secret: \"${NOTES_SECRET}\"}"`
+	AutoRun        []string          `yaml:"auto_run" doc:"The server's tools (its own names) that run without asking the person. Default: those whose annotations say read-only; [] for none; [\"*\"] for all." example:"[get_asset, find_assets]"`
+	Shareable      *bool             `yaml:"shareable" doc:"Start the server once per run and share it between cases: only for a server that is stateless, or whose state no expectation reads." example:"true"`
+	budget.Connect `yaml:",inline"`
+	RecordServer   *bool `yaml:"record_server" doc:"Keep this server's answers (handshake, tool list, tool results) in each case's cassette, and in replay serve them from a stand-in instead of starting the server: for a server whose answers change over time (a live API). Only with cassettes (the scenario's or run -record/-replay); not with shareable." example:"true"`
 }
 
 // inlineServerDoc is a server defined in a scenario's servers list.
@@ -281,46 +270,6 @@ func (d *duration) UnmarshalYAML(n *yamlx.Node) error {
 }
 
 func (*duration) JSONSchema(*yamlx.Reflector) *jsonschema.Schema { return yamlx.Duration() }
-
-// positive is a whole number of 1 or more.
-type positive int
-
-func (p *positive) UnmarshalYAML(n *yamlx.Node) error {
-	var i int
-	if !n.Decode(&i) {
-		return nil
-	}
-	if i <= 0 {
-		return fmt.Errorf("want a positive number, got %d", i)
-	}
-	*p = positive(i)
-	return nil
-}
-
-func (*positive) JSONSchema(*yamlx.Reflector) *jsonschema.Schema {
-	one := 1.0
-	return &jsonschema.Schema{Type: "integer", Minimum: &one}
-}
-
-// resultBudget is a number of bytes, or -1 for no budget.
-type resultBudget int
-
-func (b *resultBudget) UnmarshalYAML(n *yamlx.Node) error {
-	var i int
-	if !n.Decode(&i) {
-		return nil
-	}
-	if i != -1 && i <= 0 {
-		return fmt.Errorf("want a positive number of bytes, or -1 for no budget, got %d", i)
-	}
-	*b = resultBudget(i)
-	return nil
-}
-
-func (*resultBudget) JSONSchema(*yamlx.Reflector) *jsonschema.Schema {
-	minusOne, one := -1.0, 1.0
-	return &jsonschema.Schema{AnyOf: []*jsonschema.Schema{{Type: "integer", Minimum: &one}, {Const: ptrTo[any](minusOne)}}}
-}
 
 // protocolMode is a host.Mode.
 type protocolMode host.Mode

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"time"
 
 	"github.com/hosteval/hosteval/internal/catalog"
 	"github.com/hosteval/hosteval/internal/host"
@@ -118,8 +117,7 @@ func (l *loader) serversFile(abs, display string) *serversFile {
 // definition has problems.
 func (f *fileCtx) serverDef(d serverDoc, n *yamlx.Node, name string) *serverDef {
 	before := f.l.problems.Len()
-	def := &serverDef{file: f.name, line: n.Line(), spec: host.ServerSpec{Name: name,
-		ConnectTimeout: durationOf(d.ConnectTimeout), DiscoverTimeout: durationOf(d.DiscoverTimeout), InitializeTimeout: durationOf(d.InitializeTimeout)}}
+	def := &serverDef{file: f.name, line: n.Line(), spec: host.ServerSpec{Name: name, Connect: d.Connect}}
 	spec := &def.spec
 	expand := func(key string, s *string) string {
 		if s == nil {
@@ -229,13 +227,6 @@ func (f *fileCtx) serverDef(d serverDoc, n *yamlx.Node, name string) *serverDef 
 		return nil
 	}
 	return def
-}
-
-func durationOf(d *duration) time.Duration {
-	if d == nil {
-		return 0
-	}
-	return time.Duration(*d)
 }
 
 // scenarioServers resolves the scenario's servers: names from its servers

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hosteval/hosteval/internal/budget"
 	"github.com/hosteval/hosteval/internal/host"
 	"github.com/hosteval/hosteval/internal/model"
 	"github.com/hosteval/hosteval/internal/web"
@@ -354,7 +355,7 @@ func TestTheFormIsWithdrawnWhenThePersonRunsOutOfTime(t *testing.T) {
 	tickets := fixture("tickets")
 	tickets.AutoRun = []string{"*"} // no approval: the form is the one question
 	s := startLab(t, Options{
-		Host: host.Options{Servers: []host.ServerSpec{tickets}, PersonTimeout: 300 * time.Millisecond},
+		Host: host.Options{Servers: []host.ServerSpec{tickets}, Budgets: budget.Budgets{PersonTimeout: 300 * time.Millisecond}},
 	})
 	defer s.page(t)()
 	// No model: the manual panel, with the same checks. The form is left

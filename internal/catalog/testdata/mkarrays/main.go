@@ -20,6 +20,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/hosteval/hosteval/internal/budget"
 	"github.com/hosteval/hosteval/internal/host"
 	"github.com/hosteval/hosteval/internal/scenario"
 )
@@ -70,7 +71,7 @@ func run() error {
 // write starts the servers and writes their tools array to file.
 func write(file string, servers []host.ServerSpec) error {
 	// A dozen node processes starting at once on a busy machine are slow.
-	h, err := host.Start(context.Background(), host.Options{Servers: servers, ConnectTimeout: time.Minute})
+	h, err := host.Start(context.Background(), host.Options{Servers: servers, Budgets: budget.Budgets{Connect: budget.Connect{ConnectTimeout: time.Minute}}})
 	if err != nil {
 		return err
 	}
