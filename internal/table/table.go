@@ -10,22 +10,25 @@
 // whichever layouts it needs; no layout parses a cell's text, it reads the
 // cell's kind.
 //
-// # Why a layout of our own
+// # The text layout
 //
-// The text layout is written here, not delegated to tablewriter or
-// text/tabwriter. Fitting a terminal means measuring every cell before
-// choosing which columns to show, and then the layout itself is a dozen
-// lines; text/tabwriter cannot right-align one column and left-align
-// another, and tablewriter (whose option API changed wholesale between
-// releases) would measure the same cells a second time. Owning it also lets
-// the layout make hostile text harmless: control characters (a terminal
-// escape sequence in a tool's error, say) are shown as \x1b, never sent to
-// the terminal. Widths are display widths: East Asian wide characters and
-// emoji take two columns, combining marks none ([text.Width]).
+// The terminal layout is tablewriter's (github.com/olekukonko/tablewriter,
+// its Blueprint renderer with per-column alignment), set to benchstat's
+// borderless table: a title line, a header, a rule of dashes, one line per
+// row with two spaces between columns and none at the end, then the notes.
+// What stays here is what tablewriter does not know: the cell model, the
+// fitting to a terminal's width ([Table.Fit] hides columns by priority and
+// names them, cuts the widest name, wraps long notes), and the escaping.
+// Every text is made harmless before it reaches tablewriter: control
+// characters (a terminal escape sequence in a tool's error, a bidi
+// override) are shown as \x1b or \u202e ([text.OneLine]), never sent to the
+// terminal. Widths are display widths as tablewriter measures them (East
+// Asian wide characters and emoji take two columns, combining marks none),
+// so that what Fit measures is what the layout lays out.
 //
-// The layout is benchstat's borderless table: a title line, a header, a
-// rule of dashes, one line per row, every cell padded by one space each
-// side, then the notes.
+// Markdown, HTML and CSV stay ours: tablewriter's Markdown and HTML
+// renderers have no place for a cell's kind (a bad figure in bold, a
+// status class, a delta's title), and encoding/csv is the standard's.
 package table
 
 import (
