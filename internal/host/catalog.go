@@ -30,8 +30,10 @@ type Catalog struct {
 	// Source names where the tools came from, in records and in the error
 	// a call gets: a file, or "server <name>" for a listing kept by a run.
 	Source string
-	// Protocol, ServerName and ServerVersion are what the server said
-	// when the catalog was made ("" when unknown).
+	// Server is the server's name where the tools were listed, "" when
+	// unknown; Protocol, ServerName and ServerVersion are what it said
+	// when the catalog was made.
+	Server        string
 	Protocol      string
 	ServerName    string
 	ServerVersion string
@@ -65,10 +67,20 @@ func (c *Catalog) Names() []string {
 	return l.names()
 }
 
+// TaskOnly are the names of the tools that only run as tasks: the host
+// never offers them (see tasks.go).
+func (c *Catalog) TaskOnly() []string {
+	l, err := c.list()
+	if err != nil {
+		return nil
+	}
+	return l.taskOnly
+}
+
 // Subset returns a catalog of the tools at the given indexes, in that
 // order, from the same server.
 func (c *Catalog) Subset(source string, indexes []int) *Catalog {
-	sub := &Catalog{Source: source, Protocol: c.Protocol, ServerName: c.ServerName, ServerVersion: c.ServerVersion}
+	sub := &Catalog{Source: source, Server: c.Server, Protocol: c.Protocol, ServerName: c.ServerName, ServerVersion: c.ServerVersion}
 	for _, i := range indexes {
 		sub.Tools = append(sub.Tools, c.Tools[i])
 	}
@@ -151,7 +163,7 @@ func (h *Host) Catalog(server string) *Catalog {
 		return s.catalog
 	}
 	l := s.currentListing()
-	c := &Catalog{Source: "a listing of server " + server, Protocol: s.info.Protocol, ServerName: s.info.ServerName,
+	c := &Catalog{Source: "a listing of server " + server, Server: server, Protocol: s.info.Protocol, ServerName: s.info.ServerName,
 		ServerVersion: s.info.ServerVersion, Tools: l.raw}
 	c.once.Do(func() { c.listing = l })
 	return c

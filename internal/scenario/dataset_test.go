@@ -1,7 +1,9 @@
 package scenario
 
 import (
+	"encoding/json"
 	"errors"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -10,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/hosteval/hosteval/internal/goldenfile"
+	"github.com/hosteval/hosteval/internal/host"
 	"github.com/hosteval/hosteval/internal/record"
 )
 
@@ -72,7 +75,7 @@ func TestDatasetFormsEqual(t *testing.T) {
 	for _, s := range suite.Sources {
 		files = append(files, filepath.Base(s.File))
 	}
-	if diff := cmp.Diff([]string{"forms.yaml", "servers.yaml", "rows.yaml", "rows.jsonl", "rows.csv"}, files); diff != "" {
+	if diff := cmp.Diff([]string{"forms.yaml", "servers.yaml", "beta.json", "rows.yaml", "rows.jsonl", "rows.csv"}, files); diff != "" {
 		t.Errorf("sources (-want +got):\n%s", diff)
 	}
 }
@@ -81,7 +84,7 @@ func TestDatasetFormsEqual(t *testing.T) {
 // with file:line (and the column of a CSV).
 func TestDatasetBroken(t *testing.T) {
 	testEnv(t)
-	_, err := Load("testdata/dataset/broken/broken.yaml", "testdata/dataset/broken/catalogs.yaml")
+	_, err := Load("testdata/dataset/broken/broken.yaml", "testdata/dataset/broken/catalogs.yaml", "testdata/dataset/broken/distractors.yaml")
 	var le *LoadError
 	if !errors.As(err, &le) {
 		t.Fatalf("Load error = %v, want *LoadError", err)
@@ -276,5 +279,100 @@ func TestRouteVerdict(t *testing.T) {
 	}
 	if got := byRow["none-1"].Route(nil, nil).Mode; got != record.RouteFull {
 		t.Errorf("none-1's mode = %q, want full", got)
+	}
+}
+
+// TestDistractorsDeterministic: the tools of each size are the same on
+// every load with one seed (pinned here: the permutation is the
+// package's own, not the Go release's), nested, never a row's expected
+// tool, and never a task-only tool; another seed draws others.
+func TestDistractorsDeterministic(t *testing.T) {
+	testEnv(t)
+	sets := func(seed string) map[string][]string {
+		t.Helper()
+		path := "testdata/dataset/distractors.yaml"
+		if seed != "" {
+			data, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			path = writeFile(t, t.TempDir(), "d.yaml", strings.Replace(string(data), "seed: 7", "seed: "+seed, 1))
+			for _, f := range []string{"catalogs/alpha.json", "catalogs/beta.json", "servers.yaml"} {
+				data, _ := os.ReadFile(filepath.Join("testdata/dataset", f))
+				writeFile(t, filepath.Dir(path), f, string(data))
+			}
+		}
+		suite, err := Load(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cases, err := suite.Cases(CaseOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string][]string{}
+		for _, c := range cases {
+			out[strings.TrimSuffix(c.ID, "#0")] = c.DistractorTools()
+			if rt := c.Route(nil, nil); rt.Distractors != c.Distractors || rt.Target != 0.9 {
+				t.Errorf("%s: route distractors %d, target %g", c.ID, rt.Distractors, rt.Target)
+			}
+		}
+		return out
+	}
+	first := sets("")
+	want := map[string][]string{
+		"distracted/d0/r1": nil,
+		"distracted/d0/r2": nil,
+		"distracted/d3/r1": {"alpha__a4", "gamma__b2", "gamma__b3"},
+		"distracted/d3/r2": {"alpha__a4", "gamma__b2", "gamma__b3"},
+		"distracted/d9/r1": {"alpha__a1", "alpha__a2", "alpha__a3", "alpha__a4", "alpha__a5", "gamma__b1", "gamma__b2", "gamma__b3", "gamma__b4"},
+		"distracted/d9/r2": {"alpha__a1", "alpha__a2", "alpha__a3", "alpha__a4", "alpha__a5", "gamma__b1", "gamma__b2", "gamma__b3", "gamma__b4"},
+	}
+	if diff := cmp.Diff(want, first); diff != "" {
+		t.Errorf("distractors (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(first, sets("")); diff != "" {
+		t.Errorf("a second load drew other tools (-first +second):\n%s", diff)
+	}
+	if other := sets("8"); cmp.Equal(other["distracted/d3/r1"], first["distracted/d3/r1"]) {
+		t.Errorf("seeds 7 and 8 drew the same 3 tools: %v", other["distracted/d3/r1"])
+	}
+	// The permutation itself: every index once, pinned for one seed (an
+	// independent PCG32 gives the same).
+	p := permutation(10, 7)
+	if diff := cmp.Diff([]int{1, 8, 4, 7, 5, 0, 6, 9, 3, 2}, p); diff != "" {
+		t.Errorf("permutation(10, 7) (-want +got):\n%s", diff)
+	}
+}
+
+// TestDistractorsExcludeExpected: a row never gets its own expected tool
+// as a distractor, and rows that expect the same get the same catalogs.
+func TestDistractorsExcludeExpected(t *testing.T) {
+	ds := &distractors{sets: map[string][]host.ServerSpec{}}
+	cat, err := host.NewCatalog("x.json", []json.RawMessage{json.RawMessage(`{"name":"a"}`), json.RawMessage(`{"name":"b"}`), json.RawMessage(`{"name":"c"}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ds.sources = []distractorSource{{server: "x", catalog: cat}}
+	for i, name := range cat.Names() {
+		ds.pool = append(ds.pool, distractorTool{source: 0, index: i, name: "x__" + name})
+	}
+	ds.order = []int{1, 0, 2}
+	names := func(specs []host.ServerSpec) []string {
+		var out []string
+		for _, s := range specs {
+			out = append(out, s.Catalog.Names()...)
+		}
+		return out
+	}
+	if got := names(ds.servers(2, []string{"cmdb__get_asset"})); !cmp.Equal(got, []string{"a", "b"}) {
+		t.Errorf("2 for another tool's row: %v, want [a b]", got)
+	}
+	if got := names(ds.servers(2, []string{"x__b"})); !cmp.Equal(got, []string{"a", "c"}) {
+		t.Errorf("2 for x__b's row: %v, want [a c]", got)
+	}
+	one, two := ds.servers(2, []string{"y"}), ds.servers(2, nil)
+	if &one[0] != &two[0] {
+		t.Error("two rows with the same distractors got two catalogs, want one")
 	}
 }

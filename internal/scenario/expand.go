@@ -37,9 +37,10 @@ type CaseOptions struct {
 // exported fields are what the runner puts in the record.
 type Case struct {
 	// ID is unique within the suite:
-	// scenario[/variant][/model][/row]#repeat. The variant is there when
-	// the scenario has variants, the model when the scenario runs more
-	// than one, the row's id for a case of a dataset row.
+	// scenario[/variant][/model][/dN][/row]#repeat. The variant is there
+	// when the scenario has variants, the model when the scenario runs
+	// more than one, dN (N other tools) when it has distractors, the row's
+	// id for a case of a dataset row.
 	ID string
 	// Scenario is the scenario the case runs: its Name, File and Line go
 	// in the record.
@@ -56,10 +57,13 @@ type Case struct {
 	Row         string
 	Distractors int
 
-	row      *row
-	variant  *variant
-	model    ModelSpec
-	settings hostSettings
+	row *row
+	// distractorSpecs are the catalogs of its distractors, after the
+	// scenario's servers.
+	distractorSpecs []host.ServerSpec
+	variant         *variant
+	model           ModelSpec
+	settings        hostSettings
 	// oauth are the handlers of its servers with an oauth: block, by name.
 	oauth map[string]host.OAuthHandler
 }
@@ -105,7 +109,11 @@ func (s *Suite) Cases(opts CaseOptions) ([]*Case, error) {
 		if opts.Repeat > 0 {
 			repeat = opts.Repeat
 		}
-		total += n * repeat * max(len(sc.rows), 1)
+		sizes := 1
+		if sc.distractors != nil {
+			sizes = max(len(sc.distractors.sizes), 1)
+		}
+		total += n * repeat * max(len(sc.rows), 1) * sizes
 		if total > MaxCases {
 			return nil, fmt.Errorf("the suite expands into more than %d cases (scenario %s: variants x models x repeat)", MaxCases, sc.Name)
 		}
@@ -137,46 +145,60 @@ func (s *Suite) Cases(opts CaseOptions) ([]*Case, error) {
 				settings, vname = sc.settings.over(v.settings), v.name
 			}
 			selected := opts.Run == nil || opts.Run.MatchString(sc.Name) || (vname != "" && opts.Run.MatchString(sc.Name+"/"+vname))
-			rows := sc.rows
-			if sc.rows == nil {
-				rows = []*row{nil}
-			} else if !selected {
-				// -run selects rows too: by scenario/row, or
-				// scenario/variant/row.
-				rows = slices.DeleteFunc(slices.Clone(rows), func(r *row) bool {
-					return !opts.Run.MatchString(sc.Name+"/"+r.id) && (vname == "" || !opts.Run.MatchString(sc.Name+"/"+vname+"/"+r.id))
-				})
-				selected = len(rows) > 0
-			}
-			if !selected {
+			if !selected && sc.rows == nil {
 				continue
 			}
-			if auth == nil {
-				var err error
-				if auth, err = scenarioOAuth(sc, handlers); err != nil {
-					return nil, err
-				}
+			rows, sizes := sc.rows, []int{0}
+			if rows == nil {
+				rows = []*row{nil}
 			}
-			for _, rw := range rows {
-				for _, m := range models {
-					for r := range repeat {
-						id := sc.Name
-						if vname != "" {
-							id += "/" + vname
+			if sc.distractors != nil {
+				sizes = sc.distractors.sizes
+			}
+			for _, size := range sizes {
+				for _, rw := range rows {
+					for _, m := range models {
+						for r := range repeat {
+							id := sc.Name
+							if vname != "" {
+								id += "/" + vname
+							}
+							if len(models) > 1 {
+								id += "/" + m.Name
+							}
+							if sc.distractors != nil {
+								// The size is a group of its own: d25.
+								id += "/d" + strconv.Itoa(size)
+							}
+							if rw != nil {
+								id += "/" + rw.id
+							}
+							// -run selects a dataset's cases too: by
+							// scenario/row, scenario/variant/row, or the
+							// case ID without its repeat.
+							if !selected && !opts.Run.MatchString(sc.Name+"/"+rw.id) && (vname == "" || !opts.Run.MatchString(sc.Name+"/"+vname+"/"+rw.id)) &&
+								!opts.Run.MatchString(id) {
+								continue
+							}
+							if auth == nil {
+								var err error
+								if auth, err = scenarioOAuth(sc, handlers); err != nil {
+									return nil, err
+								}
+							}
+							c := &Case{
+								ID: id + "#" + strconv.Itoa(r), Scenario: sc, Variant: vname, ModelName: m.Name, Repeat: r, Index: len(cases),
+								variant: v, model: m, settings: settings, oauth: auth, row: rw,
+							}
+							if rw != nil {
+								c.Row = rw.id
+							}
+							if sc.distractors != nil {
+								c.Distractors = size
+								c.distractorSpecs = sc.distractors.servers(size, rw.tools)
+							}
+							cases = append(cases, c)
 						}
-						if len(models) > 1 {
-							id += "/" + m.Name
-						}
-						c := &Case{
-							Scenario: sc, Variant: vname, ModelName: m.Name, Repeat: r, Index: len(cases),
-							variant: v, model: m, settings: settings, oauth: auth, row: rw,
-						}
-						if rw != nil {
-							c.Row = rw.id
-							id += "/" + rw.id
-						}
-						c.ID = id + "#" + strconv.Itoa(r)
-						cases = append(cases, c)
 					}
 				}
 			}
@@ -233,6 +255,9 @@ func (c *Case) HostOptionsIn(caseDir string) host.Options {
 		}
 		o.Servers = append(o.Servers, spec)
 	}
+	// Distractors come after the scenario's own servers; their catalogs
+	// are shared by every case with the same tools.
+	o.Servers = append(o.Servers, c.distractorSpecs...)
 	c.settings.apply(&o)
 	answers := make([]host.CannedAnswer, len(c.Scenario.elicitation))
 	for i, a := range c.Scenario.elicitation {

@@ -331,6 +331,9 @@ func (l *loader) scenario(f *fileCtx, root *yamlx.Node) {
 	if d.Dataset != nil {
 		f.dataset(root, d.Dataset, sc)
 	}
+	if d.Distractors != nil {
+		l.readDistractors(f, root, d.Distractors, sc)
+	}
 	f.gates(root, d.Gates, sc)
 	f.checkJudges(sc)
 	if d.Cassettes != nil {

@@ -90,6 +90,9 @@ func (c *Case) Route(rec *record.Record, proposed []Proposal) *record.Route {
 		Expected: slices.Clone(r.tools), Forbid: slices.Clone(r.forbid), Proposed: make([]string, len(proposed)),
 		Tags: slices.Clone(r.tags), Distractors: c.Distractors, Lexical: c.model.Lexical != nil,
 	}
+	if ds := c.Scenario.distractors; ds != nil {
+		rt.Target = ds.target
+	}
 	if rec != nil {
 		rt.Tools, rt.DefTokens = rec.ToolDefs.Tools, rec.ToolDefs.Tokens
 	}

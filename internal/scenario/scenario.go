@@ -119,6 +119,8 @@ type Scenario struct {
 	// scenario's mode for them ("" is full).
 	rows []*row
 	mode string
+	// distractors are the scenario's distractors: block, nil without.
+	distractors *distractors
 	// added are the namespaced tools that tools_changed expectations say a
 	// server adds during the case: other expectations may name them.
 	added []string

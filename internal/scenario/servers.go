@@ -131,7 +131,7 @@ func (f *fileCtx) serverDef(d serverDoc, n *yamlx.Node, name string) *serverDef 
 	case d.Catalog != nil && (d.Command != nil || d.URL != nil):
 		n.Errorf("want command (a stdio server), url (an HTTP server) or catalog (a file of its tools), only one")
 	case d.Catalog != nil:
-		spec.Catalog = f.catalog(n, expand("catalog", d.Catalog))
+		spec.Catalog = f.catalog(n, "catalog", expand("catalog", d.Catalog))
 		for _, key := range []string{"args", "env", "inherit_env", "dir", "headers", "oauth", "record_server", "shareable"} {
 			if n.Get(key) != nil {
 				errorAtKey(n, key, "not for a catalog: nothing is started")
@@ -392,9 +392,9 @@ func (e expander) expand(s string) (string, []string) {
 // catalog reads a tools file (catalog -save), relative to the file's
 // folder; one file read twice is one catalog, so that the run's cases
 // share its tables.
-func (f *fileCtx) catalog(n *yamlx.Node, rel string) *host.Catalog {
+func (f *fileCtx) catalog(n *yamlx.Node, key, rel string) *host.Catalog {
 	if strings.TrimSpace(rel) == "" {
-		errorAt(n, "catalog", "empty")
+		errorAt(n, key, "empty")
 		return nil
 	}
 	abs, display := rel, rel
@@ -407,21 +407,21 @@ func (f *fileCtx) catalog(n *yamlx.Node, rel string) *host.Catalog {
 	f.l.catalogs[abs] = nil
 	data, err := f.l.readFile(abs)
 	if err != nil {
-		errorAt(n, "catalog", "%s: %s", display, fileError(err))
+		errorAt(n, key, "%s: %s", display, fileError(err))
 		return nil
 	}
 	f.l.source(display, data)
 	t, err := catalog.ReadTools(data)
 	if err != nil {
-		errorAt(n, "catalog", "%s: %v", display, err)
+		errorAt(n, key, "%s: %v", display, err)
 		return nil
 	}
 	c, err := host.NewCatalog(display, t.Tools)
 	if err != nil {
-		errorAt(n, "catalog", "%s: %v", display, err)
+		errorAt(n, key, "%s: %v", display, err)
 		return nil
 	}
-	c.Protocol, c.ServerName, c.ServerVersion = t.Protocol, t.ServerName, t.ServerVersion
+	c.Server, c.Protocol, c.ServerName, c.ServerVersion = t.Server, t.Protocol, t.ServerName, t.ServerVersion
 	f.l.catalogs[abs] = c
 	return c
 }
