@@ -463,3 +463,41 @@ func TestRoutingSummaryJSONRoundTrip(t *testing.T) {
 		t.Errorf("paired %d groups without rows", len(ps))
 	}
 }
+
+// TestPairedRoutingRepeats: rows answered twice a side are compared by
+// their pass rates, with the sign test and the paired Wald interval.
+func TestPairedRoutingRepeats(t *testing.T) {
+	// Per row, the passes of two repeats: base 2, 2, 1, 0; other 2, 1, 2, 2.
+	// Rates 1, 1, .5, 0 and 1, .5, 1, 1: differences 0, -.5, .5, 1; row
+	// 2 worse, rows 3 and 4 better; sign test 2·(1+3)/8 = 1; the Wald
+	// interval of 0, -.5, .5, 1 is 0.25 ± 0.54783 (as TestPairedWald).
+	passes := map[string][]int{"a": {2, 2, 1, 0}, "b": {2, 1, 2, 2}}
+	run := &record.Run{Dir: "repeats"}
+	for _, v := range []string{"a", "b"} {
+		for i, p := range passes[v] {
+			row := strconv.Itoa(i + 1)
+			for rep := range 2 {
+				ok := rep < p
+				chosen := map[bool]string{true: "cmdb__get_asset", false: "cmdb__find_assets"}[ok]
+				run.Records = append(run.Records, record.Record{
+					CaseID: "s/" + v + "/m/" + row + "#" + strconv.Itoa(rep), Scenario: "s", Variant: v, Model: "m", Repeat: rep,
+					Status: record.StatusPass, Route: route(row, []string{"cmdb__get_asset"}, chosen, ok),
+				})
+			}
+		}
+	}
+	s := Aggregate(run)
+	p := s.Routing.Paired[0]
+	if !p.Repeated || p.Test != TestSign || p.Worse != 1 || p.Better != 2 || p.P != 1 {
+		t.Errorf("repeated %v test %s worse %d better %d p %v; want true, %s, 1, 2, 1", p.Repeated, p.Test, p.Worse, p.Better, p.P, TestSign)
+	}
+	if d := p.Diff; d.Method != MethodWald || !near(d.Est, 0.25, 1e-12) || !near(d.Lo, -0.29783, 5e-5) || !near(d.Hi, 0.79783, 5e-5) {
+		t.Errorf("difference = %+v, want 0.25 [-0.29783, 0.79783] by %s", d, MethodWald)
+	}
+	if len(p.Flips) != 3 || p.Flips[0].Row != "2" || p.Flips[0].Better {
+		t.Fatalf("flips = %+v, want row 2 worse first", p.Flips)
+	}
+	if got := answerCell(p.Flips[0].Other).Text; got != "cmdb__get_asset ×1, cmdb__find_assets ×1 (1/2 right)" {
+		t.Errorf("row 2's other answer reads %q", got)
+	}
+}
