@@ -45,7 +45,11 @@ func ABTables(s *Summary) []*Table {
 
 func abTable(groups []*GroupStats, alpha float64) *Table {
 	base := groups[0]
-	title := "A/B " + GroupKey{Scenario: base.Scenario, Model: base.Model}.String() + " (baseline: " + variantName(base.Variant) + ")"
+	title := "A/B " + GroupKey{Scenario: base.Scenario, Model: base.Model}.String()
+	if base.Lexical {
+		title += " (lexical proxy)"
+	}
+	title += " (baseline: " + variantName(base.Variant) + ")"
 	t := &Table{
 		Title: title,
 		Columns: []Column{

@@ -506,6 +506,7 @@ func (s *groupSum) add(c *CaseStats) {
 	g.ToolDefTokensTotal += c.ToolDefTokensTotal
 	g.Usage = g.Usage.Add(c.Usage)
 	g.ModelFigures.add(c.ModelFigures)
+	g.Lexical = g.Lexical || (c.Route != nil && c.Route.Lexical)
 }
 
 // finish is the group's figures; callMS are its calls' latencies, which

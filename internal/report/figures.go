@@ -248,8 +248,21 @@ type GroupStats struct {
 	ModelFigures
 	MeanCost float64 `json:"mean_cost"`
 
+	// Lexical is set when the group's cases came from the lexical router
+	// (a proxy, not a model: its label says so).
+	Lexical bool `json:"lexical,omitempty"`
+
 	// callMS pools the calls' latencies, sorted, for significance tests.
 	callMS []float64
+}
+
+// Label is the group's name as a table shows it, marking the lexical
+// router as the proxy it is.
+func (g *GroupStats) Label() string {
+	if g.Lexical {
+		return g.GroupKey.String() + " (lexical proxy)"
+	}
+	return g.GroupKey.String()
 }
 
 // Case names are scenario[/variant][/model]#repeat.

@@ -234,7 +234,7 @@ func px(x float64) string { return strconv.FormatFloat(x, 'f', 1, 64) }
 func groupLabels(s *Summary) []string {
 	labels := make([]string, len(s.Groups))
 	for i := range s.Groups {
-		labels[i] = s.Groups[i].GroupKey.String()
+		labels[i] = s.Groups[i].Label()
 	}
 	return labels
 }

@@ -142,7 +142,7 @@ func GroupTable(s *Summary) *Table {
 	for i := range s.Groups {
 		g := &s.Groups[i]
 		t.Rows = append(t.Rows, []Cell{
-			textCell(g.GroupKey.String()), intCell(g.Cases), intCell(g.Passed),
+			textCell(g.Label()), intCell(g.Cases), intCell(g.Passed),
 			badInt(g.Failed), badInt(g.Errored), pctCell(g.PassRate),
 			floatCell(g.MeanSteps), floatCell(g.MeanModelRequests),
 			badInt(g.UnknownTools), badInt(g.Timeouts),
@@ -194,7 +194,7 @@ func LatencyTable(s *Summary) *Table {
 		g := &s.Groups[i]
 		l := g.Latency
 		t.Rows = append(t.Rows, []Cell{
-			textCell(g.GroupKey.String()), intCell(l.N),
+			textCell(g.Label()), intCell(l.N),
 			latCell(l, l.Min), latCell(l, l.Mean), latCell(l, l.P50), latCell(l, l.P90),
 			latCell(l, l.P95), latCell(l, l.P99), latCell(l, l.Max),
 		})
