@@ -375,175 +375,139 @@ func isClosed(ch <-chan struct{}) bool {
 }
 
 // runCase runs one case from start to verdict. Whatever happens, it returns
-// a record: a server that will not start, a model endpoint that fails, or a
-// deadline make a record with status error.
-func runCase(ctx context.Context, idx int, c *scenario.Case, opts Options, pool *host.Pool, toks *tokens.Cache, cfgs *configs) (rec record.Record) {
-	start := time.Now()
-	rec = record.Record{
+// a record: a server that will not start, a model endpoint that fails, a
+// deadline or a panic make a record with status error.
+func runCase(ctx context.Context, idx int, c *scenario.Case, opts Options, pool *host.Pool, toks *tokens.Cache, cfgs *configs) record.Record {
+	cr := &caseRun{c: c, idx: idx, opts: opts, start: time.Now()}
+	cr.rec = record.Record{
 		Schema: record.SchemaVersion, RunID: opts.RunID, CaseID: c.ID, Index: idx + 1, Scenario: c.Scenario.Name,
 		File: c.Scenario.File, Line: c.Scenario.Line, Variant: c.Variant, Model: c.ModelName, Repeat: c.Repeat,
-		Started: start.UTC(), SessionID: host.NewID(),
+		Started: cr.start.UTC(), SessionID: host.NewID(),
 		Servers: []record.Server{}, Turns: []record.Turn{}, Calls: []record.Call{},
 		ModelRequests: []record.ModelRequest{}, Expectations: []record.Expectation{},
 	}
-	var infra error
-	var logs *caseLogs
-	var wire *caseWire
+	cr.end(cr.converse(ctx, pool, toks, cfgs))
+	return cr.rec
+}
+
+// caseRun is one case while it runs: its record so far, and its logs and
+// wire once they are open, which its end closes.
+type caseRun struct {
+	c     *scenario.Case
+	idx   int
+	opts  Options
+	start time.Time
+	rec   record.Record
+	logs  *caseLogs
+	wire  *caseWire
 	// proposed are the calls a route-only case's model proposed, ranks the
 	// lexical router's ranking of the first question.
-	var proposed []scenario.Proposal
-	var ranks []record.Rank
+	proposed []scenario.Proposal
+	ranks    []record.Rank
+}
+
+// converse opens the case's logs and wire, starts its host, asks its
+// questions (or, route-only, has the model propose), runs its state checks
+// and its judges, filling the record; it returns what stopped the case
+// (nil when nothing did). A panic is such an error too: a bug in a case
+// must not take the batch (and its records) down. The host is closed, and
+// the servers' last log lines are in, by the time it returns.
+func (cr *caseRun) converse(ctx context.Context, pool *host.Pool, toks *tokens.Cache, cfgs *configs) (infra error) {
 	defer func() {
 		if p := recover(); p != nil {
-			// A bug in a case must not take the batch (and its records) down.
 			infra = fmt.Errorf("panic: %v", p)
 		}
-		if wire != nil {
-			err := wire.close()
-			if _, left := leftCassette(err); left || (err != nil && infra == nil) {
-				// A server's request not recorded is the first cause.
-				infra = err
-			}
-			rec.Cassette = wire.rec
-		}
-		rec.Cost = caseCost(&rec)
-		// Every case of a dataset row has its route, also one that could
-		// not run (the reports leave those out of the figures).
-		if !c.RouteOnly() {
-			proposed = scenario.ProposalsOf(rec.Calls)
-		}
-		if rec.Route = c.Route(&rec, proposed); rec.Route != nil {
-			rec.Route.Ranks = ranks
-		}
-		defer func() {
-			if logs == nil {
-				return
-			}
-			paths, err := logs.finish(opts.Dir, opts.Logs, rec.Status)
-			rec.Logs = paths
-			if err != nil && rec.Error == "" {
-				rec.Error = err.Error()
-			}
-		}()
-		if text, left := leftCassette(infra); left {
-			// No verdict for a conversation that left its recording.
-			rec.Status, rec.Error, rec.ErrorClass = record.StatusFail, text, record.ErrorReplayMiss
-			rec.MS = record.MS(time.Since(start))
-			return
-		}
-		rec.Expectations = scenario.Evaluate(c, &rec)
-		rec.Status = record.StatusPass
-		for _, e := range rec.Expectations {
-			if !e.Passed {
-				rec.Status = record.StatusFail
-			}
-		}
-		if infra != nil {
-			rec.Status, rec.Error, rec.ErrorClass = record.StatusError, infra.Error(), errorClass(infra)
-		}
-		rec.MS = record.MS(time.Since(start))
 	}()
-
+	c, opts, rec := cr.c, cr.opts, &cr.rec
 	var err error
-	if logs, err = newCaseLogs(opts.Dir, idx, c.ID, opts.Wire); err != nil {
-		infra = err
-		return rec
+	if cr.logs, err = newCaseLogs(opts.Dir, cr.idx, c.ID, opts.Wire); err != nil {
+		return err
 	}
-
 	var hopts host.Options
 	if c.RouteOnly() {
 		// No case folder: nothing starts.
 		hopts = routeHostOptions(c, opts)
 	} else {
-		hopts, err = caseHostOptions(c, func() string { return filepath.Join(opts.Dir, logs.base()) }, opts)
+		hopts, err = caseHostOptions(c, func() string { return filepath.Join(opts.Dir, cr.logs.base()) }, opts)
 	}
 	rec.Settings = cfgs.settings(c, hopts)
 	if err != nil {
-		infra = err
-		return rec
+		return err
 	}
 	m, err := c.NewModel()
 	if err != nil {
-		infra = fmt.Errorf("model: %w", err)
-		return rec
+		return fmt.Errorf("model: %w", err)
 	}
-	if wire, err = openWire(c, opts); err != nil {
-		infra = err
-		return rec
+	if cr.wire, err = openWire(c, opts); err != nil {
+		return err
 	}
-	m = model.Using(m, wire.wire)
+	m = model.Using(m, cr.wire.wire)
 	hopts.SessionID, hopts.Pool, hopts.Tokens, hopts.Tables = rec.SessionID, pool, toks, &cfgs.tables
 	if opts.Logs != LogsNone {
-		hopts.Log, hopts.ServerLog = &logs.log, &logs.log
+		hopts.Log, hopts.ServerLog = &cr.logs.log, &cr.logs.log
 	}
-	if logs.wire != nil {
-		hopts.Wire = logs.wire
+	if cr.logs.wire != nil {
+		hopts.Wire = cr.logs.wire
 	}
+	cr.wire.serve(&hopts)
 	// The case's clock starts once its servers are connected: each server
 	// has its own connect budget, and a slow start on a busy machine must
 	// not eat the time of the case's turns.
 	parent := ctx
-	wire.serve(&hopts)
 	if c.RouteOnly() {
 		if err := cfgs.listings.route(ctx, c, &hopts); err != nil {
-			infra = caseError(parent, parent, c, err)
-			return rec
+			return caseError(parent, parent, c, err)
 		}
 	}
 	h, err := host.Start(parent, hopts)
 	if err != nil {
-		infra = caseError(parent, parent, c, err)
-		return rec
+		return caseError(parent, parent, c, err)
 	}
 	ctx, cancel := context.WithTimeout(parent, c.Timeout())
 	defer cancel()
-	closed := false
-	closeHost := func() {
-		if !closed {
-			closed = true
-			h.Close()
-		}
-	}
+	closeHost := sync.OnceFunc(func() { h.Close() })
 	defer closeHost()
+	talk := cr.talk
+	if c.RouteOnly() {
+		talk = cr.propose
+	}
+	if err := talk(ctx, h, m); err != nil {
+		return caseError(parent, ctx, c, err)
+	}
+	// Close before the judges and the verdict, so the servers' last log
+	// lines are in.
+	closeHost()
+	if ctx.Err() != nil {
+		return caseError(parent, ctx, c, ctx.Err())
+	}
+	if rec.Judgements, err = grade(ctx, c, rec, cr.wire); err != nil {
+		return caseError(parent, ctx, c, err)
+	}
+	return nil
+}
+
+// startedServers records the servers the host started, and says which did
+// not when the case does not expect that.
+func (cr *caseRun) startedServers(h *host.Host) error {
+	rec := &cr.rec
 	rec.Servers, rec.ToolDefs = h.Servers(), h.ToolDefs()
 	for _, s := range rec.Servers {
-		if s.Error != "" && !c.ExpectsServerFailure(s.Name) {
-			infra = caseError(parent, ctx, c, fmt.Errorf("server %s did not start: %s", s.Name, s.Error))
-			return rec
+		if s.Error != "" && !cr.c.ExpectsServerFailure(s.Name) {
+			return fmt.Errorf("server %s did not start: %s", s.Name, s.Error)
 		}
 	}
+	return nil
+}
 
-	conv := h.NewConversation(m, c.System())
-	if c.RouteOnly() {
-		// One question, one answer, nothing sent: the proposal is the
-		// verdict's.
-		q := c.Turns()[0]
-		res, calls, err := conv.Propose(ctx, q)
-		rec.Turns = append(rec.Turns, record.Turn{Question: q, Answer: res.Answer, TraceID: res.TraceID,
-			Requests: len(res.Requests), MS: record.RoundMS(res.MS)})
-		rec.ModelRequests = append(rec.ModelRequests, res.Requests...)
-		for _, r := range res.Requests {
-			rec.Usage = rec.Usage.Add(r.Usage)
-		}
-		ranks = res.Ranks
-		for _, call := range calls {
-			proposed = append(proposed, scenario.ProposalOf(call.Name, call.Arguments, h.Offers(call.Name)))
-		}
-		closeHost()
-		if err != nil {
-			rec.Turns[0].Error = err.Error()
-			infra = caseError(parent, ctx, c, err)
-			return rec
-		}
-		if ctx.Err() != nil {
-			infra = caseError(parent, ctx, c, ctx.Err())
-			return rec
-		}
-		if rec.Judgements, err = grade(ctx, c, &rec, wire); err != nil {
-			infra = caseError(parent, ctx, c, err)
-		}
-		return rec
+// talk has the conversation, every question of the case in turn, then
+// runs the state checks. It stops at a server that did not start unless
+// the case expects that, and at a turn that failed.
+func (cr *caseRun) talk(ctx context.Context, h *host.Host, m model.Model) error {
+	c, rec := cr.c, &cr.rec
+	if err := cr.startedServers(h); err != nil {
+		return err
 	}
+	conv := h.NewConversation(m, c.System())
 	for i, q := range c.Turns() {
 		res, err := conv.Ask(ctx, q)
 		turn := record.Turn{Question: q, Answer: res.Answer, TraceID: res.TraceID, Steps: res.Steps,
@@ -551,7 +515,7 @@ func runCase(ctx context.Context, idx int, c *scenario.Case, opts Options, pool 
 		rec.Calls = append(rec.Calls, res.Calls...)
 		rec.ModelRequests = append(rec.ModelRequests, res.Requests...)
 		if i == 0 {
-			ranks = res.Ranks
+			cr.ranks = res.Ranks
 		}
 		rec.ToolChanges = append(rec.ToolChanges, res.ToolChanges...)
 		for _, r := range res.Requests {
@@ -560,8 +524,7 @@ func runCase(ctx context.Context, idx int, c *scenario.Case, opts Options, pool 
 		if err != nil {
 			turn.Error = err.Error()
 			rec.Turns = append(rec.Turns, turn)
-			infra = caseError(parent, ctx, c, err)
-			return rec
+			return err
 		}
 		rec.Turns = append(rec.Turns, turn)
 	}
@@ -571,16 +534,70 @@ func runCase(ctx context.Context, idx int, c *scenario.Case, opts Options, pool 
 		_, ev := h.Check(ctx, check)
 		rec.Checks = append(rec.Checks, ev)
 	}
-	// Close before the verdict, so the servers' last log lines are in.
-	closeHost()
-	if ctx.Err() != nil {
-		infra = caseError(parent, ctx, c, ctx.Err())
-		return rec
+	return nil
+}
+
+// propose is a route-only case's conversation: one question, one answer,
+// nothing sent to a server; the calls the model proposed are the
+// verdict's.
+func (cr *caseRun) propose(ctx context.Context, h *host.Host, m model.Model) error {
+	c, rec := cr.c, &cr.rec
+	if err := cr.startedServers(h); err != nil {
+		return err
 	}
-	if rec.Judgements, err = grade(ctx, c, &rec, wire); err != nil {
-		infra = caseError(parent, ctx, c, err)
+	conv := h.NewConversation(m, c.System())
+	q := c.Turns()[0]
+	res, calls, err := conv.Propose(ctx, q)
+	rec.Turns = append(rec.Turns, record.Turn{Question: q, Answer: res.Answer, TraceID: res.TraceID,
+		Requests: len(res.Requests), MS: record.RoundMS(res.MS)})
+	rec.ModelRequests = append(rec.ModelRequests, res.Requests...)
+	for _, r := range res.Requests {
+		rec.Usage = rec.Usage.Add(r.Usage)
 	}
-	return rec
+	cr.ranks = res.Ranks
+	for _, call := range calls {
+		cr.proposed = append(cr.proposed, scenario.ProposalOf(call.Name, call.Arguments, h.Offers(call.Name)))
+	}
+	if err != nil {
+		rec.Turns[0].Error = err.Error()
+	}
+	return err
+}
+
+// end finishes the record of a case that infra stopped (nil when nothing
+// did), in this order: the wire closes (a request its cassette lacks is the
+// first cause, whatever else happened), the cost and route are summed up,
+// the verdict is made (see decide), its time is taken, and then the logs
+// are kept or dropped by the verdict's status.
+func (cr *caseRun) end(infra error) {
+	rec := &cr.rec
+	if cr.wire != nil {
+		infra = firstCause(infra, cr.wire.close())
+		rec.Cassette = cr.wire.rec
+	}
+	rec.Cost = caseCost(rec)
+	// Every case of a dataset row has its route, also one that could
+	// not run (the reports leave those out of the figures).
+	if !cr.c.RouteOnly() {
+		cr.proposed = scenario.ProposalsOf(rec.Calls)
+	}
+	if rec.Route = cr.c.Route(rec, cr.proposed); rec.Route != nil {
+		rec.Route.Ranks = cr.ranks
+	}
+	v := decide(infra, func() []record.Expectation { return scenario.Evaluate(cr.c, rec) })
+	rec.Status, rec.Error, rec.ErrorClass = v.status, v.err, v.class
+	if v.expectations != nil {
+		rec.Expectations = v.expectations
+	}
+	rec.MS = record.MS(time.Since(cr.start))
+	if cr.logs == nil {
+		return
+	}
+	paths, err := cr.logs.finish(cr.opts.Dir, cr.opts.Logs, rec.Status)
+	rec.Logs = paths
+	if err != nil && rec.Error == "" {
+		rec.Error = err.Error()
+	}
 }
 
 // caseHostOptions are a case's host options: its folder made under dir()
