@@ -137,6 +137,85 @@ type Result struct {
 // comes after the records (the reports) goes in Options.Finish, which runs
 // while they stop.
 func Run(ctx context.Context, cases []*scenario.Case, opts Options) (*Result, error) {
+	opts = withDefaults(opts)
+	if problems := checkRun(cases, opts); len(problems) > 0 {
+		return nil, &scenario.LoadError{Problems: problems}
+	}
+	start := time.Now()
+	info := record.RunInfo{RunID: opts.RunID, Started: start.UTC(), Args: opts.Args, Version: host.Version,
+		Suite: opts.Suite, Cases: len(cases), Shard: opts.Shard}
+	records, err := openRun(opts.Dir, info)
+	if err != nil {
+		return nil, err
+	}
+	defer records.Close()
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	shared, err := startShared(opts)
+	if err != nil {
+		return nil, err
+	}
+	defer shared.close()
+
+	// starting ends on the first interrupt (or the second); the run's
+	// context DrainGrace later.
+	starting, stopStarting := context.WithCancel(ctx)
+	defer stopStarting()
+	stopWatch := watchInterrupts(opts, stopStarting, cancel)
+	defer stopWatch()
+
+	// One token cache for the run: every case renders the same catalogs.
+	toks := tokens.NewCache()
+	cfgs := &configs{listings: listings{log: shared.logWriter()}}
+	if opts.Preflight {
+		// An interrupt stops the preflight too; what it found by then is
+		// moot, as no case starts.
+		if problems := preflight(starting, cases, shared.pool, toks, cfgs, opts); len(problems) > 0 && starting.Err() == nil {
+			return nil, &scenario.LoadError{Problems: problems}
+		}
+	}
+
+	t := &tally{res: Result{Dir: opts.Dir, Total: len(cases)}, onCase: opts.OnCase}
+	commits := newCommitter(records, t.commit)
+	defer commits.close() // also on an early return; closing again is a no-op
+	finished := startCases(starting, stopStarting, cases, opts, func(c *scenario.Case) record.Record {
+		// Numbered as in the whole suite, so that the files of a shard's
+		// cases keep their names when shards are merged.
+		return runCase(ctx, c.Index, c, opts, shared.pool, toks, cfgs)
+	}, commits, t)
+	select {
+	case <-finished:
+	case <-opts.Abort:
+		// Exit now, but leave no server behind and say so in run.json.
+		cancel()
+		opts.Groups.Kill()
+		t.interrupt()
+		info.Finished, info.Interrupted = time.Now().UTC(), true
+		if err := record.WriteRunInfo(opts.Dir, info); err != nil {
+			return nil, err
+		}
+		// The cases see their servers die and record it at once; a case
+		// stuck past the wait loses its record, not the run.
+		select {
+		case <-finished:
+		case <-time.After(opts.AbortWait):
+		}
+	}
+	// Every record handed over is on disk before Run returns.
+	commits.close()
+
+	out, werr := t.finish(ctx, opts, info, start)
+	shared.stop()
+	if opts.Finish != nil && werr == nil {
+		werr = opts.Finish(out, shared.stopped)
+	}
+	return &out, werr
+}
+
+// withDefaults fills in what opts leaves to Run: the CPUs' concurrency,
+// AbortWait, and the run's own process groups, eras and endpoints.
+func withDefaults(opts Options) Options {
 	if opts.Concurrency <= 0 {
 		opts.Concurrency = runtime.NumCPU()
 	}
@@ -152,104 +231,139 @@ func Run(ctx context.Context, cases []*scenario.Case, opts Options) (*Result, er
 	if opts.Endpoints == nil {
 		opts.Endpoints = model.NewEndpoints()
 	}
-	if problems := checkRun(cases, opts); len(problems) > 0 {
-		return nil, &scenario.LoadError{Problems: problems}
-	}
-	start := time.Now()
-	if err := os.MkdirAll(filepath.Join(opts.Dir, "cases"), 0o755); err != nil {
+	return opts
+}
+
+// openRun makes the run folder dir with its cases/ folder, writes the
+// first run.json, and opens records.jsonl.
+func openRun(dir string, info record.RunInfo) (*record.Writer, error) {
+	if err := os.MkdirAll(filepath.Join(dir, "cases"), 0o755); err != nil {
 		return nil, fmt.Errorf("create run folder: %w", err)
 	}
-	info := record.RunInfo{RunID: opts.RunID, Started: start.UTC(), Args: opts.Args, Version: host.Version,
-		Suite: opts.Suite, Cases: len(cases), Shard: opts.Shard}
-	if err := record.WriteRunInfo(opts.Dir, info); err != nil {
+	if err := record.WriteRunInfo(dir, info); err != nil {
 		return nil, err
 	}
-	records, err := record.OpenWriter(filepath.Join(opts.Dir, record.RecordsFile))
-	if err != nil {
-		return nil, err
-	}
-	defer records.Close()
+	return record.OpenWriter(filepath.Join(dir, record.RecordsFile))
+}
 
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var pool *host.Pool
-	var sharedWriter io.Writer
+// sharedServers are the servers kept across cases (Options.Share): their
+// pool (nil without) and their log, shared-servers.jsonl.
+type sharedServers struct {
+	pool *host.Pool
+	log  *os.File
+	// stop starts stopping the servers, once; stopped is closed when
+	// they have, and their log is complete (at once when there are none).
+	stop    func()
+	stopped chan struct{}
+}
+
+func startShared(opts Options) (*sharedServers, error) {
+	s := &sharedServers{stopped: make(chan struct{})}
 	if opts.Share {
-		sharedLog, err := os.Create(filepath.Join(opts.Dir, "shared-servers.jsonl"))
-		if err != nil {
+		var err error
+		if s.log, err = os.Create(filepath.Join(opts.Dir, "shared-servers.jsonl")); err != nil {
 			return nil, fmt.Errorf("create shared server log: %w", err)
 		}
-		defer sharedLog.Close() // after the servers have stopped (below)
-		pool = host.NewPool(host.Options{ServerLog: sharedLog, Groups: opts.Groups, Eras: opts.Eras})
-		sharedWriter = sharedLog
+		s.pool = host.NewPool(host.Options{ServerLog: s.log, Groups: opts.Groups, Eras: opts.Eras})
 	}
-	stopped := make(chan struct{})
-	stopShared := sync.OnceFunc(func() {
+	s.stop = sync.OnceFunc(func() {
 		go func() {
-			if pool != nil {
-				pool.Close()
+			if s.pool != nil {
+				s.pool.Close()
 			}
-			close(stopped)
+			close(s.stopped)
 		}()
 	})
-	defer func() {
-		stopShared()
-		<-stopped
-	}()
+	return s, nil
+}
 
-	// starting ends on the first interrupt (or the second); the run's
-	// context DrainGrace later.
-	starting, stopStarting := context.WithCancel(ctx)
-	defer stopStarting()
-	stopWatch := watchInterrupts(opts, stopStarting, cancel)
-	defer stopWatch()
+// logWriter is their log, nil when no server is shared.
+func (s *sharedServers) logWriter() io.Writer {
+	if s.log == nil {
+		return nil // not a nil *os.File in a non-nil io.Writer
+	}
+	return s.log
+}
 
-	// One token cache for the run: every case renders the same catalogs.
-	toks := tokens.NewCache()
-	cfgs := &configs{listings: listings{log: sharedWriter}}
-	if opts.Preflight {
-		// An interrupt stops the preflight too; what it found by then is
-		// moot, as no case starts.
-		if problems := preflight(starting, cases, pool, toks, cfgs, opts); len(problems) > 0 && starting.Err() == nil {
-			return nil, &scenario.LoadError{Problems: problems}
+// close stops the servers, waits for them, then closes their log.
+func (s *sharedServers) close() {
+	s.stop()
+	<-s.stopped
+	if s.log != nil {
+		s.log.Close()
+	}
+}
+
+// tally counts the run's cases. A case is counted, and reported through
+// OnCase, once its record is synced; a record that could not be written
+// is counted all the same (the run ends with the first such error).
+type tally struct {
+	mu     sync.Mutex
+	res    Result
+	werr   error
+	onCase func(rec *record.Record, tally Result)
+}
+
+// commit counts a batch of records the committer has synced, or failed
+// to write (err).
+func (t *tally) commit(batch []*record.Record, err error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if err != nil && t.werr == nil {
+		t.werr = err
+	}
+	for _, rec := range batch {
+		t.res.Ran++
+		switch rec.Status {
+		case record.StatusPass:
+			t.res.Passed++
+		case record.StatusFail:
+			t.res.Failed++
+		default:
+			t.res.Errors++
+			if rec.ErrorClass == string(model.FailureConfig) {
+				t.res.ConfigErrors++
+			}
+		}
+		if t.onCase != nil {
+			t.onCase(rec, t.res)
 		}
 	}
+}
 
-	var (
-		g    errgroup.Group
-		sem  = make(chan struct{}, opts.Concurrency)
-		mu   sync.Mutex
-		res  = Result{Dir: opts.Dir, Total: len(cases)}
-		werr error
-	)
-	// A case is counted, and reported through OnCase, once its record is
-	// synced; a record that could not be written is counted all the same
-	// (the run ends with the error).
-	commits := newCommitter(records, func(batch []*record.Record, err error) {
-		mu.Lock()
-		defer mu.Unlock()
-		if err != nil && werr == nil {
-			werr = err
-		}
-		for _, rec := range batch {
-			res.Ran++
-			switch rec.Status {
-			case record.StatusPass:
-				res.Passed++
-			case record.StatusFail:
-				res.Failed++
-			default:
-				res.Errors++
-				if rec.ErrorClass == string(model.FailureConfig) {
-					res.ConfigErrors++
-				}
-			}
-			if opts.OnCase != nil {
-				opts.OnCase(rec, res)
-			}
-		}
-	})
-	defer commits.close() // also on an early return; closing again is a no-op
+// interrupt marks the run interrupted.
+func (t *tally) interrupt() {
+	t.mu.Lock()
+	t.res.Interrupted = true
+	t.mu.Unlock()
+}
+
+// finish writes the final run.json, once every record is on disk, and
+// returns the run's result and its first write error. A run whose context
+// ended was interrupted.
+func (t *tally) finish(ctx context.Context, opts Options, info record.RunInfo, start time.Time) (Result, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if ctx.Err() != nil {
+		t.res.Interrupted = true
+	}
+	t.res.Elapsed = time.Since(start)
+	info.Finished, info.Interrupted = time.Now().UTC(), t.res.Interrupted
+	info.Cache, info.Endpoints = runStats(opts)
+	if err := record.WriteRunInfo(opts.Dir, info); err != nil && t.werr == nil {
+		t.werr = err
+	}
+	return t.res, t.werr
+}
+
+// startCases starts a goroutine per case, at most opts.Concurrency
+// running at once, until every case has started or starting ends (an
+// interrupt, which marks the run interrupted). Each runs run(c) and hands
+// its record to commits; the returned channel is closed once all have.
+func startCases(starting context.Context, stopStarting context.CancelFunc, cases []*scenario.Case, opts Options,
+	run func(*scenario.Case) record.Record, commits *committer, t *tally) <-chan struct{} {
+	var g errgroup.Group
+	sem := make(chan struct{}, opts.Concurrency)
 	for _, c := range cases {
 		select {
 		case sem <- struct{}{}:
@@ -261,9 +375,7 @@ func Run(ctx context.Context, cases []*scenario.Case, opts Options) (*Result, er
 			stopStarting()
 		}
 		if starting.Err() != nil {
-			mu.Lock()
-			res.Interrupted = true
-			mu.Unlock()
+			t.interrupt()
 			break
 		}
 		g.Go(func() error {
@@ -271,60 +383,18 @@ func Run(ctx context.Context, cases []*scenario.Case, opts Options) (*Result, er
 				// The slot is the next case's as soon as this one has its
 				// verdict; its record is made durable by the committer.
 				defer func() { <-sem }()
-				// Numbered as in the whole suite, so that the files of a
-				// shard's cases keep their names when shards are merged.
-				return runCase(ctx, c.Index, c, opts, pool, toks, cfgs)
+				return run(c)
 			}()
 			commits.add(&rec)
 			return nil
 		})
 	}
-
 	finished := make(chan struct{})
 	go func() {
 		g.Wait()
 		close(finished)
 	}()
-	select {
-	case <-finished:
-	case <-opts.Abort:
-		// Exit now, but leave no server behind and say so in run.json.
-		cancel()
-		opts.Groups.Kill()
-		mu.Lock()
-		res.Interrupted = true
-		mu.Unlock()
-		info.Finished, info.Interrupted = time.Now().UTC(), true
-		if err := record.WriteRunInfo(opts.Dir, info); err != nil {
-			return nil, err
-		}
-		// The cases see their servers die and record it at once; a case
-		// stuck past the wait loses its record, not the run.
-		select {
-		case <-finished:
-		case <-time.After(opts.AbortWait):
-		}
-	}
-	// Every record handed over is on disk before Run returns.
-	commits.close()
-
-	mu.Lock()
-	if ctx.Err() != nil {
-		res.Interrupted = true
-	}
-	res.Elapsed = time.Since(start)
-	info.Finished, info.Interrupted = time.Now().UTC(), res.Interrupted
-	info.Cache, info.Endpoints = runStats(opts)
-	if err := record.WriteRunInfo(opts.Dir, info); err != nil && werr == nil {
-		werr = err
-	}
-	out := res
-	mu.Unlock()
-	stopShared()
-	if opts.Finish != nil && werr == nil {
-		werr = opts.Finish(out, stopped)
-	}
-	return &out, werr
+	return finished
 }
 
 // watchInterrupts stops starting cases when Drain or Abort is closed, and
