@@ -14,7 +14,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hosteval/hosteval/internal/gate"
 	"github.com/hosteval/hosteval/internal/host"
+	"github.com/hosteval/hosteval/internal/model/replay"
+	"github.com/hosteval/hosteval/internal/record"
 	"github.com/hosteval/hosteval/internal/report"
 	"github.com/hosteval/hosteval/internal/runner"
 	"github.com/hosteval/hosteval/internal/scenario"
@@ -88,171 +91,219 @@ examples:
   hosteval run -shard 2/4 -out results/shard-2 scenarios/`
 
 func runRun(ctx context.Context, e *env, args []string) error {
-	fs := newFlags(e, "run", runUsage)
-	concurrency := fs.Int("concurrency", runtime.NumCPU(), "cases running at once")
-	runFilter := fs.String("run", "", "run only scenarios whose name (or name/variant, or a dataset row's name/row or name/variant/row) matches this regexp")
-	repeat := fs.Int("repeat", 0, "run each case this many times (overrides the files' repeat)")
-	modelFlag := fs.String("model", "", "run every scenario with this model instead of its own: openai:NAME, or lexical[:MIN_SCORE] (the lexical router)")
-	out := fs.String("out", "results", "folder to write the run folder into")
-	runID := fs.String("run-id", "", "name of the run folder (default: a timestamp and a random suffix)")
-	jsonOut := fs.Bool("json", false, "print summary.json to stdout instead of the tables")
-	var layout layoutFlags
-	layout.register(fs, true)
-	wire := fs.Bool("wire", false, "write each case's wire trace (every JSON-RPC message) beside its log")
-	logs := fs.String("logs", runner.LogsAll, "which cases' logs to write: all, failed (those that did not pass) or none")
-	share := fs.Bool("share", true, "keep servers marked shareable running across cases")
-	preflight := fs.Bool("preflight", true, "check every tool name against the servers before running")
-	gatesFile := fs.String("gates", "", "a gates file to check after the run (scenario files' gates always apply)")
-	baseline := fs.String("baseline", "", "a run folder to compare with and to resolve 'baseline' in gates")
-	var budgets budgetFlags
-	budgets.register(fs)
-	var models modelFlags
-	models.register(fs)
-	erasFile := fs.String("eras-file", "", "remember the servers that never answer server/discover in this file, across runs, for a day (default: within this run only)")
-	var shards shardFlags
-	shards.register(fs)
-	var openBrowser bool
-	registerOpen(fs, &openBrowser)
-	if err := parseFlags(fs, args); err != nil {
-		return err
-	}
-	cassettes, err := models.cassettes()
+	f, err := parseRunFlags(e, args)
 	if err != nil {
 		return err
 	}
-	shard, err := shards.selected(e.getenv)
+	plan, err := planRun(ctx, e, f)
 	if err != nil {
 		return err
 	}
-	if *concurrency < 1 {
-		return usagef("-concurrency must be at least 1")
-	}
-	switch *logs {
-	case runner.LogsAll, runner.LogsFailed, runner.LogsNone:
-	default:
-		return usagef("-logs: want all, failed or none, not %q", *logs)
-	}
-	if err := budgets.check(); err != nil {
-		return err
-	}
-	paths := fs.Args()
-	if len(paths) == 0 {
-		paths = []string{"scenarios"}
-	}
-	var filter *regexp.Regexp
-	if *runFilter != "" {
-		re, err := regexp.Compile(*runFilter)
-		if err != nil {
-			return usagef("-run: %w", err)
-		}
-		filter = re
-	}
-	cache, err := models.openCache(e.getenv)
-	if err != nil {
-		return err
-	}
-	// The first interrupt stops the loading too: run reads the interrupt
-	// itself (drainCases), and a large suite takes a while to read.
-	loading, stopLoading := untilClosed(ctx, e.interrupt.first)
-	suite, err := scenario.LoadContext(loading, paths...)
-	stopLoading()
-	if err != nil {
-		if errors.Is(err, errInterrupted) {
-			return interruptedf("interrupted while loading the scenarios: no case ran")
-		}
-		// Every problem of the files, or a path that is not there.
-		return usageError{err}
-	}
-	auth := newLogins(e, openBrowser, budgets.PersonTimeout)
-	copts := scenario.CaseOptions{Run: filter, Repeat: *repeat, OAuth: auth.build}
-	if *modelFlag != "" {
-		spec, err := parseModelFlag(*modelFlag, e.getenv)
-		if err != nil {
-			return usagef("-model: %w", err)
-		}
-		copts.Models = []scenario.ModelSpec{spec}
-	}
-	cases, err := suite.Cases(copts)
-	if err != nil {
-		return usageError{err}
-	}
-	if len(cases) == 0 {
-		return usagef("no scenario matches -run %q", *runFilter)
-	}
-	suiteID := runner.SuiteID(suite, cases)
-	if !shard.IsZero() {
-		if *baseline != "" {
-			// A shard lacks the other shards' scenarios, which a comparison
-			// would count as vanished.
-			return usagef("-baseline compares whole runs: give it to hosteval merge, which joins the shards")
-		}
-		all := len(cases)
-		cases = runner.SelectShard(cases, shard)
-		fmt.Fprintf(e.stderr, "shard %s: %d of the suite's %d cases\n", shard, len(cases), all)
-	}
-	// Only the scenarios that run are judged by their own gates: a -run
-	// filter must not fail the gates of a scenario it left out.
-	ran := &scenario.Suite{}
-	for _, c := range cases {
-		if !slices.Contains(ran.Scenarios, c.Scenario) {
-			ran.Scenarios = append(ran.Scenarios, c.Scenario)
-		}
-	}
-	gates, err := loadGates(ran, *gatesFile)
-	if err != nil {
-		return err
-	}
-	base, err := readBaseline(*baseline)
-	if err != nil {
-		return err
-	}
-
 	// Before any case: a person's login is not a case's time.
-	if err := auth.login(ctx); err != nil {
+	if err := plan.auth.login(ctx); err != nil {
 		return err
 	}
 
-	if *runID == "" {
-		*runID = newRunID()
+	if f.runID == "" {
+		f.runID = newRunID()
 	}
-	dir := filepath.Join(*out, *runID)
+	dir := filepath.Join(f.out, f.runID)
 	start := time.Now()
-	prog := newProgress(e.stderr, isTerminal(e), len(cases), start)
+	prog := newProgress(e.stderr, isTerminal(e), len(plan.cases), start)
 	stopProgress := sync.OnceFunc(prog.stop)
 	defer stopProgress()
 	opts := runner.Options{
-		Dir: dir, RunID: *runID, Args: append([]string{"hosteval", "run"}, args...), Suite: suiteID, Shard: shard,
-		Concurrency: *concurrency, Share: *share, Wire: *wire, Logs: *logs, Preflight: *preflight,
+		Dir: dir, RunID: f.runID, Args: append([]string{"hosteval", "run"}, args...), Suite: plan.suiteID, Shard: f.shard,
+		Concurrency: f.concurrency, Share: f.share, Wire: f.wire, Logs: f.logs, Preflight: f.preflight,
 		OnCase: prog.done,
 		Drain:  e.interrupt.first, DrainGrace: drainGrace, Abort: e.interrupt.second, Groups: e.groups,
-		Cassettes: cassettes, Cache: cache,
-		Eras: host.NewEras(*erasFile),
+		Cassettes: f.cassettes, Cache: f.cache,
+		Eras: host.NewEras(f.erasFile),
 	}
-	if budgets.set() {
-		opts.Override = budgets.apply
+	if f.budgets.set() {
+		opts.Override = f.budgets.apply
 	}
 	var verdict report.Verdict
 	opts.Finish = func(res runner.Result, stopped <-chan struct{}) error {
 		stopProgress()
 		if secondInterrupt(e) {
-			return nil // no reports: see below
+			return nil // no reports: see runEnd
 		}
-		if res.Passed < res.Ran || layout.transcripts {
+		if res.Passed < res.Ran || f.layout.transcripts {
 			// The transcripts of these cases read the shared servers'
 			// log, which is complete once they have stopped.
 			<-stopped
 		}
 		var err error
-		verdict, err = writeReports(e, dir, gates, base, *jsonOut, layout.options(e, dir))
+		verdict, err = writeReports(e, dir, plan.gates, plan.base, f.jsonOut, f.layout.options(e, dir))
 		return err
 	}
 	stopNotice := noticeDrain(e, drainGrace)
-	res, err := runner.Run(ctx, cases, opts)
+	res, err := runner.Run(ctx, plan.cases, opts)
 	stopNotice()
 	stopProgress()
 	if err != nil {
 		return err
 	}
+	return runEnd(e, res, dir, verdict)
+}
+
+// runFlags are run's command line, checked, with the cassettes, shard and
+// cache they name.
+type runFlags struct {
+	concurrency, repeat          int
+	runFilter, model, out, runID string
+	jsonOut                      bool
+	layout                       layoutFlags
+	wire                         bool
+	logs                         string
+	share, preflight             bool
+	gatesFile, baseline          string
+	budgets                      budgetFlags
+	models                       modelFlags
+	erasFile                     string
+	shards                       shardFlags
+	openBrowser                  bool
+
+	paths     []string
+	filter    *regexp.Regexp
+	cassettes *runner.Cassettes
+	shard     record.Shard
+	cache     *replay.Cache
+}
+
+// parseRunFlags reads run's flags and checks them, in the order their
+// errors are reported: a usage error names the flag.
+func parseRunFlags(e *env, args []string) (*runFlags, error) {
+	f := &runFlags{}
+	fs := newFlags(e, "run", runUsage)
+	fs.IntVar(&f.concurrency, "concurrency", runtime.NumCPU(), "cases running at once")
+	fs.StringVar(&f.runFilter, "run", "", "run only scenarios whose name (or name/variant, or a dataset row's name/row or name/variant/row) matches this regexp")
+	fs.IntVar(&f.repeat, "repeat", 0, "run each case this many times (overrides the files' repeat)")
+	fs.StringVar(&f.model, "model", "", "run every scenario with this model instead of its own: openai:NAME, or lexical[:MIN_SCORE] (the lexical router)")
+	fs.StringVar(&f.out, "out", "results", "folder to write the run folder into")
+	fs.StringVar(&f.runID, "run-id", "", "name of the run folder (default: a timestamp and a random suffix)")
+	fs.BoolVar(&f.jsonOut, "json", false, "print summary.json to stdout instead of the tables")
+	f.layout.register(fs, true)
+	fs.BoolVar(&f.wire, "wire", false, "write each case's wire trace (every JSON-RPC message) beside its log")
+	fs.StringVar(&f.logs, "logs", runner.LogsAll, "which cases' logs to write: all, failed (those that did not pass) or none")
+	fs.BoolVar(&f.share, "share", true, "keep servers marked shareable running across cases")
+	fs.BoolVar(&f.preflight, "preflight", true, "check every tool name against the servers before running")
+	fs.StringVar(&f.gatesFile, "gates", "", "a gates file to check after the run (scenario files' gates always apply)")
+	fs.StringVar(&f.baseline, "baseline", "", "a run folder to compare with and to resolve 'baseline' in gates")
+	f.budgets.register(fs)
+	f.models.register(fs)
+	fs.StringVar(&f.erasFile, "eras-file", "", "remember the servers that never answer server/discover in this file, across runs, for a day (default: within this run only)")
+	f.shards.register(fs)
+	registerOpen(fs, &f.openBrowser)
+	if err := parseFlags(fs, args); err != nil {
+		return nil, err
+	}
+	var err error
+	if f.cassettes, err = f.models.cassettes(); err != nil {
+		return nil, err
+	}
+	if f.shard, err = f.shards.selected(e.getenv); err != nil {
+		return nil, err
+	}
+	if f.concurrency < 1 {
+		return nil, usagef("-concurrency must be at least 1")
+	}
+	switch f.logs {
+	case runner.LogsAll, runner.LogsFailed, runner.LogsNone:
+	default:
+		return nil, usagef("-logs: want all, failed or none, not %q", f.logs)
+	}
+	if err := f.budgets.check(); err != nil {
+		return nil, err
+	}
+	f.paths = fs.Args()
+	if len(f.paths) == 0 {
+		f.paths = []string{"scenarios"}
+	}
+	if f.runFilter != "" {
+		if f.filter, err = regexp.Compile(f.runFilter); err != nil {
+			return nil, usagef("-run: %w", err)
+		}
+	}
+	if f.cache, err = f.models.openCache(e.getenv); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// runPlan is what a run will do: its cases (the shard's, when it is
+// one), the suite they came from, the gates and baseline that judge them,
+// and the logins their servers need.
+type runPlan struct {
+	cases   []*scenario.Case
+	suiteID string
+	gates   []gate.Gate
+	base    *report.Summary
+	auth    *logins
+}
+
+// planRun loads the scenarios f names and makes their cases.
+func planRun(ctx context.Context, e *env, f *runFlags) (*runPlan, error) {
+	// The first interrupt stops the loading too: run reads the interrupt
+	// itself (drainCases), and a large suite takes a while to read.
+	loading, stopLoading := untilClosed(ctx, e.interrupt.first)
+	suite, err := scenario.LoadContext(loading, f.paths...)
+	stopLoading()
+	if err != nil {
+		if errors.Is(err, errInterrupted) {
+			return nil, interruptedf("interrupted while loading the scenarios: no case ran")
+		}
+		// Every problem of the files, or a path that is not there.
+		return nil, usageError{err}
+	}
+	p := &runPlan{auth: newLogins(e, f.openBrowser, f.budgets.PersonTimeout)}
+	copts := scenario.CaseOptions{Run: f.filter, Repeat: f.repeat, OAuth: p.auth.build}
+	if f.model != "" {
+		spec, err := parseModelFlag(f.model, e.getenv)
+		if err != nil {
+			return nil, usagef("-model: %w", err)
+		}
+		copts.Models = []scenario.ModelSpec{spec}
+	}
+	if p.cases, err = suite.Cases(copts); err != nil {
+		return nil, usageError{err}
+	}
+	if len(p.cases) == 0 {
+		return nil, usagef("no scenario matches -run %q", f.runFilter)
+	}
+	p.suiteID = runner.SuiteID(suite, p.cases)
+	if !f.shard.IsZero() {
+		if f.baseline != "" {
+			// A shard lacks the other shards' scenarios, which a comparison
+			// would count as vanished.
+			return nil, usagef("-baseline compares whole runs: give it to hosteval merge, which joins the shards")
+		}
+		all := len(p.cases)
+		p.cases = runner.SelectShard(p.cases, f.shard)
+		fmt.Fprintf(e.stderr, "shard %s: %d of the suite's %d cases\n", f.shard, len(p.cases), all)
+	}
+	// Only the scenarios that run are judged by their own gates: a -run
+	// filter must not fail the gates of a scenario it left out.
+	ran := &scenario.Suite{}
+	for _, c := range p.cases {
+		if !slices.Contains(ran.Scenarios, c.Scenario) {
+			ran.Scenarios = append(ran.Scenarios, c.Scenario)
+		}
+	}
+	if p.gates, err = loadGates(ran, f.gatesFile); err != nil {
+		return nil, err
+	}
+	if p.base, err = readBaseline(f.baseline); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// runEnd is how a run that Run completed ends: at once after the second
+// interrupt, else with the tally on stderr, then the exit its cases, its
+// interrupt, its endpoints' refusals and its checks make.
+func runEnd(e *env, res *runner.Result, dir string, verdict report.Verdict) error {
 	if secondInterrupt(e) {
 		// Exit now: the servers are killed and run.json says so; what
 		// finished is in records.jsonl, from which `hosteval report`
