@@ -324,24 +324,93 @@ func (v *Server) runPage(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	s := snap.summary
-	f := filterOf(r)
-	pos := map[string]int{}
-	for i := range snap.records {
-		pos[snap.records[i].CaseID] = i
+	data, err := runView(snap, filterOf(r))
+	if err != nil {
+		v.fail(w, r, http.StatusInternalServerError, err.Error())
+		return
 	}
-	outcomes := map[string]map[string]int{}
-	for i := range snap.records {
-		rec := &snap.records[i]
-		m := map[string]int{}
-		for _, c := range rec.Calls {
-			m[c.Outcome]++
-		}
-		outcomes[rec.CaseID] = m
-	}
+	data.Files = runFiles(snap.key, v.store, snap)
+	v.render(w, http.StatusOK, "run", page{Title: "Run " + data.ID, Nav: "runs", Live: snap.key, Data: data})
+}
 
+// runView is the run page's model, made from the run's records and
+// summary (snap) and the cases table's filter f: the figures, tables and
+// charts of the run, its gates, and the page of cases f selects (those that
+// did not pass first). It reads no file: the run's files are the caller's.
+func runView(snap *snapshot, f filter) (runData, error) {
+	s := snap.summary
 	cases := s.Cases()
-	var scenarios, models, variants []string
+	matched := caseRows(snap, cases, f)
+	pages := max((len(matched)+PageSize-1)/PageSize, 1)
+	f.Page = min(f.Page, pages)
+	shown := matched[min((f.Page-1)*PageSize, len(matched)):min(f.Page*PageSize, len(matched))]
+
+	var tables []template.HTML
+	for _, t := range append([]*report.Table{report.GroupTable(s), report.LatencyTable(s)}, report.ABTables(s)...) {
+		tables = append(tables, tableHTML(t))
+	}
+	var gates template.HTML
+	var gateVerdict *report.Verdict
+	if len(snap.gates) > 0 {
+		t := report.GateTable(snap.gates)
+		t.Title = "" // the section's heading says it, with the verdict
+		gates = tableHTML(t)
+		gv := report.GateVerdict(snap.gates)
+		gateVerdict = &gv
+	}
+	charts, err := report.ChartsHTML(s)
+	if err != nil {
+		return runData{}, err
+	}
+	scenarios, models, variants := facets(cases)
+	data := runData{
+		Key: snap.key, ID: snap.id(), Info: snap.info, Summary: s, State: snapState(snap),
+		Warnings: snap.warnings, Gates: gates, GateVerdict: gateVerdict, Charts: charts, Tables: tables,
+		Filter: f, Cases: shown, Matched: len(matched), Total: len(cases), Page: f.Page, Pages: pages,
+		Statuses: []choice{
+			{Value: "", Label: "all", Selected: f.Status == ""},
+			{Value: "failed", Label: "did not pass", Selected: f.Status == "failed"},
+			{Value: record.StatusPass, Label: "pass", Selected: f.Status == record.StatusPass},
+			{Value: record.StatusFail, Label: "fail", Selected: f.Status == record.StatusFail},
+			{Value: record.StatusError, Label: "error", Selected: f.Status == record.StatusError},
+		},
+		Scenarios: choices(scenarios, f.Scenario), Models: choices(models, f.Model),
+		Variants: choices(variants, f.Variant), Outcomes: choices(record.Outcomes(), f.Outcome),
+		ClearURL: runURL(snap.key) + "#cases",
+	}
+	if f.Page > 1 {
+		data.PrevURL = runURL(snap.key) + f.query(f.Page-1) + "#cases"
+	}
+	if f.Page < pages {
+		data.NextURL = runURL(snap.key) + f.query(f.Page+1) + "#cases"
+	}
+	if len(shown) > 0 {
+		data.From, data.To = (f.Page-1)*PageSize+1, (f.Page-1)*PageSize+len(shown)
+	}
+	for _, c := range shown {
+		data.HasWhy = data.HasWhy || c.Why != ""
+		data.HasRoute = data.HasRoute || c.Route != ""
+	}
+	data.Routing, err = report.RoutingHTML(s.Routing, report.RoutingLinks{
+		Cell: func(g *report.RoutingStats, expected, chosen string) string {
+			return cellURL(snap.key, g, expected, chosen)
+		},
+	})
+	if err != nil {
+		return runData{}, err
+	}
+	if s.Totals.Latency.N > 0 {
+		data.P95 = web.FormatMS(s.Totals.Latency.P95)
+	}
+	if snap.info != nil && !snap.info.Started.IsZero() && !snap.info.Finished.IsZero() {
+		data.Duration = web.FormatMS(float64(snap.info.Finished.Sub(snap.info.Started).Microseconds()) / 1000)
+	}
+	return data, nil
+}
+
+// facets are the scenarios, models and variants of the run's cases, each
+// sorted: the choices of the cases table's filter.
+func facets(cases []report.CaseStats) (scenarios, models, variants []string) {
 	for i := range cases {
 		c := &cases[i]
 		for _, p := range []struct {
@@ -356,7 +425,26 @@ func (v *Server) runPage(w http.ResponseWriter, r *http.Request) {
 	slices.Sort(scenarios)
 	slices.Sort(models)
 	slices.Sort(variants)
+	return scenarios, models, variants
+}
 
+// caseRows are the rows of the cases f selects, those that did not pass
+// first (errors, then failures), each with its calls' outcomes other than
+// ok, its route when it is a routing case, and why it did not pass.
+func caseRows(snap *snapshot, cases []report.CaseStats, f filter) []caseRow {
+	pos := map[string]int{}
+	for i := range snap.records {
+		pos[snap.records[i].CaseID] = i
+	}
+	outcomes := map[string]map[string]int{}
+	for i := range snap.records {
+		rec := &snap.records[i]
+		m := map[string]int{}
+		for _, c := range rec.Calls {
+			m[c.Outcome]++
+		}
+		outcomes[rec.CaseID] = m
+	}
 	q := strings.ToLower(f.Q)
 	var matched []caseRow
 	for i := range cases {
@@ -415,72 +503,7 @@ func (v *Server) runPage(w http.ResponseWriter, r *http.Request) {
 	slices.SortStableFunc(matched, func(a, b caseRow) int {
 		return cmp.Compare(passOrder(a.Status), passOrder(b.Status))
 	})
-	pages := max((len(matched)+PageSize-1)/PageSize, 1)
-	f.Page = min(f.Page, pages)
-	shown := matched[min((f.Page-1)*PageSize, len(matched)):min(f.Page*PageSize, len(matched))]
-
-	var tables []template.HTML
-	for _, t := range append([]*report.Table{report.GroupTable(s), report.LatencyTable(s)}, report.ABTables(s)...) {
-		tables = append(tables, tableHTML(t))
-	}
-	var gates template.HTML
-	var gateVerdict *report.Verdict
-	if len(snap.gates) > 0 {
-		t := report.GateTable(snap.gates)
-		t.Title = "" // the section's heading says it, with the verdict
-		gates = tableHTML(t)
-		gv := report.GateVerdict(snap.gates)
-		gateVerdict = &gv
-	}
-	charts, err := report.ChartsHTML(s)
-	if err != nil {
-		v.fail(w, r, http.StatusInternalServerError, err.Error())
-		return
-	}
-	data := runData{
-		Key: snap.key, ID: snap.id(), Info: snap.info, Summary: s, State: snapState(snap),
-		Warnings: snap.warnings, Gates: gates, GateVerdict: gateVerdict, Charts: charts, Tables: tables,
-		Filter: f, Cases: shown, Matched: len(matched), Total: len(cases), Page: f.Page, Pages: pages,
-		Statuses: []choice{
-			{Value: "", Label: "all", Selected: f.Status == ""},
-			{Value: "failed", Label: "did not pass", Selected: f.Status == "failed"},
-			{Value: record.StatusPass, Label: "pass", Selected: f.Status == record.StatusPass},
-			{Value: record.StatusFail, Label: "fail", Selected: f.Status == record.StatusFail},
-			{Value: record.StatusError, Label: "error", Selected: f.Status == record.StatusError},
-		},
-		Scenarios: choices(scenarios, f.Scenario), Models: choices(models, f.Model),
-		Variants: choices(variants, f.Variant), Outcomes: choices(record.Outcomes(), f.Outcome),
-		Files: runFiles(snap.key, v.store, snap), ClearURL: runURL(snap.key) + "#cases",
-	}
-	if f.Page > 1 {
-		data.PrevURL = runURL(snap.key) + f.query(f.Page-1) + "#cases"
-	}
-	if f.Page < pages {
-		data.NextURL = runURL(snap.key) + f.query(f.Page+1) + "#cases"
-	}
-	if len(shown) > 0 {
-		data.From, data.To = (f.Page-1)*PageSize+1, (f.Page-1)*PageSize+len(shown)
-	}
-	for _, c := range shown {
-		data.HasWhy = data.HasWhy || c.Why != ""
-		data.HasRoute = data.HasRoute || c.Route != ""
-	}
-	data.Routing, err = report.RoutingHTML(s.Routing, report.RoutingLinks{
-		Cell: func(g *report.RoutingStats, expected, chosen string) string {
-			return cellURL(snap.key, g, expected, chosen)
-		},
-	})
-	if err != nil {
-		v.fail(w, r, http.StatusInternalServerError, err.Error())
-		return
-	}
-	if s.Totals.Latency.N > 0 {
-		data.P95 = web.FormatMS(s.Totals.Latency.P95)
-	}
-	if snap.info != nil && !snap.info.Started.IsZero() && !snap.info.Finished.IsZero() {
-		data.Duration = web.FormatMS(float64(snap.info.Finished.Sub(snap.info.Started).Microseconds()) / 1000)
-	}
-	v.render(w, http.StatusOK, "run", page{Title: "Run " + data.ID, Nav: "runs", Live: snap.key, Data: data})
+	return matched
 }
 
 type runData struct {
