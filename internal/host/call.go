@@ -142,7 +142,7 @@ func (h *Host) call(ctx context.Context, tab *toolTable, req CallRequest, harnes
 	s := h.servers[tool.Server]
 	ev.Protocol = s.info.Protocol
 
-	args, problem := parseArguments(req.Arguments, h.opts.MaxArgBytes)
+	args, problem := parseArguments(req.Arguments, h.opts.MaxArgBytes, h.opts.Paths)
 	if len(args) > 0 { // ArgKeys stays [] rather than null for no arguments
 		ev.ArgKeys = make([]string, 0, len(args))
 		for k := range args {
@@ -235,7 +235,7 @@ func (h *Host) rounds(ctx context.Context, s *serverConn, tool *Tool, args map[s
 			}
 			return h.callError(ctx, s, err, timedOut, ev), errorOutcome(timedOut), serverMS
 		}
-		sent := readSentResult(raw)
+		sent := readSentResult(raw, h.opts.Paths)
 		if rt := sent.ResultType; sent.Typed && rt != resultComplete && rt != resultInputRequired {
 			// The spec: a resultType the client does not recognise is
 			// invalid. Its content is not the model's to read.
@@ -402,7 +402,7 @@ func (h *Host) callError(ctx context.Context, s *serverConn, err error, timedOut
 func (h *Host) resultText(res *mcp.CallToolResult, ev *record.Call, rawSize int) string {
 	var text string
 	if res.StructuredContent != nil {
-		text, ev.Structured = structuredText(res, rawSize)
+		text, ev.Structured = structuredText(res, rawSize, h.opts.Paths)
 	}
 	if !ev.Structured {
 		text = contentText(res.Content)
@@ -481,12 +481,17 @@ func contentText(content []mcp.Content) string {
 
 // parseArguments checks the model's arguments text: a JSON object within the
 // size bound. It returns the object, or a problem to tell the model (the
-// parsed object may be returned with a problem, to record its keys).
-func parseArguments(text string, maxBytes int) (map[string]any, string) {
+// parsed object may be returned with a problem, to record its keys). With
+// paths sdk the decoder reads every text, flat or not.
+func parseArguments(text string, maxBytes int, paths Paths) (map[string]any, string) {
 	if strings.TrimSpace(text) == "" {
 		return map[string]any{}, ""
 	}
-	obj, ok := flatArguments(text)
+	var obj map[string]any
+	ok := false
+	if !paths.sdk() {
+		obj, ok = flatArguments(text)
+	}
 	if !ok {
 		var problem string
 		if obj, problem = decodeArguments(text); problem != "" {

@@ -100,7 +100,7 @@ func (c *Catalog) list() (*listing, error) {
 				errs = append(errs, fmt.Errorf("tool %d: %w", i+1, err))
 				continue
 			}
-			name, taskSupport, ok := readToolHead(raw)
+			name, taskSupport, ok := readToolHead(raw, PathsFast)
 			switch {
 			case !ok || name == "":
 				errs = append(errs, fmt.Errorf("tool %d has no name", i+1))

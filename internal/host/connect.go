@@ -279,7 +279,7 @@ func (h *Host) dial(ctx context.Context, s *serverConn, revision string, b budge
 	client.AddSendingMiddleware(hs.middleware)
 
 	wire := h.wire.forServer(name)
-	w := newWatch()
+	w := newWatch(h.opts.Paths)
 	var transport mcp.Transport
 	var proc *process
 	switch {
@@ -309,7 +309,7 @@ func (h *Host) dial(ctx context.Context, s *serverConn, revision string, b budge
 		}
 		// Results up to maxMessageBytes are read (and then cut to the
 		// result budget); a larger line ends the connection.
-		transport = &stdioTransport{r: r, w: w, maxLine: maxMessageBytes}
+		transport = h.stdio(r, w)
 	}
 	if s.spec.URL == "" {
 		// The streamable HTTP connection cannot be wrapped: its tap does
@@ -327,6 +327,16 @@ func (h *Host) dial(ctx context.Context, s *serverConn, revision string, b budge
 	}
 	s.session, s.proc, s.watch = cs, proc, w
 	return hs, nil
+}
+
+// stdio is the connection over a server's pipes: the host's own
+// (stdio.go), or with Options.Paths sdk the go-sdk's, which it is held
+// equal to (FuzzStdioFrames).
+func (h *Host) stdio(r io.ReadCloser, w io.WriteCloser) mcp.Transport {
+	if h.opts.Paths.sdk() {
+		return &mcp.IOTransport{Reader: r, Writer: w, MaxLineLength: maxMessageBytes}
+	}
+	return &stdioTransport{r: r, w: w, maxLine: maxMessageBytes}
 }
 
 // connectFailure says why a connection attempt failed, as honestly as the

@@ -133,6 +133,9 @@ type Host struct {
 // what makes the whole host unusable: a tool name collision, or ctx ending.
 func Start(ctx context.Context, opts Options) (*Host, error) {
 	opts = opts.withDefaults()
+	if err := opts.Paths.check(); err != nil {
+		return nil, err
+	}
 	h := &Host{opts: opts, sessionID: opts.SessionID, servers: map[string]*serverConn{}}
 	if h.sessionID == "" {
 		h.sessionID = NewID()

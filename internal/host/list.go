@@ -37,6 +37,7 @@ const maxToolPages = 100
 // go-sdk's types cannot tell "" from absent, so the watch reads the page
 // as sent and writes an empty cursor into the next request.
 func listTools(ctx context.Context, s *serverConn) (*listing, error) {
+	paths := s.watch.paths
 	l := &listing{}
 	seen := map[string]bool{}
 	var cursor *string
@@ -61,7 +62,7 @@ func listTools(ctx context.Context, s *serverConn) (*listing, error) {
 		}
 		var sent toolsPage
 		if raw != nil {
-			if sent, err = readToolsPage(raw); err != nil {
+			if sent, err = readToolsPage(raw, paths); err != nil {
 				return nil, fmt.Errorf("tools/list result: %w", err)
 			}
 		} else {
@@ -72,7 +73,7 @@ func listTools(ctx context.Context, s *serverConn) (*listing, error) {
 				sent.NextCursor = &res.NextCursor
 			}
 		}
-		l.add(res.Tools, sent.Tools)
+		l.add(res.Tools, sent.Tools, paths)
 		if sent.NextCursor == nil {
 			return l, nil
 		}
@@ -86,10 +87,10 @@ func listTools(ctx context.Context, s *serverConn) (*listing, error) {
 
 // add appends a page: the tools the SDK kept (it drops tools it finds
 // invalid), each with its bytes as sent, found by name.
-func (l *listing) add(tools []*mcp.Tool, sent []json.RawMessage) {
+func (l *listing) add(tools []*mcp.Tool, sent []json.RawMessage, paths Paths) {
 	byName := map[string]json.RawMessage{}
 	for _, r := range sent {
-		name, taskSupport, ok := readToolHead(r)
+		name, taskSupport, ok := readToolHead(r, paths)
 		if !ok {
 			continue
 		}
@@ -123,15 +124,15 @@ func encodeTools(tools []*mcp.Tool) []json.RawMessage {
 // inputSchema returns the inputSchema of tool i as the server wrote it,
 // compacted (whitespace is no part of the schema, and costs tokens), or
 // nil when it sent none.
-func (l *listing) inputSchema(i int) (json.RawMessage, error) {
-	schema, err := readInputSchema(l.raw[i])
+func (l *listing) inputSchema(i int, paths Paths) (json.RawMessage, error) {
+	schema, err := readInputSchema(l.raw[i], paths)
 	if err != nil {
 		return nil, err
 	}
 	if isNull(schema) {
 		return nil, nil
 	}
-	if spaceless(schema) {
+	if !paths.sdk() && spaceless(schema) {
 		return schema, nil
 	}
 	return compactJSON(schema)

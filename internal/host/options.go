@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -160,7 +161,45 @@ type Options struct {
 	// host starts while it runs, so that its owner can kill them all at
 	// once (a second Ctrl-C) without waiting for the host to stop them.
 	Groups *ProcessGroups
+	// Paths chooses between the host's hand-written fast paths and the
+	// libraries' code they stand in for (docs/perf.md, "Hand-written fast
+	// paths"): PathsFast, or PathsSDK, the go-sdk's own stdio transport
+	// and encoding/json wherever a raw reader or writer of the host's
+	// would run. Left empty, it is read from HOSTEVAL_TRANSPORT when the
+	// host starts (default fast).
+	Paths Paths
 }
+
+// Paths are the two ways the host reads and writes JSON-RPC: its own fast
+// paths, or the libraries' code (Options.Paths).
+type Paths string
+
+const (
+	// PathsFast is the host's own stdio connection (stdio.go) and raw
+	// JSON readers and writers (rawjson.go, compact.go, watch.go).
+	PathsFast Paths = "fast"
+	// PathsSDK is the go-sdk's mcp.IOTransport over the server's pipes,
+	// and encoding/json where the raw readers and writers stand in for
+	// it: what the fast paths are held equal to, kept runnable so that
+	// the whole suite can say so (make test runs it both ways).
+	PathsSDK Paths = "sdk"
+)
+
+// PathsEnv is the environment variable Options.Paths is read from when
+// left empty: "fast" or "sdk".
+const PathsEnv = "HOSTEVAL_TRANSPORT"
+
+// check reports a Paths that is neither fast nor sdk.
+func (p Paths) check() error {
+	switch p {
+	case PathsFast, PathsSDK:
+		return nil
+	}
+	return fmt.Errorf("%s=%q (or Options.Paths): want %q or %q", PathsEnv, string(p), PathsFast, PathsSDK)
+}
+
+// sdk reports whether the libraries' code runs instead of the fast paths.
+func (p Paths) sdk() bool { return p == PathsSDK }
 
 // Step is one line of a turn as a person follows it: who acted, what
 // happened, and details.
@@ -177,6 +216,12 @@ func (o Options) Effective() Options { return o.withDefaults() }
 func (o Options) withDefaults() Options {
 	if o.Protocol == "" {
 		o.Protocol = ModeAuto
+	}
+	if o.Paths == "" {
+		o.Paths = Paths(os.Getenv(PathsEnv))
+	}
+	if o.Paths == "" {
+		o.Paths = PathsFast
 	}
 	o.Budgets = budget.Over(budget.Defaults[budget.Budgets](), o.Budgets)
 	if o.Elicitor == nil {

@@ -83,7 +83,7 @@ func (p *Pool) get(ctx context.Context, spec ServerSpec, hostOpts Options) (*ser
 		defer close(e.ready)
 		o := p.opts
 		// The first case's connection settings start it.
-		o.Protocol, o.NoElicitation = hostOpts.Protocol, hostOpts.NoElicitation
+		o.Protocol, o.NoElicitation, o.Paths = hostOpts.Protocol, hostOpts.NoElicitation, hostOpts.Paths
 		o.Connect = hostOpts.Connect
 		if o.Eras == nil {
 			o.Eras = hostOpts.Eras

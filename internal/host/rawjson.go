@@ -206,13 +206,14 @@ type sentResult struct {
 	RequestState json.RawMessage
 }
 
-// readSentResult reads raw's resultType and requestState.
-func readSentResult(raw []byte) sentResult {
+// readSentResult reads raw's resultType and requestState (with paths
+// sdk, always by way of encoding/json).
+func readSentResult(raw []byte, paths Paths) sentResult {
 	if raw == nil {
 		return sentResult{}
 	}
 	fields := [...]field{{name: "resultType"}, {name: "requestState"}}
-	if readFields(raw, fields[:]) {
+	if !paths.sdk() && readFields(raw, fields[:]) {
 		rt, state := fields[0].value, fields[1].value
 		if isNull(rt) {
 			return sentResult{RequestState: state}
@@ -383,11 +384,11 @@ type toolsPage struct {
 }
 
 // readToolsPage reads raw, a tools/list result the SDK has decoded, as
-// encoding/json reads it into a toolsPage.
-func readToolsPage(raw []byte) (toolsPage, error) {
+// encoding/json reads it into a toolsPage (with paths sdk, by way of it).
+func readToolsPage(raw []byte, paths Paths) (toolsPage, error) {
 	var page toolsPage
 	fields := [...]field{{name: "tools"}, {name: "nextCursor"}}
-	if readFields(raw, fields[:]) {
+	if !paths.sdk() && readFields(raw, fields[:]) {
 		tools, cursor := fields[0].value, fields[1].value
 		ok := true
 		if !isNull(tools) {
@@ -412,10 +413,11 @@ func readToolsPage(raw []byte) (toolsPage, error) {
 }
 
 // readToolHead reads a listed tool's name and execution.taskSupport, as
-// encoding/json would; ok is false where encoding/json fails too.
-func readToolHead(tool []byte) (name, taskSupport string, ok bool) {
+// encoding/json would (with paths sdk, by way of it); ok is false where
+// encoding/json fails too.
+func readToolHead(tool []byte, paths Paths) (name, taskSupport string, ok bool) {
 	fields := [...]field{{name: "name"}, {name: "execution"}}
-	if readFields(tool, fields[:]) {
+	if !paths.sdk() && readFields(tool, fields[:]) {
 		ok = true
 		if v := fields[0].value; !isNull(v) {
 			name, ok = plainString(v)
@@ -444,10 +446,11 @@ func readToolHead(tool []byte) (name, taskSupport string, ok bool) {
 }
 
 // readInputSchema returns a listed tool's inputSchema as written (nil when
-// absent), as encoding/json reads it into a json.RawMessage.
-func readInputSchema(tool []byte) (json.RawMessage, error) {
+// absent), as encoding/json reads it into a json.RawMessage (with paths
+// sdk, by way of it).
+func readInputSchema(tool []byte, paths Paths) (json.RawMessage, error) {
 	fields := [...]field{{name: "inputSchema"}}
-	if readFields(tool, fields[:]) {
+	if !paths.sdk() && readFields(tool, fields[:]) {
 		return fields[0].value, nil
 	}
 	var t struct {

@@ -54,12 +54,14 @@ func checkSentResult(t *testing.T, raw []byte) {
 		RequestState json.RawMessage `json:"requestState"`
 	}
 	json.Unmarshal(raw, &want)
-	got := readSentResult(raw)
-	if got.Typed != (want.ResultType != nil) || (got.Typed && got.ResultType != *want.ResultType) {
-		t.Fatalf("%s: resultType %q (typed %v), want %v", raw, got.ResultType, got.Typed, deref(want.ResultType))
-	}
-	if !sameState(got.RequestState, want.RequestState) {
-		t.Fatalf("%s: requestState %q, want %q", raw, got.RequestState, want.RequestState)
+	for _, paths := range []Paths{PathsFast, PathsSDK} {
+		got := readSentResult(raw, paths)
+		if got.Typed != (want.ResultType != nil) || (got.Typed && got.ResultType != *want.ResultType) {
+			t.Fatalf("%s (%s): resultType %q (typed %v), want %v", raw, paths, got.ResultType, got.Typed, deref(want.ResultType))
+		}
+		if !sameState(got.RequestState, want.RequestState) {
+			t.Fatalf("%s (%s): requestState %q, want %q", raw, paths, got.RequestState, want.RequestState)
+		}
 	}
 }
 
@@ -122,6 +124,11 @@ func TestFlatArgumentsIsTheDecoders(t *testing.T) {
 
 func checkFlatArguments(t *testing.T, text string) {
 	t.Helper()
+	fast, fastProblem := parseArguments(text, 1<<20, PathsFast)
+	sdk, sdkProblem := parseArguments(text, 1<<20, PathsSDK)
+	if !reflect.DeepEqual(fast, sdk) || fastProblem != sdkProblem {
+		t.Fatalf("parseArguments(%q) = %#v %q, with paths sdk %#v %q", text, fast, fastProblem, sdk, sdkProblem)
+	}
 	got, ok := flatArguments(text)
 	if !ok {
 		return
@@ -162,37 +169,58 @@ var paramsCases = []string{
 	`{"a":tru}`,
 }
 
+// paramsRewrites are the fields the watch sets on the bytes.
+var paramsRewrites = []map[string]json.RawMessage{
+	{"requestState": json.RawMessage(`"\ud800 as sent"`)},
+	{"requestState": json.RawMessage(` { "n" : [1, 2] } `)},
+	{"cursor": json.RawMessage(`""`)},
+}
+
 // TestRewriteParamsIsTheDecoders: params rewritten on the bytes are what
 // decoding them into a map, setting the fields and encoding it gives.
 func TestRewriteParamsIsTheDecoders(t *testing.T) {
-	rewrites := []map[string]json.RawMessage{
-		{"requestState": json.RawMessage(`"\ud800 as sent"`)},
-		{"requestState": json.RawMessage(` { "n" : [1, 2] } `)},
-		{"cursor": json.RawMessage(`""`)},
-	}
 	for _, params := range paramsCases {
-		for _, rw := range rewrites {
-			got, ok := rewriteParams([]byte(params), rw)
-			if !ok {
-				continue
-			}
-			var m map[string]json.RawMessage
-			if err := json.Unmarshal([]byte(params), &m); err != nil {
-				t.Fatalf("rewriteParams(%s) = %s, but it does not decode: %v", params, got, err)
-			}
-			maps.Copy(m, rw)
-			want, err := marshalCompact(m)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if string(got) != string(want) {
-				t.Errorf("rewriteParams(%s, %s)\n got %s\nwant %s", params, rw, got, want)
-			}
+		for _, rw := range paramsRewrites {
+			checkRewriteParams(t, []byte(params), rw)
 		}
 	}
-	if _, ok := rewriteParams([]byte(paramsCases[0]), rewrites[0]); !ok {
+	if _, ok := rewriteParams([]byte(paramsCases[0]), paramsRewrites[0]); !ok {
 		t.Errorf("rewriteParams refused the SDK's params")
 	}
+}
+
+func checkRewriteParams(t *testing.T, params []byte, rw map[string]json.RawMessage) {
+	t.Helper()
+	got, ok := rewriteParams(params, rw)
+	if !ok {
+		return
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(params, &m); err != nil {
+		t.Fatalf("rewriteParams(%s) = %s, but it does not decode: %v", params, got, err)
+	}
+	maps.Copy(m, rw)
+	want, err := marshalCompact(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != string(want) {
+		t.Errorf("rewriteParams(%s, %s)\n got %s\nwant %s", params, rw, got, want)
+	}
+}
+
+// FuzzRewriteParams: for any params the SDK could write, the rewrite on
+// the bytes is the decoder's, or left to it.
+func FuzzRewriteParams(f *testing.F) {
+	for _, params := range paramsCases {
+		f.Add([]byte(params), uint8(0))
+	}
+	f.Fuzz(func(t *testing.T, params []byte, which uint8) {
+		if !json.Valid(params) {
+			return // the SDK wrote them: valid JSON
+		}
+		checkRewriteParams(t, params, paramsRewrites[int(which)%len(paramsRewrites)])
+	})
 }
 
 // toolsPageCases are tools/list results as servers send them, and the
@@ -262,17 +290,25 @@ func readsWithoutDecoder(t *testing.T, raw []byte) bool {
 
 func checkToolReaders(t *testing.T, raw []byte) {
 	t.Helper()
+	for _, paths := range []Paths{PathsFast, PathsSDK} {
+		checkToolReadersOn(t, raw, paths)
+	}
+}
+
+// checkToolReadersOn checks the readers of one path against encoding/json.
+func checkToolReadersOn(t *testing.T, raw []byte, paths Paths) {
+	t.Helper()
 	var want toolsPage
 	wantErr := json.Unmarshal(raw, &want)
-	got, err := readToolsPage(raw)
+	got, err := readToolsPage(raw, paths)
 	if (err != nil) != (wantErr != nil) {
-		t.Fatalf("%s: readToolsPage error %v, encoding/json's %v", raw, err, wantErr)
+		t.Fatalf("%s (%s): readToolsPage error %v, encoding/json's %v", raw, paths, err, wantErr)
 	}
 	if err != nil {
 		return
 	}
 	if !reflect.DeepEqual(got, want) {
-		t.Fatalf("%s: readToolsPage = %q %v, want %q %v", raw, got.Tools, deref(got.NextCursor), want.Tools, deref(want.NextCursor))
+		t.Fatalf("%s (%s): readToolsPage = %q %v, want %q %v", raw, paths, got.Tools, deref(got.NextCursor), want.Tools, deref(want.NextCursor))
 	}
 	for _, tool := range got.Tools {
 		var head struct {
@@ -282,17 +318,17 @@ func checkToolReaders(t *testing.T, raw []byte) {
 			} `json:"execution"`
 		}
 		headErr := json.Unmarshal(tool, &head)
-		name, support, ok := readToolHead(tool)
+		name, support, ok := readToolHead(tool, paths)
 		if ok != (headErr == nil) || ok && (name != head.Name || support != head.Execution.TaskSupport) {
-			t.Fatalf("%s: readToolHead = %q %q %v, want %q %q (error %v)", tool, name, support, ok, head.Name, head.Execution.TaskSupport, headErr)
+			t.Fatalf("%s (%s): readToolHead = %q %q %v, want %q %q (error %v)", tool, paths, name, support, ok, head.Name, head.Execution.TaskSupport, headErr)
 		}
 		var schema struct {
 			InputSchema json.RawMessage `json:"inputSchema"`
 		}
 		schemaErr := json.Unmarshal(tool, &schema)
-		s, err := readInputSchema(tool)
+		s, err := readInputSchema(tool, paths)
 		if (err != nil) != (schemaErr != nil) || string(s) != string(schema.InputSchema) {
-			t.Fatalf("%s: readInputSchema = %s (error %v), want %s (error %v)", tool, s, err, schema.InputSchema, schemaErr)
+			t.Fatalf("%s (%s): readInputSchema = %s (error %v), want %s (error %v)", tool, paths, s, err, schema.InputSchema, schemaErr)
 		}
 		if err == nil && json.Valid(s) {
 			compacted, err := compactJSON(s)

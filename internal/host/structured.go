@@ -31,20 +31,24 @@ const minBase64 = 256
 // rawSize is the length of the result as sent, which holds the text and
 // usually the same again as content: the text is written in a buffer of
 // half that, and handed over without a copy.
-func structuredText(res *mcp.CallToolResult, rawSize int) (string, bool) {
+func structuredText(res *mcp.CallToolResult, rawSize int, paths Paths) (string, bool) {
 	// The client decoded it from JSON: maps, slices, strings, float64s,
 	// bools and nils, walked as they are.
 	v := res.StructuredContent
 	if wrapsContent(v, res.Content) {
 		return "", false
 	}
-	keys := make([]string, 0, 32)
-	if out, ok := appendModelJSON(make([]byte, 0, rawSize/2+64), v, &keys); ok {
-		if len(out) == 0 {
-			return "", true
+	// With paths sdk the encoder writes it (what appendModelJSON is held
+	// to by FuzzModelJSON).
+	if !paths.sdk() {
+		keys := make([]string, 0, 32)
+		if out, ok := appendModelJSON(make([]byte, 0, rawSize/2+64), v, &keys); ok {
+			if len(out) == 0 {
+				return "", true
+			}
+			// out is not written again: the string may own it.
+			return unsafe.String(&out[0], len(out)), true
 		}
-		// out is not written again: the string may own it.
-		return unsafe.String(&out[0], len(out)), true
 	}
 	out, err := marshalCompact(scrubBinary(v))
 	if err != nil {

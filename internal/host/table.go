@@ -49,7 +49,7 @@ type Tool struct {
 // server's tools unchanged would send.
 func (t *Tool) ListedDef() (json.RawMessage, error) {
 	l := &listing{raw: []json.RawMessage{t.Raw}}
-	schema, err := l.inputSchema(0)
+	schema, err := l.inputSchema(0, PathsFast)
 	if err != nil {
 		return nil, err
 	}
@@ -128,7 +128,7 @@ func buildTable(servers []*serverConn, opts Options) (*toolTable, error) {
 				return nil, fmt.Errorf("%w: tool %q of server %s and tool %q of server %s both become %q: rename one, or give a server another name",
 					ErrConfig, prev.MCP.Name, prev.Server, mt.Name, s.spec.Name, name)
 			}
-			schema, err := l.inputSchema(i)
+			schema, err := l.inputSchema(i, opts.Paths)
 			if err != nil {
 				return nil, fmt.Errorf("tool %s of server %s: its inputSchema: %w", mt.Name, s.spec.Name, err)
 			}

@@ -14,7 +14,7 @@ func checkWithoutTTL(t *testing.T, in string) {
 	if !json.Valid([]byte(in)) {
 		return // the SDK decoded the message: its result is valid JSON
 	}
-	got, gotOK := withoutTTL(json.RawMessage(in))
+	got, gotOK := withoutTTL(json.RawMessage(in), PathsFast)
 	var want json.RawMessage
 	wantOK := false
 	if strings.Contains(in, `"ttlMs"`) { // as withoutTTL looks first
@@ -28,6 +28,9 @@ func checkWithoutTTL(t *testing.T, in string) {
 	}
 	if g, w := compactMembers(t, got), compactMembers(t, want); !maps.Equal(g, w) {
 		t.Fatalf("withoutTTL(%s) = %s, the decoder gives %s", in, got, want)
+	}
+	if sdk, ok := withoutTTL(json.RawMessage(in), PathsSDK); !ok || string(sdk) != string(want) {
+		t.Fatalf("withoutTTL(%s) with paths sdk = %s, %v; want the decoder's %s", in, sdk, ok, want)
 	}
 }
 
@@ -60,7 +63,7 @@ func TestWithoutTTL(t *testing.T) {
 		{`{"ttlMs":1}`, `{}`, true},
 	}
 	for _, tt := range tests {
-		got, ok := withoutTTL(json.RawMessage(tt.in))
+		got, ok := withoutTTL(json.RawMessage(tt.in), PathsFast)
 		if ok != tt.ok || (ok && string(got) != tt.want) {
 			t.Errorf("withoutTTL(%s) = %s, %v; want %s, %v", tt.in, got, ok, tt.want, tt.ok)
 		}

@@ -53,10 +53,13 @@ type watch struct {
 	ids    map[jsonrpc.ID]*exchange
 	// changes counts the notifications/tools/list_changed read.
 	changes int
+	// paths says whether the rewrites on the bytes run, or their
+	// decoder's versions (Options.Paths).
+	paths Paths
 }
 
-func newWatch() *watch {
-	return &watch{tokens: map[string]*exchange{}, ids: map[jsonrpc.ID]*exchange{}}
+func newWatch(paths Paths) *watch {
+	return &watch{tokens: map[string]*exchange{}, ids: map[jsonrpc.ID]*exchange{}, paths: paths}
 }
 
 // exchange is one request of the host's, followed on the wire.
@@ -172,8 +175,12 @@ func (w *watch) sending(ctx context.Context, msg jsonrpc.Message) jsonrpc.Messag
 	if len(rewrite) == 0 {
 		return msg
 	}
-	data, ok := rewriteParams(req.Params, rewrite)
-	if !ok {
+	var data []byte
+	onBytes := false
+	if !w.paths.sdk() {
+		data, onBytes = rewriteParams(req.Params, rewrite)
+	}
+	if !onBytes {
 		var params map[string]json.RawMessage
 		if json.Unmarshal(req.Params, &params) != nil {
 			return msg
@@ -279,7 +286,7 @@ func (w *watch) received(msg jsonrpc.Message) jsonrpc.Message {
 		// The result is the decoder's own copy, which the SDK only reads.
 		ex.result = m.Result
 		if ex.method == methodToolsList {
-			if res, ok := withoutTTL(m.Result); ok {
+			if res, ok := withoutTTL(m.Result, w.paths); ok {
 				return &jsonrpc.Response{ID: m.ID, Result: res, Error: m.Error, Extra: m.Extra}
 			}
 		}
@@ -291,9 +298,12 @@ func (w *watch) received(msg jsonrpc.Message) jsonrpc.Message {
 // its own table and lists again when the server says its tools changed;
 // the SDK's cache of tools/list results (SEP-2549, keyed by cursor) would
 // answer that listing from memory for as long as the server allowed.
-func withoutTTL(result json.RawMessage) (json.RawMessage, bool) {
+func withoutTTL(result json.RawMessage, paths Paths) (json.RawMessage, bool) {
 	if !bytes.Contains(result, []byte(`"ttlMs"`)) {
 		return nil, false
+	}
+	if paths.sdk() {
+		return withoutTTLDecoded(result)
 	}
 	// Usually on the bytes: the other members as written, in order (a
 	// catalog of tools is tens of kilobytes, and every listing has a
