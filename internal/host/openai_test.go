@@ -77,3 +77,50 @@ func TestToolBytesAreWhatTheEndpointReceives(t *testing.T) {
 		t.Errorf("%d host.model_request log lines with the catalog's bytes, want 2", len(got))
 	}
 }
+
+// An endpoint that fails a turn is named once in the turn's error, and a
+// choice without a message ends the turn as the model's error, without an
+// answer (not as an empty one).
+func TestModelFailureOfATurn(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name      string
+		status    int
+		body      string
+		wantErr   string
+		wantModel string // the request's outcome
+	}{
+		{
+			name: "refused", status: http.StatusUnauthorized, body: `{"error":"Unauthorized"}`,
+			wantErr: "model openai:m: status 401 Unauthorized: Unauthorized (1 attempt; not retried: check api_key (or OPENAI_API_KEY))",
+		},
+		{
+			name: "message null", status: http.StatusOK,
+			body:      `{"id":"x","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"finish_reason":"stop","message":null}]}`,
+			wantModel: "model_error",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(tt.status)
+				io.WriteString(w, tt.body)
+			}))
+			defer srv.Close()
+			h := startHost(t, Options{})
+			m, err := model.NewOpenAI(model.OpenAIConfig{BaseURL: srv.URL, Model: "m", MaxRetries: new(0)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := h.NewConversation(m, "").Ask(context.Background(), "who owns jump-prod-02?")
+			if got := fmt.Sprint(err); (tt.wantErr == "" && err != nil) || (tt.wantErr != "" && got != tt.wantErr) {
+				t.Errorf("error = %s, want %q", got, tt.wantErr)
+			}
+			if len(res.Requests) != 1 || res.Requests[0].Outcome != tt.wantModel || res.Answer != "" {
+				t.Errorf("requests %+v, answer %q; want one request with outcome %q and no answer", res.Requests, res.Answer, tt.wantModel)
+			}
+		})
+	}
+}

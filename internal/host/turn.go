@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/hosteval/hosteval/internal/model"
@@ -97,7 +98,7 @@ func (c *Conversation) Ask(ctx context.Context, question string) (TurnResult, er
 		}
 		if err != nil {
 			res.MS = msSince(start)
-			return res, fmt.Errorf("model %s: %w", c.model.Name(), err)
+			return res, modelFailure(c.model, err)
 		}
 		if len(resp.ToolCalls) == 0 {
 			c.messages = append(c.messages, model.Message{Role: model.RoleAssistant, Content: resp.Text})
@@ -162,11 +163,21 @@ func (c *Conversation) Propose(ctx context.Context, question string) (TurnResult
 	case modelError:
 		return res, nil, nil
 	case err != nil:
-		return res, nil, fmt.Errorf("model %s: %w", c.model.Name(), err)
+		return res, nil, modelFailure(c.model, err)
 	}
 	res.Answer = resp.Text
 	c.messages = append(c.messages, model.Message{Role: model.RoleAssistant, Content: resp.Text, ToolCalls: resp.ToolCalls})
 	return res, resp.ToolCalls, nil
+}
+
+// modelFailure names the model in the error of a request that failed, once:
+// the openai model's errors begin with its name already ("openai:m: status
+// 500 ...").
+func modelFailure(m model.Model, err error) error {
+	if strings.HasPrefix(err.Error(), m.Name()+": ") {
+		return fmt.Errorf("model %w", err)
+	}
+	return fmt.Errorf("model %s: %w", m.Name(), err)
 }
 
 // rawOrText shows arguments as JSON when they are, and as text when not.

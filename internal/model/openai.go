@@ -310,7 +310,9 @@ func (m *OpenAI) exchange(ctx context.Context, body []byte) (replay.Exchange, So
 			return replay.Exchange{}, FromEndpoint, err
 		}
 		src = FromEndpoint
-		if m.wire.Cache != nil && ex.Status == http.StatusOK {
+		// The model's errors are not kept (an error status, a choice
+		// without a message): the next request may go better.
+		if m.wire.Cache != nil && ex.Status == http.StatusOK && hasMessage(ex.Response) {
 			_ = m.wire.Cache.Put(ex) // a failed write is counted in the cache's stats
 		}
 	}
@@ -350,6 +352,9 @@ func (m *OpenAI) send(ctx context.Context, body []byte) (replay.Exchange, error)
 				e.Message = perr.Error()
 				break
 			}
+			// An answer whose choice has no message (message: null) is
+			// kept as it came, like any completion: answer scores it as
+			// the model's error.
 			m.ep.succeeded()
 			return replay.Exchange{Request: body, Status: status, Response: answer, Latency: latency}, nil
 		default:
@@ -541,6 +546,14 @@ func (m *OpenAI) answer(ex replay.Exchange, priorCalls int) (Response, error) {
 		return Response{}, &EndpointError{Model: m.cfg.Model, Class: FailureTransport, Message: err.Error(), Attempts: 1}
 	}
 	choice := res.Choices[0]
+	if !choice.JSON.Message.Valid() {
+		// A completion without a message is no answer, not an empty one:
+		// the endpoint generated something it could not give back (vLLM
+		// does so when its reasoning parser swallows the whole output).
+		return Response{FinishReason: string(choice.FinishReason)}, &ModelOutputError{
+			Model: m.cfg.Model, StatusCode: http.StatusOK, Message: "the answer's choice has no message (message: " + orMissing(choice.JSON.Message.Raw()) + ")",
+		}
+	}
 	msg := choice.Message
 	out := Response{Text: msg.Content, Reasoning: res.reasoning, FinishReason: string(choice.FinishReason)}
 	if out.Text == "" && len(msg.ToolCalls) == 0 {
@@ -572,6 +585,20 @@ func (m *OpenAI) answer(ex replay.Exchange, priorCalls int) (Response, error) {
 		out.Cost = m.cfg.Price.Cost(out.Usage, out.CachedPromptTokens)
 	}
 	return out, nil
+}
+
+// hasMessage reports whether a completion's first choice has a message.
+func hasMessage(data []byte) bool {
+	c, err := parseCompletion(data)
+	return err == nil && c.Choices[0].JSON.Message.Valid()
+}
+
+// orMissing is a JSON value's raw text, "missing" when it was omitted.
+func orMissing(raw string) string {
+	if raw == "" {
+		return "missing"
+	}
+	return raw
 }
 
 // callCount counts the tool calls already in the conversation.

@@ -564,3 +564,53 @@ func TestUsing(t *testing.T) {
 		t.Errorf("Using(openai) = %v, want a copy with the wire, the original unchanged", got)
 	}
 }
+
+// A choice whose message is null is the model's error, not an empty answer:
+// scored as model_error, sent once (never retried), kept in a cassette so
+// that a replay scores it the same, and not kept by the response cache.
+func TestNullMessageIsAModelError(t *testing.T) {
+	tests := []struct {
+		name, message, want string
+	}{
+		{"null", "null", "openai:gpt-oss-120b: the model's output is malformed: the answer's choice has no message (message: null)"},
+		{"missing", "", "openai:gpt-oss-120b: the model's output is malformed: the answer's choice has no message (message: missing)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			choice := `{"index":0,"finish_reason":"stop","message":` + tt.message + `}`
+			if tt.message == "" {
+				choice = `{"index":0,"finish_reason":"stop"}`
+			}
+			srv := newChatServer(t, reply{body: `{"id":"x","object":"chat.completion","created":1,"model":"gpt-oss-120b","choices":[` + choice + `]}`})
+			cache, err := replay.OpenCache(t.TempDir())
+			if err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join(t.TempDir(), "c.yaml")
+			req := Request{Messages: []Message{{Role: RoleUser, Content: "hi"}}}
+			for _, mode := range []replay.Mode{replay.Record, replay.Replay} {
+				c, err := replay.Open(path, mode)
+				if err != nil {
+					t.Fatal(err)
+				}
+				res, err := newTestOpenAI(t, srv, OpenAIConfig{}).With(Wire{Cassette: c, Cache: cache}).Next(context.Background(), req)
+				var me *ModelOutputError
+				if !errors.As(err, &me) || err.Error() != tt.want {
+					t.Fatalf("%s: error = %v (%T), want the *ModelOutputError %q", mode, err, err, tt.want)
+				}
+				if res.Text != "" || res.FinishReason != "stop" {
+					t.Errorf("%s: Response = %+v, want no text and finish_reason stop", mode, res)
+				}
+			}
+			if n := srv.requests(); n != 1 {
+				t.Errorf("endpoint saw %d requests, want 1 (no retry, none on replay)", n)
+			}
+			if _, err := newTestOpenAI(t, srv, OpenAIConfig{}).With(Wire{Cache: cache}).Next(context.Background(), req); err == nil {
+				t.Error("no error from the cache's side")
+			}
+			if n, s := srv.requests(), cache.Stats(); n != 2 || s.Hits != 0 {
+				t.Errorf("endpoint saw %d requests, cache %+v; want 2 and no hit: the model's error was cached", n, s)
+			}
+		})
+	}
+}
