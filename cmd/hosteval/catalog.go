@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/hosteval/hosteval/internal/catalog"
+	"github.com/hosteval/hosteval/internal/catalog/toolsfile"
 	"github.com/hosteval/hosteval/internal/host"
 )
 
@@ -222,7 +223,7 @@ func saveCatalog(e *env, h *host.Host, server, path string) error {
 		return fmt.Errorf("-save: server %s did not connect", server)
 	}
 	var b bytes.Buffer
-	err := catalog.WriteTools(&b, catalog.Tools{Server: server, Protocol: c.Protocol, ServerName: c.ServerName,
+	err := toolsfile.Write(&b, toolsfile.Tools{Server: server, Protocol: c.Protocol, ServerName: c.ServerName,
 		ServerVersion: c.ServerVersion, Tools: c.Tools})
 	if err != nil {
 		return fmt.Errorf("-save: %w", err)

@@ -9,7 +9,7 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/hosteval/hosteval/internal/catalog"
+	"github.com/hosteval/hosteval/internal/catalog/toolsfile"
 	"github.com/hosteval/hosteval/internal/host"
 	"github.com/hosteval/hosteval/internal/yamlx"
 )
@@ -411,7 +411,7 @@ func (f *fileCtx) catalog(n *yamlx.Node, key, rel string) *host.Catalog {
 		return nil
 	}
 	f.l.source(display, data)
-	t, err := catalog.ReadTools(data)
+	t, err := toolsfile.Read(data)
 	if err != nil {
 		errorAt(n, key, "%s: %v", display, err)
 		return nil

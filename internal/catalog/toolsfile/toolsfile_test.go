@@ -1,4 +1,4 @@
-package catalog
+package toolsfile
 
 import (
 	"bytes"
@@ -18,7 +18,7 @@ func TestToolsFileRoundTrip(t *testing.T) {
 		json.RawMessage(`{"name":"a_tool","description":"<x> & y"}`),
 	}
 	var b bytes.Buffer
-	if err := WriteTools(&b, Tools{Server: "s", Protocol: "2026-07-28", ServerName: "srv", ServerVersion: "1.0", Tools: tools}); err != nil {
+	if err := Write(&b, Tools{Server: "s", Protocol: "2026-07-28", ServerName: "srv", ServerVersion: "1.0", Tools: tools}); err != nil {
 		t.Fatal(err)
 	}
 	want := `{"kind":"hosteval.tools","schema":1,"server":"s","protocol":"2026-07-28","server_name":"srv","server_version":"1.0","tools":[
@@ -29,7 +29,7 @@ func TestToolsFileRoundTrip(t *testing.T) {
 	if diff := cmp.Diff(want, b.String()); diff != "" {
 		t.Fatalf("file (-want +got):\n%s", diff)
 	}
-	got, err := ReadTools(b.Bytes())
+	got, err := Read(b.Bytes())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,7 +37,7 @@ func TestToolsFileRoundTrip(t *testing.T) {
 		string(got.Tools[0]) != `{"name":"b_tool","inputSchema":{"type":"object","properties":{"z":{},"a":{}}}}` {
 		t.Errorf("read back %+v", got)
 	}
-	bare, err := ReadTools([]byte(`{"tools":[{"name":"x"}],"_meta":{}}`))
+	bare, err := Read([]byte(`{"tools":[{"name":"x"}],"_meta":{}}`))
 	if err != nil || len(bare.Tools) != 1 || bare.Server != "" {
 		t.Errorf("a bare tools/list result: %+v, %v", bare, err)
 	}
@@ -53,7 +53,7 @@ func TestReadToolsRefuses(t *testing.T) {
 		{"a page of several", `{"tools":[],"nextCursor":"2"}`, "save every page"},
 	}
 	for _, tt := range tests {
-		_, err := ReadTools([]byte(tt.data))
+		_, err := Read([]byte(tt.data))
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%s: error %v, want %q", tt.name, err, tt.want)
 		}

@@ -1,16 +1,6 @@
-package catalog
-
-import (
-	"bytes"
-	"encoding/json"
-	"errors"
-	"fmt"
-	"io"
-)
-
-// A tools file (catalog -save) is one server's tools as its tools/list
-// returned them, every page in order and each tool byte for byte, with
-// what the server said of itself: a scenario's `catalog: FILE` stands in
+// Package toolsfile reads and writes a tools file (hosteval catalog -save):
+// one server's tools as its tools/list returned them, every page in order
+// and each tool byte for byte, with what the server said of itself: a scenario's `catalog: FILE` stands in
 // for the server with it, so that a route-only eval of a third-party
 // catalog needs neither the server nor its credentials. Its shape is the
 // result of tools/list ({"tools": [...]}) with a few keys added, so a
@@ -21,9 +11,24 @@ import (
 //	{"name": "get_asset", ...},
 //	{"name": "find_assets", ...}
 //	]}
+//
+// It is a leaf on the standard library, so that scenario reads a catalog
+// file without the catalog's measures and tables.
+package toolsfile
 
-// ToolsKind is the "kind" of a tools file.
-const ToolsKind = "hosteval.tools"
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// Kind is the "kind" of a tools file, and Schema its version.
+const (
+	Kind   = "hosteval.tools"
+	Schema = 1
+)
 
 // Tools is one server's tools as a tools file holds them.
 type Tools struct {
@@ -39,11 +44,11 @@ type Tools struct {
 	Tools []json.RawMessage `json:"tools"`
 }
 
-// WriteTools writes a tools file: the head on the first line, then one
+// Write writes a tools file: the head on the first line, then one
 // tool a line exactly as the server wrote it (compacted), so that a diff
 // of two saves shows the tools that changed.
-func WriteTools(w io.Writer, t Tools) error {
-	t.Kind, t.Schema = ToolsKind, Schema
+func Write(w io.Writer, t Tools) error {
+	t.Kind, t.Schema = Kind, Schema
 	tools := t.Tools
 	t.Tools = nil
 	head, err := marshalNoEscape(t)
@@ -81,9 +86,9 @@ func marshalNoEscape(v any) ([]byte, error) {
 	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }
 
-// ReadTools reads a tools file, or a bare tools/list result: every tool
+// Read reads a tools file, or a bare tools/list result: every tool
 // must be a JSON object.
-func ReadTools(data []byte) (*Tools, error) {
+func Read(data []byte) (*Tools, error) {
 	var head struct {
 		Kind       string  `json:"kind"`
 		NextCursor *string `json:"nextCursor"`
@@ -93,8 +98,8 @@ func ReadTools(data []byte) (*Tools, error) {
 	}
 	var t Tools
 	switch {
-	case head.Kind != "" && head.Kind != ToolsKind:
-		return nil, fmt.Errorf("read tools: kind %q, want %q (a file of hosteval catalog -save)", head.Kind, ToolsKind)
+	case head.Kind != "" && head.Kind != Kind:
+		return nil, fmt.Errorf("read tools: kind %q, want %q (a file of hosteval catalog -save)", head.Kind, Kind)
 	case head.NextCursor != nil:
 		return nil, errors.New("read tools: a page of tools/list with a nextCursor: save every page (hosteval catalog -save)")
 	case head.Kind == "":
