@@ -224,7 +224,7 @@ func saveCatalog(e *env, h *host.Host, server, path string) error {
 	}
 	var b bytes.Buffer
 	err := toolsfile.Write(&b, toolsfile.Tools{Server: server, Protocol: c.Protocol, ServerName: c.ServerName,
-		ServerVersion: c.ServerVersion, Tools: c.Tools})
+		ServerVersion: c.ServerVersion, Instructions: c.Instructions, Tools: c.Tools})
 	if err != nil {
 		return fmt.Errorf("-save: %w", err)
 	}

@@ -37,6 +37,10 @@ type Catalog struct {
 	Protocol      string
 	ServerName    string
 	ServerVersion string
+	// Instructions are the server's instructions (its answer to
+	// server/discover or initialize): text the model may be given, and
+	// that hosteval lint reads and pins.
+	Instructions string
 	// Tools are the tools, each as the server wrote it.
 	Tools []json.RawMessage
 
@@ -80,7 +84,8 @@ func (c *Catalog) TaskOnly() []string {
 // Subset returns a catalog of the tools at the given indexes, in that
 // order, from the same server.
 func (c *Catalog) Subset(source string, indexes []int) *Catalog {
-	sub := &Catalog{Source: source, Server: c.Server, Protocol: c.Protocol, ServerName: c.ServerName, ServerVersion: c.ServerVersion}
+	sub := &Catalog{Source: source, Server: c.Server, Protocol: c.Protocol, ServerName: c.ServerName, ServerVersion: c.ServerVersion,
+		Instructions: c.Instructions}
 	for _, i := range indexes {
 		sub.Tools = append(sub.Tools, c.Tools[i])
 	}
@@ -165,6 +170,9 @@ func (h *Host) Catalog(server string) *Catalog {
 	l := s.currentListing()
 	c := &Catalog{Source: "a listing of server " + server, Server: server, Protocol: s.info.Protocol, ServerName: s.info.ServerName,
 		ServerVersion: s.info.ServerVersion, Tools: l.raw}
+	if res := s.session.InitializeResult(); res != nil {
+		c.Instructions = res.Instructions
+	}
 	c.once.Do(func() { c.listing = l })
 	return c
 }

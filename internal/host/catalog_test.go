@@ -93,3 +93,21 @@ func TestCatalogServer(t *testing.T) {
 		t.Errorf("Propose = %+v, %+v; want the two calls proposed and none run", res, calls)
 	}
 }
+
+// TestCatalogInstructions: a connected server's catalog carries its
+// instructions as it gave them, under both revisions, and a subset keeps
+// them.
+func TestCatalogInstructions(t *testing.T) {
+	for _, mode := range []Mode{ModeAuto, ModeLegacy} {
+		h := startHost(t, Options{Servers: []ServerSpec{fixture("cmdb")}, Protocol: mode})
+		c := h.Catalog("cmdb")
+		const want = "A read-only inventory of the company's hosts: who owns each one, what it runs and where. " +
+			"Look a host up here before acting on it; never guess a hostname or an owner."
+		if c == nil || c.Instructions != want {
+			t.Fatalf("%s: catalog %+v, want the instructions %q", mode, c, want)
+		}
+		if sub := c.Subset("s", []int{0}); sub.Instructions != want {
+			t.Errorf("%s: subset instructions %q", mode, sub.Instructions)
+		}
+	}
+}

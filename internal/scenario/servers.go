@@ -422,6 +422,7 @@ func (f *fileCtx) catalog(n *yamlx.Node, key, rel string) *host.Catalog {
 		return nil
 	}
 	c.Server, c.Protocol, c.ServerName, c.ServerVersion = t.Server, t.Protocol, t.ServerName, t.ServerVersion
+	c.Instructions = t.Instructions
 	f.l.catalogs[abs] = c
 	return c
 }

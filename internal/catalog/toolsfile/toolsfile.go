@@ -40,6 +40,8 @@ type Tools struct {
 	Protocol      string `json:"protocol,omitempty"`
 	ServerName    string `json:"server_name,omitempty"`
 	ServerVersion string `json:"server_version,omitempty"`
+	// Instructions are the server's instructions, as it gave them.
+	Instructions string `json:"instructions,omitempty"`
 	// Tools are the tool objects as the server wrote them.
 	Tools []json.RawMessage `json:"tools"`
 }

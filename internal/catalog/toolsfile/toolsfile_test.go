@@ -18,10 +18,11 @@ func TestToolsFileRoundTrip(t *testing.T) {
 		json.RawMessage(`{"name":"a_tool","description":"<x> & y"}`),
 	}
 	var b bytes.Buffer
-	if err := Write(&b, Tools{Server: "s", Protocol: "2026-07-28", ServerName: "srv", ServerVersion: "1.0", Tools: tools}); err != nil {
+	if err := Write(&b, Tools{Server: "s", Protocol: "2026-07-28", ServerName: "srv", ServerVersion: "1.0",
+		Instructions: "Use <b> first.\nThen a.", Tools: tools}); err != nil {
 		t.Fatal(err)
 	}
-	want := `{"kind":"hosteval.tools","schema":1,"server":"s","protocol":"2026-07-28","server_name":"srv","server_version":"1.0","tools":[
+	want := `{"kind":"hosteval.tools","schema":1,"server":"s","protocol":"2026-07-28","server_name":"srv","server_version":"1.0","instructions":"Use <b> first.\nThen a.","tools":[
 {"name":"b_tool","inputSchema":{"type":"object","properties":{"z":{},"a":{}}}},
 {"name":"a_tool","description":"<x> & y"}
 ]}
@@ -33,7 +34,7 @@ func TestToolsFileRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Server != "s" || got.Protocol != "2026-07-28" || got.ServerName != "srv" || len(got.Tools) != 2 ||
+	if got.Server != "s" || got.Protocol != "2026-07-28" || got.ServerName != "srv" || got.Instructions != "Use <b> first.\nThen a." || len(got.Tools) != 2 ||
 		string(got.Tools[0]) != `{"name":"b_tool","inputSchema":{"type":"object","properties":{"z":{},"a":{}}}}` {
 		t.Errorf("read back %+v", got)
 	}
