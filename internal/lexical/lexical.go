@@ -23,6 +23,7 @@
 package lexical
 
 import (
+	"iter"
 	"math"
 	"slices"
 	"strings"
@@ -205,6 +206,46 @@ func (ix *Index) Scores(query []string) []float64 {
 		}
 	}
 	return scores
+}
+
+// Score is one document's BM25 score for the query (each distinct term
+// counted once): the doc'th of Scores, computed alone, in time that grows
+// with the query and the log of the postings, not with the index.
+func (ix *Index) Score(query []string, doc int) float64 {
+	if doc < 0 || doc >= ix.n {
+		return 0
+	}
+	score := 0.0
+	seen := make(map[string]bool, len(query))
+	for _, t := range query {
+		if seen[t] {
+			continue
+		}
+		seen[t] = true
+		ps := ix.postings[t]
+		i, ok := slices.BinarySearchFunc(ps, doc, func(p posting, d int) int { return p.doc - d })
+		if !ok {
+			continue
+		}
+		tf := float64(ps[i].tf)
+		norm := 1 - B + B*float64(ix.lens[doc])/ix.avgdl
+		score += ix.IDF(t) * tf * (K1 + 1) / (tf + K1*norm)
+	}
+	return score
+}
+
+// DocFreq is how many documents hold the term.
+func (ix *Index) DocFreq(term string) int { return len(ix.postings[term]) }
+
+// Docs are the documents that hold the term, in document order.
+func (ix *Index) Docs(term string) iter.Seq[int] {
+	return func(yield func(int) bool) {
+		for _, p := range ix.postings[term] {
+			if !yield(p.doc) {
+				return
+			}
+		}
+	}
 }
 
 // Hit is a document and its score.

@@ -2,6 +2,7 @@ package lexical
 
 import (
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -64,6 +65,21 @@ func TestBM25ByHand(t *testing.T) {
 	}
 	if got := ix.Rank(Terms("the weather"), 0); len(got) != 0 {
 		t.Errorf("Rank(the weather) = %v, want nothing", got)
+	}
+	// Score is one document's entry of Scores.
+	for _, q := range [][]string{Terms("which asset is that host?"), Terms("open a ticket, a ticket!"), nil} {
+		all := ix.Scores(q)
+		for d := range all {
+			if got := ix.Score(q, d); math.Abs(got-all[d]) > 1e-12 {
+				t.Errorf("Score(%v, %d) = %f, want %f", q, d, got, all[d])
+			}
+		}
+	}
+	if ix.Score([]string{"host"}, 3) != 0 || ix.Score([]string{"host"}, -1) != 0 {
+		t.Error("Score of a document out of range is not 0")
+	}
+	if ix.DocFreq("host") != 2 || ix.DocFreq("nope") != 0 || !slices.Equal(slices.Collect(ix.Docs("host")), []int{0, 2}) {
+		t.Errorf("host: DocFreq %d, Docs %v; want 2 and [0 2]", ix.DocFreq("host"), slices.Collect(ix.Docs("host")))
 	}
 	if NewIndex(nil).Rank([]string{"x"}, 3) != nil {
 		t.Error("an empty index ranks something")
