@@ -255,18 +255,11 @@ func Measure(ctx context.Context, entries []Entry, toolsJSON []byte, opts Option
 	c.Total.SharedTokens = c.Total.Tokens - c.Total.MarginalTokens
 
 	f := finder{c: c, defs: parsed, array: toolsJSON}
-	for _, find := range []func() (Finding, bool, error){f.schemaKeyword, f.repeatedDefs, f.htmlEscaping, f.longDescriptions, f.serverPrefix} {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		finding, ok, err := find()
-		if err != nil {
-			return nil, err
-		}
-		if ok {
-			c.Findings = append(c.Findings, finding)
-		}
+	findings, err := f.all(ctx)
+	if err != nil {
+		return nil, err
 	}
+	c.Findings = findings
 	if opts.Before != nil {
 		c.Compare = Compare(opts.Before, c)
 	}
@@ -339,6 +332,23 @@ func split(d *def, defTokens int) Split {
 		Tokens: defTokens - s.Description.Tokens - s.Parameters.Tokens,
 	}
 	return s
+}
+
+// descContent is the description's content as it stands in a definition's
+// bytes (escapes included, without the quotes), or nil.
+func descContent(def []byte) []byte {
+	var raw struct {
+		Function struct {
+			Description json.RawMessage `json:"description"`
+		} `json:"function"`
+	}
+	if json.Unmarshal(def, &raw) != nil {
+		return nil
+	}
+	if desc := raw.Function.Description; len(desc) >= 2 && desc[0] == '"' {
+		return desc[1 : len(desc)-1]
+	}
+	return nil
 }
 
 func addSplit(a, b Split) Split {

@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"slices"
@@ -71,6 +72,72 @@ type finder struct {
 	c     *Catalog
 	defs  []*def
 	array []byte
+	// bytesOnly leaves out every token figure but a description's own
+	// count (Findings): counting the whole array, and each definition,
+	// is what makes a measure slow.
+	bytesOnly bool
+}
+
+// Findings are Measure's findings without its token figures: the same
+// detection (the same code), with which tools each finding concerns, the
+// bytes each change saves, and long descriptions by their own token count
+// only (not by their share of the catalog, which needs the whole array
+// counted). A description is counted only when it has more bytes than
+// LongTokens, as a token is at least a byte. hosteval lint lists them
+// beside its own rules: o200k_base counts about 2 MB a second here, and a
+// catalog of thousands of tools is linted in well under that.
+func Findings(ctx context.Context, entries []Entry, opts Options) ([]Finding, error) {
+	if opts.LongTokens <= 0 {
+		opts.LongTokens = DefaultLongTokens
+	}
+	c := &Catalog{Kind: Kind, Schema: Schema, Encoding: Encoding, Form: opts.Form, RequestsPerTurn: 1, LongTokens: opts.LongTokens,
+		Tools: make([]Tool, len(entries)), Findings: []Finding{}}
+	parsed := make([]*def, len(entries))
+	for i, e := range entries {
+		if i%256 == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
+		d, err := parseDef(e)
+		if err != nil {
+			return nil, fmt.Errorf("tool %s: %w", e.Name, err)
+		}
+		parsed[i] = d
+		c.Tools[i] = Tool{Name: e.Name, Server: e.Server}
+	}
+	f := finder{c: c, defs: parsed, bytesOnly: true}
+	return f.all(ctx)
+}
+
+// all runs every finder in order.
+func (f *finder) all(ctx context.Context) ([]Finding, error) {
+	out := []Finding{}
+	for _, find := range []func() (Finding, bool, error){f.schemaKeyword, f.repeatedDefs, f.htmlEscaping, f.longDescriptions, f.serverPrefix} {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		finding, ok, err := find()
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			out = append(out, finding)
+		}
+	}
+	return out, nil
+}
+
+// descTokens are the tokens of definition i's description as sent.
+func (f *finder) descTokens(i int) int {
+	if !f.bytesOnly {
+		return f.c.Tools[i].Description.Tokens
+	}
+	content := descContent(f.defs[i].Def)
+	if len(content) <= f.c.LongTokens {
+		return len(content) // at most; never over the limit
+	}
+	return count(content)
 }
 
 // change is one definition changed in one way.
@@ -101,10 +168,21 @@ func (f *finder) measure(kind string, changes []change) Finding {
 			skipped++
 		default:
 			t.Bytes = len(d.Def) - len(b)
-			t.Tokens = f.c.Tools[ch.i].Tokens - count(b)
+			if !f.bytesOnly {
+				t.Tokens = f.c.Tools[ch.i].Tokens - count(b)
+			}
 			replaced[ch.i] = b
 		}
 		fd.Tools = append(fd.Tools, t)
+	}
+	if f.bytesOnly {
+		for _, t := range fd.Tools {
+			fd.Bytes += t.Bytes
+		}
+		if skipped > 0 {
+			fd.Notes = append(fd.Notes, fmt.Sprintf("%s re-encoded unchanged would differ from the bytes sent: not counted", plural(skipped, "definition")))
+		}
+		return fd
 	}
 	whole := f.arrayWith(replaced)
 	fd.Bytes = len(f.array) - len(whole)
@@ -164,7 +242,7 @@ func (f *finder) schemaKeyword() (Finding, bool, error) {
 		return Finding{}, false, nil
 	}
 	fd := f.measure(KindSchemaKeyword, changes)
-	fd.Summary = fmt.Sprintf(`"$schema" in %s: dropping it saves %d tokens per request`, plural(len(changes), "input schema"), fd.Tokens)
+	fd.Summary = fmt.Sprintf(`"$schema" in %s: dropping it saves %s per request`, plural(len(changes), "input schema"), f.stake(fd))
 	return fd, true, nil
 }
 
@@ -234,6 +312,10 @@ func (f *finder) repeatedDefs() (Finding, bool, error) {
 	}
 	fd.Summary = fmt.Sprintf("%s of a schema definitions block another tool already carries (%d tools share blocks) take %s of the catalog: sharing them saves %d tokens per request",
 		plural(len(changes), "repeat"), repeatedTools, table.FormatPercent(fd.Share), fd.Tokens)
+	if f.bytesOnly {
+		fd.Summary = fmt.Sprintf("%s of a schema definitions block another tool already carries (%d tools share blocks): sharing them saves %s per request",
+			plural(len(changes), "repeat"), repeatedTools, f.stake(fd))
+	}
 	return fd, true, nil
 }
 
@@ -246,13 +328,20 @@ func (f *finder) htmlEscaping() (Finding, bool, error) {
 			continue
 		}
 		total += n
-		fd.Tools = append(fd.Tools, FindingTool{
-			Name: d.Name, Server: d.Server, Count: n,
-			Bytes: len(escaped) - len(d.Def), Tokens: count(escaped) - f.c.Tools[i].Tokens,
-		})
+		t := FindingTool{Name: d.Name, Server: d.Server, Count: n, Bytes: len(escaped) - len(d.Def)}
+		if !f.bytesOnly {
+			t.Tokens = count(escaped) - f.c.Tools[i].Tokens
+		}
+		fd.Tools = append(fd.Tools, t)
+		fd.Bytes += t.Bytes
 	}
 	if total == 0 {
 		return Finding{}, false, nil
+	}
+	if f.bytesOnly {
+		fd.Summary = fmt.Sprintf(`%d "<", ">" or "&" in %s: a host that escapes them as \u003c sends %d more bytes per request`,
+			total, plural(len(fd.Tools), "tool"), fd.Bytes)
+		return fd, true, nil
 	}
 	// These bytes are sent as they are, so no re-encoding can be wrong here:
 	// the escaped form is the sent bytes with the three characters replaced.
@@ -271,12 +360,12 @@ func (f *finder) longDescriptions() (Finding, bool, error) {
 		if d.fn == nil {
 			continue
 		}
-		t := f.c.Tools[i].Description.Tokens
+		t := f.descTokens(i)
 		var why []string
 		if t > f.c.LongTokens {
 			why = append(why, fmt.Sprintf("%d tokens, over %d", t, f.c.LongTokens))
 		}
-		if s := share(t, f.c.Total.Tokens); len(f.defs) > 1 && s > LongShare {
+		if s := share(t, f.c.Total.Tokens); !f.bytesOnly && len(f.defs) > 1 && s > LongShare {
 			why = append(why, fmt.Sprintf("%s of the catalog", table.FormatPercent(s)))
 		}
 		if len(why) > 0 {
@@ -289,6 +378,9 @@ func (f *finder) longDescriptions() (Finding, bool, error) {
 	fd := f.measure(KindLongDescription, changes)
 	fd.Summary = fmt.Sprintf("%s over %d tokens or %s of the catalog: %d tokens per request",
 		plural(len(changes), "description"), f.c.LongTokens, table.FormatPercent(LongShare), fd.Tokens)
+	if f.bytesOnly {
+		fd.Summary = fmt.Sprintf("%s over %d tokens: %d bytes per request", plural(len(changes), "description"), f.c.LongTokens, fd.Bytes)
+	}
 	return fd, true, nil
 }
 
@@ -311,8 +403,17 @@ func (f *finder) serverPrefix() (Finding, bool, error) {
 		return Finding{}, false, nil
 	}
 	fd := f.measure(KindServerPrefix, changes)
-	fd.Summary = fmt.Sprintf(`the host's "[server] " prefix on %s costs %d tokens per request`, plural(len(changes), "description"), fd.Tokens)
+	fd.Summary = fmt.Sprintf(`the host's "[server] " prefix on %s costs %s per request`, plural(len(changes), "description"), f.stake(fd))
 	return fd, true, nil
+}
+
+// stake is what a finding puts at stake per request: tokens, or bytes when
+// no token was counted (Findings).
+func (f *finder) stake(fd Finding) string {
+	if f.bytesOnly {
+		return plural(fd.Bytes, "byte")
+	}
+	return plural(fd.Tokens, "token")
 }
 
 // share is part over whole, rounded to 4 decimals so that the JSON stays

@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -228,5 +229,47 @@ func TestFindingTableCollapses(t *testing.T) {
 		if got := len(c.Findings[0].Tools); got != tt.tools {
 			t.Errorf("%d tools: the finding lists %d", tt.tools, got)
 		}
+	}
+}
+
+// TestFindingsBytesOnly: Findings finds what Measure finds, on the same
+// tools with the same bytes at stake, and no token figure but a long
+// description's own count; the share of the catalog is not a reason there.
+func TestFindingsBytesOnly(t *testing.T) {
+	entries, _ := fixture()
+	full := measure(t, entries, Options{})
+	got, err := Findings(context.Background(), entries, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(full.Findings) {
+		t.Fatalf("%d findings, want %d (those of Measure)", len(got), len(full.Findings))
+	}
+	for i, f := range got {
+		want := full.Findings[i]
+		if f.Kind != want.Kind || f.Bytes != want.Bytes || f.Tokens != 0 || f.Share != 0 || len(f.Tools) != len(want.Tools) {
+			t.Errorf("%s: bytes %d tokens %d share %v tools %d; want bytes %d, no tokens, %d tools", f.Kind, f.Bytes, f.Tokens, f.Share, len(f.Tools), want.Bytes, len(want.Tools))
+			continue
+		}
+		for j, ft := range f.Tools {
+			if w := want.Tools[j]; ft.Name != w.Name || ft.Bytes != w.Bytes || ft.Tokens != 0 || ft.SameAs != w.SameAs || ft.Count != w.Count {
+				t.Errorf("%s: tool %+v, want %+v without tokens", f.Kind, ft, w)
+			}
+		}
+	}
+	if got[0].Summary != `"$schema" in 1 input schema: dropping it saves 57 bytes per request` {
+		t.Errorf("summary %q", got[0].Summary)
+	}
+	// docs__explain is over 150 tokens by its own count; a description of
+	// a third of a two-tool catalog is long to Measure, not to Findings.
+	short := []Entry{
+		{Name: "a", Server: "s", Def: json.RawMessage(`{"type":"function","function":{"name":"a","description":"Get one host by its exact hostname, with its owner, team, service, environment, address and the notes of whoever is on call.","parameters":{"type":"object"}}}`)},
+		{Name: "b", Server: "s", Def: json.RawMessage(`{"type":"function","function":{"name":"b","parameters":{"type":"object"}}}`)},
+	}
+	if c := measure(t, short, Options{}); len(c.Findings) != 1 || c.Findings[0].Kind != KindLongDescription {
+		t.Fatalf("Measure findings %+v, want the long description by its share", c.Findings)
+	}
+	if got, err := Findings(context.Background(), short, Options{}); err != nil || len(got) != 0 {
+		t.Errorf("Findings = %+v, %v; want none", got, err)
 	}
 }
