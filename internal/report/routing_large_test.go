@@ -122,7 +122,9 @@ func TestReportRoutingFlatMemory(t *testing.T) {
 	if limit := uint64(24<<20 + 1024*n); top > limit {
 		t.Errorf("heap peaked at %d MB, want under %d MB", top>>20, limit>>20)
 	}
-	if kept > int64(n)*700 {
+	// A constant 256 KB besides: the maps' and tables' own, which a run
+	// of 2,000 cases (under the race detector) does not amortise.
+	if kept > int64(n)*700+256<<10 {
 		t.Errorf("%d bytes a case kept after reading, want under 700", kept/int64(n))
 	}
 }
