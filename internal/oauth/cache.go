@@ -48,9 +48,12 @@ type entry struct {
 	ClientID string `json:"client_id"`
 	// ClientSecret is kept only for a dynamically registered client (no one
 	// else knows it); a configured secret is never written.
-	ClientSecret string           `json:"client_secret,omitempty"`
-	TokenURL     string           `json:"token_url,omitempty"`
-	AuthStyle    oauth2.AuthStyle `json:"auth_style,omitempty"`
+	ClientSecret string `json:"client_secret,omitempty"`
+	TokenURL     string `json:"token_url,omitempty"`
+	// Resource is what token requests name (RFC 8707); empty in files
+	// written before it was kept, where Server stands for it.
+	Resource  string           `json:"resource,omitempty"`
+	AuthStyle oauth2.AuthStyle `json:"auth_style,omitempty"`
 	// Scopes are those granted (or, when the server did not say, requested).
 	Scopes []string      `json:"scopes,omitempty"`
 	Token  *oauth2.Token `json:"token"`

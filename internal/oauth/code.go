@@ -37,6 +37,22 @@ func (h *Handler) authorizeCode(ctx context.Context, req *http.Request, resp *ht
 		h.refuse(err)
 		return err
 	}
+	// The go-sdk's flow looks for the server's metadata too, but passes
+	// over a refused document to a fallback that fails for other reasons
+	// (a 404 from the server's origin); and the resource it names is what
+	// the refresh grants must name.
+	challenges, err := oauthex.ParseWWWAuthenticate(resp.Header.Values("WWW-Authenticate"))
+	if err != nil {
+		return fmt.Errorf("the server's WWW-Authenticate header: %w", err)
+	}
+	resource := req.URL.String()
+	prm, err := h.resourceMetadata(ctx, resource, challenges)
+	if err != nil {
+		return err
+	}
+	if prm != nil {
+		resource = prm.Resource
+	}
 	ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", h.cfg.RedirectPort))
 	if err != nil {
 		return fmt.Errorf("listen for the browser's redirect: %w", err)
@@ -49,8 +65,8 @@ func (h *Handler) authorizeCode(ctx context.Context, req *http.Request, resp *ht
 	h.mu.Unlock()
 	stepUp := resp.StatusCode == http.StatusForbidden
 	var (
-		rc  *oauth2.Config
-		src oauth2.TokenSource
+		rc    *oauth2.Config
+		first *oauth2.Token
 	)
 	cfg := &auth.AuthorizationCodeHandlerConfig{
 		RedirectURL:              redirect,
@@ -64,9 +80,11 @@ func (h *Handler) authorizeCode(ctx context.Context, req *http.Request, resp *ht
 		},
 		RequestRefreshToken: true,
 		Client:              h.opts.HTTPClient,
-		NewTokenSource: func(ctx context.Context, c *oauth2.Config, tok *oauth2.Token) (oauth2.TokenSource, error) {
-			rc, src = c, c.TokenSource(ctx, tok)
-			return src, nil
+		// The handler's own source (the renewer) refreshes this token; the
+		// SDK's only reads it.
+		NewTokenSource: func(_ context.Context, c *oauth2.Config, tok *oauth2.Token) (oauth2.TokenSource, error) {
+			rc, first = c, tok
+			return oauth2.StaticTokenSource(tok), nil
 		},
 	}
 	reg := h.cfg.registration()
@@ -96,19 +114,15 @@ func (h *Handler) authorizeCode(ctx context.Context, req *http.Request, resp *ht
 	if err := sdk.Authorize(ctx, req, resp); err != nil {
 		return err
 	}
-	if src == nil {
+	if first == nil {
 		return nil // a 403 that was no insufficient_scope: nothing to do
 	}
-	tok, err := src.Token()
-	if err != nil {
-		return err
-	}
 	scopes := rc.Scopes // what was asked, unless the server says what it granted
-	if granted, ok := tok.Extra("scope").(string); ok {
+	if granted, ok := first.Extra("scope").(string); ok {
 		scopes = strings.Fields(granted)
 	}
 	h.mu.Lock()
-	h.src, h.refresher, h.last = src, rc, tok
+	h.setRefreshing(rc, resource, first)
 	h.granted = scopes
 	h.mu.Unlock()
 	h.save()

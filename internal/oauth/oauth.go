@@ -5,13 +5,17 @@
 //
 // What it owns:
 //   - the flows: authorization code with PKCE and a loopback redirect (the
-//     URL printed for the person, a browser opened on request), and client
-//     credentials for CI, both built on the go-sdk's handlers (metadata
-//     discovery, dynamic registration, client ID metadata documents,
-//     pre-registered clients, step-up on 403 insufficient_scope);
-//   - refresh: a token refreshes itself before it expires, and a 401 on a
-//     token the host thought valid (revoked, expired early) refreshes it and
-//     retries, so a long run goes on without asking anyone again;
+//     URL printed for the person, a browser opened on request), built on the
+//     go-sdk's handler (metadata discovery, dynamic registration, client ID
+//     metadata documents, pre-registered clients, step-up on 403
+//     insufficient_scope), and client credentials for CI, its own (client.go),
+//     since every token request must name the server's resource (RFC 8707);
+//   - refresh: a token is renewed within a margin of its expiry that scales
+//     with its lifetime, once per token (renew.go), and a 401 on a token the
+//     host thought valid (revoked, expired early) refreshes it and retries,
+//     so a long run goes on without asking anyone again;
+//   - protected resource metadata that names another resource is refused,
+//     with an error that says so (discover.go);
 //   - the token cache (Cache): tokens kept between runs, readable by the user
 //     only. Tokens and secrets go nowhere else: not in errors, results, logs
 //     or wire traces.
@@ -21,6 +25,7 @@
 package oauth
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -33,8 +38,6 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
-	"github.com/modelcontextprotocol/go-sdk/auth/extauth"
-	"github.com/modelcontextprotocol/go-sdk/oauthex"
 	"golang.org/x/oauth2"
 )
 
@@ -102,8 +105,6 @@ type Handler struct {
 	cfg  Config
 	opts Options
 	key  string
-	// clientCreds runs the client_credentials flow (nil for authorization_code).
-	clientCreds *extauth.ClientCredentialsHandler
 
 	// lock admits one authorization at a time: one browser tab for the
 	// person, one token exchange, whatever number of requests got a 401.
@@ -114,9 +115,11 @@ type Handler struct {
 
 	mu sync.Mutex
 	// src gives the current token (nil before the first); refresher is how
-	// it refreshes (authorization code flow), nil when it cannot.
+	// it refreshes (authorization code flow), nil when it cannot, and
+	// resource is the server's resource (RFC 8707) its token requests name.
 	src       oauth2.TokenSource
 	refresher *oauth2.Config
+	resource  string
 	// last is the token last handed out, and saved the access token last
 	// written to the cache.
 	last  *oauth2.Token
@@ -153,20 +156,6 @@ func New(cfg Config, opts Options) (*Handler, error) {
 		opts.ClientName = "hosteval"
 	}
 	h := &Handler{cfg: cfg, opts: opts, key: cacheKey(opts.URL, cfg), lock: make(chan struct{}, 1)}
-	if cfg.flow() == FlowClientCredentials {
-		cc, err := extauth.NewClientCredentialsHandler(&extauth.ClientCredentialsHandlerConfig{
-			Credentials: &oauthex.ClientCredentials{
-				ClientID:         cfg.ClientID,
-				ClientSecretAuth: &oauthex.ClientSecretAuth{ClientSecret: string(cfg.ClientSecret)},
-				Issuer:           cfg.Issuer,
-			},
-			HTTPClient: opts.HTTPClient,
-		})
-		if err != nil {
-			return nil, fmt.Errorf("oauth of %s: %w", opts.Server, err)
-		}
-		h.clientCreds = cc
-	}
 	if opts.Cache != nil {
 		e, err := opts.Cache.load(h.key)
 		if err != nil {
@@ -194,7 +183,7 @@ func (h *Handler) restore(e *entry) {
 		h.setRefreshing(&oauth2.Config{
 			ClientID: e.ClientID, ClientSecret: secret,
 			Endpoint: oauth2.Endpoint{TokenURL: e.TokenURL, AuthStyle: e.AuthStyle},
-		}, e.Token)
+		}, cmp.Or(e.Resource, e.Server), e.Token)
 		return
 	}
 	// A token that cannot be refreshed is sent while it lasts; then the
@@ -202,12 +191,15 @@ func (h *Handler) restore(e *entry) {
 	h.src, h.last = validOnly{e.Token}, e.Token
 }
 
-// setRefreshing makes tok, refreshed through rc, the current token; h.mu is
-// held or h is not shared yet.
-func (h *Handler) setRefreshing(rc *oauth2.Config, tok *oauth2.Token) {
+// setRefreshing makes tok, refreshed through rc for resource, the current
+// token; h.mu is held or h is not shared yet.
+func (h *Handler) setRefreshing(rc *oauth2.Config, resource string, tok *oauth2.Token) {
 	// Refreshes outlive the request that led to this token.
-	ctx := context.WithValue(context.Background(), oauth2.HTTPClient, h.opts.HTTPClient)
-	h.src, h.refresher, h.last = rc.TokenSource(ctx, tok), rc, tok
+	ctx := context.Background()
+	h.src = newRenewer(tok, func(old *oauth2.Token) (*oauth2.Token, error) {
+		return h.refreshGrant(ctx, rc, resource, old)
+	})
+	h.refresher, h.resource, h.last = rc, resource, tok
 }
 
 // TokenSource implements auth.OAuthHandler: the source gives the current
@@ -258,7 +250,7 @@ func (h *Handler) token() (*oauth2.Token, error) {
 type validOnly struct{ tok *oauth2.Token }
 
 func (v validOnly) Token() (*oauth2.Token, error) {
-	if !v.tok.Valid() {
+	if !alive(v.tok, time.Now()) {
 		return nil, nil
 	}
 	return v.tok, nil
@@ -285,14 +277,14 @@ func (h *Handler) Authorize(ctx context.Context, req *http.Request, resp *http.R
 		return refused
 	}
 	sent, _ := strings.CutPrefix(req.Header.Get("Authorization"), "Bearer ")
-	if last != nil && last.Valid() && last.AccessToken != sent {
+	if alive(last, time.Now()) && last.AccessToken != sent {
 		return nil
 	}
 	if resp.StatusCode == http.StatusUnauthorized && h.refreshAfter401(ctx) {
 		return nil
 	}
 	var err error
-	if h.clientCreds != nil {
+	if h.cfg.flow() == FlowClientCredentials {
 		err = h.authorizeClient(ctx, req, resp)
 	} else {
 		err = h.authorizeCode(ctx, req, resp)
@@ -317,14 +309,12 @@ func (h *Handler) Authorize(ctx context.Context, req *http.Request, resp *http.R
 // later refusals of a token that worked (it expired again) refresh again.
 func (h *Handler) refreshAfter401(ctx context.Context) bool {
 	h.mu.Lock()
-	rc, last := h.refresher, h.last
+	rc, resource, last := h.refresher, h.resource, h.last
 	h.mu.Unlock()
 	if rc == nil || last == nil || last.RefreshToken == "" {
 		return false
 	}
-	rctx := context.WithValue(ctx, oauth2.HTTPClient, h.opts.HTTPClient)
-	// A token with no access token is invalid, so the source refreshes.
-	tok, err := rc.TokenSource(rctx, &oauth2.Token{RefreshToken: last.RefreshToken}).Token()
+	tok, err := h.refreshGrant(ctx, rc, resource, last)
 	if err != nil {
 		return false // a new authorization follows
 	}
@@ -335,7 +325,7 @@ func (h *Handler) refreshAfter401(ctx context.Context) bool {
 		}
 	}
 	h.mu.Lock()
-	h.setRefreshing(rc, tok)
+	h.setRefreshing(rc, resource, tok)
 	h.mu.Unlock()
 	h.save()
 	return true
@@ -370,35 +360,6 @@ func refused(resp *http.Response) bool {
 	return resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden
 }
 
-// authorizeClient runs the client credentials flow.
-func (h *Handler) authorizeClient(ctx context.Context, req *http.Request, resp *http.Response) error {
-	// The SDK's handler keeps the context it is given for every later token
-	// request of its source: give it one that this request's end does not
-	// cancel, but that is cancelled while the request still waits.
-	actx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	stop := context.AfterFunc(ctx, cancel)
-	err := h.clientCreds.Authorize(actx, req, resp)
-	if !stop() {
-		// ctx ended meanwhile: the source's context is cancelled for good.
-		return fmt.Errorf("client credentials grant: %w", context.Cause(ctx))
-	}
-	if err != nil {
-		return err
-	}
-	src, err := h.clientCreds.TokenSource(actx)
-	if err != nil {
-		return err
-	}
-	if src == nil {
-		return errors.New("the client credentials grant gave no token")
-	}
-	h.mu.Lock()
-	h.src, h.refresher, h.last = src, nil, nil
-	h.mu.Unlock()
-	_, err = h.token()
-	return err
-}
-
 // save writes the current token to the cache, if there is one.
 func (h *Handler) save() {
 	if h.opts.Cache == nil {
@@ -417,7 +378,7 @@ func (h *Handler) save() {
 		Scopes: slices.Clone(h.granted), Token: tok, Saved: time.Now().UTC(),
 	}
 	if rc := h.refresher; rc != nil {
-		e.ClientID, e.TokenURL, e.AuthStyle = rc.ClientID, rc.Endpoint.TokenURL, rc.Endpoint.AuthStyle
+		e.ClientID, e.TokenURL, e.AuthStyle, e.Resource = rc.ClientID, rc.Endpoint.TokenURL, rc.Endpoint.AuthStyle, h.resource
 		if rc.ClientID != h.cfg.ClientID {
 			e.ClientSecret = rc.ClientSecret // a registration's own secret
 		}

@@ -2,6 +2,7 @@ package oauthtest
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -29,6 +30,10 @@ type ResourceOptions struct {
 	// Sessions serves 2025-11-25 sessions (Mcp-Session-Id) instead of the
 	// stateless 2026-07-28 server.
 	Sessions bool
+	// MetadataResource, when set, is the resource the protected resource
+	// metadata names instead of the server's URL: a document a client
+	// must refuse (RFC 9728 section 3.3).
+	MetadataResource string
 }
 
 // Resource is an MCP server behind auth.RequireBearerToken, which
@@ -65,7 +70,7 @@ func NewResource(t testing.TB, as *Server, server *mcp.Server, opts ResourceOpti
 	}
 	slices.Sort(supported)
 	mux.Handle("/.well-known/oauth-protected-resource/mcp", auth.ProtectedResourceMetadataHandler(&oauthex.ProtectedResourceMetadata{
-		Resource:             r.URL,
+		Resource:             cmp.Or(opts.MetadataResource, r.URL),
 		AuthorizationServers: []string{as.URL},
 		ScopesSupported:      supported,
 	}))

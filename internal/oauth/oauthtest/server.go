@@ -67,6 +67,16 @@ type Counts struct {
 	Rejected       int // access tokens refused by Verify
 }
 
+// TokenRequest is one token request the server granted.
+type TokenRequest struct {
+	// Grant is the grant_type: authorization_code, refresh_token or
+	// client_credentials.
+	Grant string
+	// Resource is the request's resource parameter (RFC 8707), "" without
+	// one.
+	Resource string
+}
+
 // Server is a running authorization server.
 type Server struct {
 	// URL is the issuer: metadata at URL/.well-known/oauth-authorization-server.
@@ -82,8 +92,10 @@ type Server struct {
 	counts  Counts
 	// scopesAsked lists the scopes of each authorization request, sorted.
 	scopesAsked []string
-	deny        bool
-	issued      []string
+	// tokenRequests lists the token requests that were granted.
+	tokenRequests []TokenRequest
+	deny          bool
+	issued        []string
 }
 
 // grant is what a code or a refresh token stands for.
@@ -175,6 +187,13 @@ func (s *Server) ScopesAsked() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return slices.Clone(s.scopesAsked)
+}
+
+// TokenRequests returns the token requests granted so far, in order.
+func (s *Server) TokenRequests() []TokenRequest {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.tokenRequests)
 }
 
 // Secrets returns every secret the server issued or knows: client secrets,
@@ -351,6 +370,7 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 		tokenError(w, http.StatusBadRequest, "unsupported_grant_type", r.PostForm.Get("grant_type"))
 		return
 	}
+	s.tokenRequests = append(s.tokenRequests, TokenRequest{Grant: r.PostForm.Get("grant_type"), Resource: r.PostForm.Get("resource")})
 	s.issue(w, g, refresh)
 }
 
