@@ -45,6 +45,16 @@ type Lexical struct {
 	mu  sync.Mutex
 	// indexes are the tool tables seen, by the SHA-256 of their bytes.
 	indexes map[[32]byte]*toolIndex
+	// seen finds the index of a tools array by where its bytes are: a
+	// run's cases of one table share its array, which the host never
+	// changes, so hashing it again would find the same index. An entry
+	// holds the array, so no other array can come to lie there.
+	seen map[*byte]seenArray
+}
+
+type seenArray struct {
+	data []byte
+	ix   *toolIndex
 }
 
 // LexicalRanks is how many of the best tools a response's Ranks hold.
@@ -54,7 +64,7 @@ func newLexical(cfg LexicalConfig, path string) (*Lexical, error) {
 	if cfg.MinScore < 0 || math.IsNaN(cfg.MinScore) || math.IsInf(cfg.MinScore, 0) {
 		return nil, yamlx.Errorf(path+"min_score", "want 0 or more, got %g", cfg.MinScore)
 	}
-	return &Lexical{cfg: cfg, indexes: map[[32]byte]*toolIndex{}}, nil
+	return &Lexical{cfg: cfg, indexes: map[[32]byte]*toolIndex{}, seen: map[*byte]seenArray{}}, nil
 }
 
 // Name is "lexical".
@@ -103,25 +113,39 @@ func round6(x float64) float64 { return math.Round(x*1e6) / 1e6 }
 // distinct tools array.
 func (l *Lexical) index(req Request) *toolIndex {
 	data := []byte(req.ToolsJSON)
-	if data == nil {
+	if len(data) == 0 {
 		data, _ = json.Marshal(req.Tools)
 	}
+	l.mu.Lock()
+	if s, ok := l.seen[&data[0]]; ok && len(s.data) == len(data) {
+		l.mu.Unlock()
+		return s.ix
+	}
+	l.mu.Unlock()
 	key := sha256.Sum256(data)
 	l.mu.Lock()
 	ix, ok := l.indexes[key]
 	l.mu.Unlock()
-	if ok {
-		return ix
+	if !ok {
+		ix = newToolIndex(req.Tools)
 	}
-	ix = newToolIndex(req.Tools)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if prev, ok := l.indexes[key]; ok {
-		return prev
+		ix = prev // built meanwhile by another conversation: one index a table
+	} else {
+		l.indexes[key] = ix
 	}
-	l.indexes[key] = ix
+	if len(l.seen) < maxSeenArrays {
+		l.seen[&data[0]] = seenArray{data, ix}
+	}
 	return ix
 }
+
+// maxSeenArrays bounds the arrays a router remembers by address: a run
+// has a table per configuration, but a conversation whose servers change
+// their tools has a new array each time, and those are hashed instead.
+const maxSeenArrays = 1024
 
 // toolIndex is a tools array as the router reads it.
 type toolIndex struct {

@@ -116,6 +116,13 @@ func TestLexicalIndexOncePerTable(t *testing.T) {
 	if routers[0] != routers[1] || routers[1] != routers[2] || len(routers[0].indexes) != 1 {
 		t.Fatalf("%d indexes, want one router with one", len(routers[0].indexes))
 	}
+	// Three arrays of the same bytes: one index, found by where each is.
+	req := lexicalRequest("who owns a host?", lexicalTools())
+	routers[0].Next(context.Background(), req)
+	ix := routers[0].seen[&req.ToolsJSON[0]].ix
+	if len(routers[0].seen) != 4 || ix == nil || ix != routers[0].index(req) {
+		t.Errorf("%d arrays seen, want 4, each to the one index", len(routers[0].seen))
+	}
 	other := lexicalTools()
 	other[0].Description = "[cmdb] Another description."
 	routers[0].Next(context.Background(), lexicalRequest("who owns a host?", other))
