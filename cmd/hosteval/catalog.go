@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -226,6 +227,9 @@ func saveCatalog(e *env, h *host.Host, server, path string) error {
 	err := toolsfile.Write(&b, toolsfile.Tools{Server: server, Protocol: c.Protocol, ServerName: c.ServerName,
 		ServerVersion: c.ServerVersion, Instructions: c.Instructions, Tools: c.Tools})
 	if err != nil {
+		return fmt.Errorf("-save: %w", err)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return fmt.Errorf("-save: %w", err)
 	}
 	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {

@@ -55,7 +55,8 @@ func cassetteOf(c *scenario.Case, opts Options) (stem string, mode replay.Mode, 
 var unsafeInName = regexp.MustCompile(`[^a-zA-Z0-9._-]+`)
 
 // cassetteStem is a case's cassette path in a cassettes folder, without
-// its extension: <scenario>/[<variant>/]<model>.<repeat>, each part made
+// its extension: <scenario>/[<variant>/][d<N>/][<row>/]<model>.<repeat>
+// (N other tools and the row for a case of a dataset), each part made
 // safe for a file name, so that a reviewer finds a case's cassette by its
 // name and a rerun finds it again.
 func cassetteStem(c *scenario.Case) string {
@@ -63,6 +64,12 @@ func cassetteStem(c *scenario.Case) string {
 	parts := []string{safe(c.Scenario.Name)}
 	if c.Variant != "" {
 		parts = append(parts, safe(c.Variant))
+	}
+	if c.Row != "" {
+		if c.HasDistractors() {
+			parts = append(parts, "d"+strconv.Itoa(c.Distractors))
+		}
+		parts = append(parts, safe(c.Row))
 	}
 	parts = append(parts, safe(c.ModelName)+"."+strconv.Itoa(c.Repeat))
 	return filepath.Join(parts...)

@@ -538,10 +538,18 @@ func (f *fileCtx) csvRows(data []byte) []rowFields {
 			f.l.problems.Add(Problem{File: f.name, Line: lines[0], Msg: fmt.Sprintf("%d cells, but the header has %d columns", len(rec), len(header))})
 			continue
 		}
+		rf := f.csvRow(rec, lines, cols)
 		if !ok {
-			continue // the header's problems are reported; the rows would only repeat them
+			// The header's problems are reported: a missing column is not
+			// a problem of every row too.
+			if rf.tools == nil {
+				rf.tools = []string{}
+			}
+			if rf.question == nil && rf.turns == nil {
+				rf.question = new("(no question column)")
+			}
 		}
-		out = append(out, f.csvRow(rec, lines, cols))
+		out = append(out, rf)
 	}
 	if ok && len(out) == 0 && f.l.problems.Len() == 0 {
 		f.l.problems.Add(Problem{File: f.name, Line: 1, Msg: "no rows under the header"})

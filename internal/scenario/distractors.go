@@ -231,7 +231,11 @@ func (ds *distractors) servers(size int, expected []string) []host.ServerSpec {
 	return specs
 }
 
-// Distractors are the namespaced names of the tools the case's
+// HasDistractors reports whether the case's scenario has distractors: (a
+// size of 0 included).
+func (c *Case) HasDistractors() bool { return c.Scenario.distractors != nil }
+
+// DistractorTools are the namespaced names of the tools the case's
 // distractors add, in the table's order (none without distractors).
 func (c *Case) DistractorTools() []string {
 	var names []string
