@@ -255,7 +255,7 @@ goreleaser-check:
 ## endpoint (servers/fakeapi), or against a real one when OPENAI_BASE_URL is
 ## set (make cassettes OPENAI_BASE_URL=http://host:8000/v1; the key, if any,
 ## in OPENAI_API_KEY). Review the diff and commit it.
-CASSETTE_SCENARIOS := scenarios/real-ab.yaml scenarios/real-gate.yaml
+CASSETTE_SCENARIOS := scenarios/real-ab.yaml scenarios/real-gate.yaml scenarios/routing.yaml
 cassettes: build
 ifdef OPENAI_BASE_URL
 	@$(PHASE) "recording scenarios/cassettes against $(OPENAI_BASE_URL)"
