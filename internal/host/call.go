@@ -235,6 +235,15 @@ func (h *Host) rounds(ctx context.Context, s *serverConn, tool *Tool, args map[s
 			}
 			return h.callError(ctx, s, err, timedOut, ev), errorOutcome(timedOut), serverMS
 		}
+		if at := invalidUTF8(raw); at >= 0 {
+			// JSON is UTF-8 (RFC 8259); the SDK's decoder would have
+			// put U+FFFD in place of the bytes and passed a changed
+			// answer on as if it were the server's.
+			ev.ErrorCode = record.Code(record.CodeInvalidResult)
+			h.step("server", "invalid answer: bytes that are not UTF-8", map[string]any{"code": record.CodeInvalidResult, "at": at})
+			return fmt.Sprintf("error: the server %s answered with bytes that are not UTF-8, which JSON does not allow (at byte %d of its result: %s), so the answer was not used.",
+				s.spec.Name, at, quoteAround(raw, at)), record.OutcomeError, serverMS
+		}
 		sent := readSentResult(raw, h.opts.Paths)
 		if rt := sent.ResultType; sent.Typed && rt != resultComplete && rt != resultInputRequired {
 			// The spec: a resultType the client does not recognise is
@@ -358,6 +367,17 @@ func (h *Host) callError(ctx context.Context, s *serverConn, err error, timedOut
 	}
 	var werr *jsonrpc.Error
 	switch {
+	case s.inputStall() != nil:
+		// The request could not be written: the pipe to the server is
+		// full, and a part of the request may be in it. Nothing more can
+		// be sent on this connection.
+		s.markDead("it stopped reading its input")
+		h.step("host", "the server stopped reading its input: request not sent", map[string]any{"decision": "timeout"})
+		if timedOut {
+			secs := strconv.FormatFloat(h.opts.ToolTimeout.Seconds(), 'g', -1, 64)
+			return fmt.Sprintf("error: the server %s stopped reading its input: the request could not be sent within %s seconds, so its tools can't be used now.", s.spec.Name, secs)
+		}
+		return fmt.Sprintf("error: the server %s stopped reading its input: the request could not be sent before the call was cancelled, so its tools can't be used now.", s.spec.Name)
 	case timedOut:
 		secs := strconv.FormatFloat(h.opts.ToolTimeout.Seconds(), 'g', -1, 64)
 		h.step("host", "timeout after "+secs+" s", map[string]any{"decision": "timeout"})

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -282,6 +283,7 @@ func (h *Host) dial(ctx context.Context, s *serverConn, revision string, b budge
 	w := newWatch(h.opts.Paths)
 	var transport mcp.Transport
 	var proc *process
+	var stdio pipeState
 	switch {
 	case s.spec.Transport != nil:
 		t, err := s.spec.Transport(ctx)
@@ -302,14 +304,14 @@ func (h *Host) dial(ctx context.Context, s *serverConn, revision string, b budge
 		}
 		proc = p
 		var r io.ReadCloser = p.stdout
-		var w io.WriteCloser = p.stdin
+		var tap io.Writer
 		if wire != nil {
 			r = &tapReader{r: p.stdout, tap: lines.NewWriter(func(l []byte) { wire.message("stdout", "<-", l) })}
-			w = &tapWriter{w: p.stdin, tap: lines.NewWriter(func(l []byte) { wire.message("stdin", "->", l) })}
+			tap = lines.NewWriter(func(l []byte) { wire.message("stdin", "->", l) })
 		}
 		// Results up to maxMessageBytes are read (and then cut to the
 		// result budget); a larger line ends the connection.
-		transport = h.stdio(r, w)
+		transport, stdio = h.stdio(r, p.stdin, tap)
 	}
 	if s.spec.URL == "" {
 		// The streamable HTTP connection cannot be wrapped: its tap does
@@ -325,18 +327,25 @@ func (h *Host) dial(ctx context.Context, s *serverConn, revision string, b budge
 	if err != nil {
 		return hs, connectFailure(name, context.Cause(cctx), hs, proc, err)
 	}
-	s.session, s.proc, s.watch = cs, proc, w
+	s.session, s.proc, s.watch, s.stdio = cs, proc, w, stdio
 	return hs, nil
 }
 
-// stdio is the connection over a server's pipes: the host's own
-// (stdio.go), or with Options.Paths sdk the go-sdk's, which it is held
-// equal to (FuzzStdioFrames).
-func (h *Host) stdio(r io.ReadCloser, w io.WriteCloser) mcp.Transport {
+// stdio is the connection over a server's pipes, reading r and writing
+// in (each write copied to tap, when set): the host's own (stdio.go), or
+// with Options.Paths sdk the go-sdk's, which it is held equal to
+// (FuzzStdioFrames), its writes bounded as the host's are (sdkPipe).
+func (h *Host) stdio(r io.ReadCloser, in *os.File, tap io.Writer) (mcp.Transport, pipeState) {
 	if h.opts.Paths.sdk() {
-		return &mcp.IOTransport{Reader: r, Writer: w, MaxLineLength: maxMessageBytes}
+		var w io.WriteCloser = in
+		if tap != nil {
+			w = &tapWriter{w: in, tap: tap}
+		}
+		t := &sdkPipe{Transport: &mcp.IOTransport{Reader: r, Writer: w, MaxLineLength: maxMessageBytes}, in: in}
+		return t, t
 	}
-	return &stdioTransport{r: r, w: w, maxLine: maxMessageBytes}
+	t := &stdioTransport{r: r, w: in, tap: tap, maxLine: maxMessageBytes}
+	return t, t
 }
 
 // connectFailure says why a connection attempt failed, as honestly as the

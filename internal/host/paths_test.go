@@ -2,7 +2,7 @@ package host
 
 import (
 	"context"
-	"io"
+	"os"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -43,12 +43,20 @@ func TestPaths(t *testing.T) {
 			if h.opts.Paths != tt.want {
 				t.Errorf("paths %q, want %q", h.opts.Paths, tt.want)
 			}
-			r, w := io.Pipe()
+			r, w, err := os.Pipe()
+			if err != nil {
+				t.Fatal(err)
+			}
 			defer r.Close()
-			_, isSDK := h.stdio(r, w).(*mcp.IOTransport)
-			_, isOwn := h.stdio(r, w).(*stdioTransport)
+			defer w.Close()
+			transport, _ := h.stdio(r, w, nil)
+			sdk, isSDK := transport.(*sdkPipe)
+			if isSDK {
+				_, isSDK = sdk.Transport.(*mcp.IOTransport)
+			}
+			_, isOwn := transport.(*stdioTransport)
 			if isSDK != (tt.want == PathsSDK) || isOwn != (tt.want == PathsFast) {
-				t.Errorf("stdio transport %T, want the %s one", h.stdio(r, w), tt.want)
+				t.Errorf("stdio transport %T, want the %s one", transport, tt.want)
 			}
 		})
 	}

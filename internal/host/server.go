@@ -20,6 +20,9 @@ type serverConn struct {
 	spec    ServerSpec
 	session *mcp.ClientSession
 	proc    *process // nil for an HTTP server
+	// stdio is the connection's transport over the process's pipes (nil
+	// for an HTTP or in-process server).
+	stdio pipeState
 	info    record.Server
 	// watch follows the connection's messages as the server wrote them
 	// (see watch.go).
@@ -52,6 +55,15 @@ type serverConn struct {
 // listed reports whether the server's tools are known: it connected, or
 // its tools come from a catalog.
 func (s *serverConn) listed() bool { return s.session != nil || s.catalog != nil }
+
+// inputStall returns the write to the server that ended with its context
+// while the pipe was full, or nil.
+func (s *serverConn) inputStall() *stalledWrite {
+	if s.stdio == nil {
+		return nil
+	}
+	return s.stdio.stall()
+}
 
 func (s *serverConn) deadReason() string {
 	s.mu.Lock()

@@ -8,8 +8,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 	"sync"
+	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -39,20 +41,43 @@ import (
 
 // stdioTransport connects once over a server's stdout and stdin.
 type stdioTransport struct {
-	r       io.ReadCloser
-	w       io.WriteCloser
+	r io.ReadCloser
+	w io.WriteCloser
+	// tap, if set, is given every byte written (the wire trace).
+	tap     io.Writer
 	maxLine int
+	// conn is the connection made, once Connect returned.
+	conn *stdioConn
+}
+
+// stall returns the write to the server that ended with its context while
+// the pipe was full, or nil.
+func (t *stdioTransport) stall() *stalledWrite {
+	if t == nil || t.conn == nil {
+		return nil
+	}
+	return t.conn.stall()
 }
 
 func (t *stdioTransport) Connect(context.Context) (mcp.Connection, error) {
+	if t.conn != nil {
+		return nil, errors.New("stdio transport: connected already")
+	}
 	c := &stdioConn{
 		in:       bufio.NewReaderSize(t.r, readBufferSize),
 		r:        t.r,
 		w:        t.w,
+		tap:      t.tap,
 		maxLine:  t.maxLine,
 		incoming: make(chan frameOrErr),
+		writing:  make(chan struct{}, 1),
 		closed:   make(chan struct{}),
 	}
+	if f, ok := t.w.(*os.File); ok {
+		// A pipe: each write is bounded by its context (pipewrite.go).
+		c.pipe = newPipeWriter(f)
+	}
+	t.conn = c
 	go c.readFrames()
 	return c, nil
 }
@@ -68,6 +93,8 @@ type stdioConn struct {
 	in      *bufio.Reader // read by readFrames only
 	r       io.ReadCloser
 	w       io.WriteCloser
+	pipe    *pipeWriter // w, when it is a pipe
+	tap     io.Writer
 	maxLine int
 
 	// incoming carries decoded frames from readFrames, so that Close
@@ -76,7 +103,12 @@ type stdioConn struct {
 	queue    []jsonrpc.Message // the rest of a batch; Read is serial
 	pending  []byte            // read from the stream, not yet taken; readFrames only
 
-	writeMu sync.Mutex
+	// writing holds the right to write, taken within the write's context
+	// (a write blocked on a full pipe holds it until its own context
+	// ends). stalled, once set, fails every write: a write ended with its
+	// context while the pipe was full, maybe inside a message.
+	writing chan struct{}
+	stalled atomic.Pointer[stalledWrite]
 
 	batchMu sync.Mutex
 	batches map[jsonrpc.ID]*answerBatch
@@ -348,11 +380,48 @@ func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 		data = enc
 	}
 	data = append(data, '\n')
-	c.writeMu.Lock()
-	defer c.writeMu.Unlock()
-	_, err := c.w.Write(data)
+	select {
+	case c.writing <- struct{}{}:
+	default:
+		select {
+		case c.writing <- struct{}{}:
+		case <-ctx.Done():
+			// Another write holds the pipe, which the server does not
+			// empty.
+			stall := &stalledWrite{size: len(data), cause: context.Cause(ctx)}
+			c.stalled.CompareAndSwap(nil, stall)
+			return stall
+		case <-c.closed:
+			return io.ErrClosedPipe
+		}
+	}
+	defer func() { <-c.writing }()
+	if stall := c.stalled.Load(); stall != nil {
+		return stall
+	}
+	var (
+		n   int
+		err error
+	)
+	if c.pipe != nil {
+		n, err = c.pipe.write(ctx, data)
+	} else {
+		n, err = c.w.Write(data)
+	}
+	if c.tap != nil && n > 0 {
+		c.tap.Write(data[:n])
+	}
+	var stall *stalledWrite
+	if errors.As(err, &stall) {
+		c.stalled.CompareAndSwap(nil, stall)
+	}
 	return err
 }
+
+// stall returns the write that ended with its context while the pipe was
+// full, or nil. (The SDK may report such a call as its context's end,
+// without the write's error.)
+func (c *stdioConn) stall() *stalledWrite { return c.stalled.Load() }
 
 func (c *stdioConn) Close() error {
 	c.closeOnce.Do(func() {

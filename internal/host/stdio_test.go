@@ -9,9 +9,11 @@ import (
 	"io"
 	"os"
 	"reflect"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -350,4 +352,57 @@ func TestStdioConnLineOverBuffer(t *testing.T) {
 			t.Fatalf("read %d bytes (%v), want %d", len(data), err, len(want))
 		}
 	}
+}
+
+// TestStdioConnWriteStall: a write to a pipe nobody reads ends when its
+// context does, and so does a write waiting behind one that holds the
+// pipe with no deadline at all; from then on every write fails at once,
+// and Close ends the write still blocked.
+func TestStdioConnWriteStall(t *testing.T) {
+	big := &jsonrpc.Request{ID: mustID(float64(1)), Method: "tools/call", Params: json.RawMessage(`{"x":"` + strings.Repeat("x", 1<<20) + `"}`)}
+	small := &jsonrpc.Request{Method: "notifications/cancelled", Params: json.RawMessage(`{"requestId":1}`)}
+
+	t.Run("its own write", func(t *testing.T) {
+		c, _, _ := stdioPair(t, 0)
+		ctx, cancel := context.WithTimeoutCause(context.Background(), 100*time.Millisecond, errRoundTimeout)
+		defer cancel()
+		err := c.Write(ctx, big)
+		var stall *stalledWrite
+		if !errors.As(err, &stall) || !errors.Is(err, errStoppedReading) || !errors.Is(err, errRoundTimeout) {
+			t.Fatalf("a write to a full pipe: %v, want a stalled write ended by the round's timeout", err)
+		}
+		if stall.wrote == 0 || stall.wrote >= stall.size || c.stall() != stall {
+			t.Errorf("stall %+v: want a part of the message written, and the connection stalled", stall)
+		}
+		if err := c.Write(context.Background(), small); err != stall {
+			t.Errorf("the next write: %v, want the stall at once", err)
+		}
+	})
+	t.Run("waiting behind another", func(t *testing.T) {
+		c, _, _ := stdioPair(t, 0)
+		first := make(chan error)
+		go func() { first <- c.Write(context.Background(), big) }()
+		// The first write holds the pipe (the right to write is taken)
+		// once the second cannot take it.
+		for len(c.writing) == 0 {
+			runtime.Gosched()
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+		defer cancel()
+		if err := c.Write(ctx, small); !errors.Is(err, errStoppedReading) || !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("a write behind a blocked one: %v, want a stalled write", err)
+		}
+		c.Close()
+		if err := <-first; err == nil {
+			t.Error("the blocked write succeeded after Close")
+		}
+	})
+}
+
+func mustID(v any) jsonrpc.ID {
+	id, err := jsonrpc.MakeID(v)
+	if err != nil {
+		panic(err)
+	}
+	return id
 }

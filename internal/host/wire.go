@@ -3,9 +3,12 @@ package host
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
+	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/hosteval/hosteval/internal/lines"
 	"github.com/hosteval/hosteval/internal/record"
@@ -60,8 +63,11 @@ func (s *serverWire) message(stream, dir string, line []byte) {
 		Method string          `json:"method"`
 		Error  json.RawMessage `json:"error"`
 	}
-	if !json.Valid(line) || json.Unmarshal(line, &msg) != nil {
-		e.Kind, e.Text = "invalid", string(line)
+	// A line that is not UTF-8 is not JSON either (RFC 8259), though
+	// encoding/json takes it: its bytes go into Text, escaped, so that
+	// the trace stays JSON in UTF-8.
+	if !utf8.Valid(line) || !json.Valid(line) || json.Unmarshal(line, &msg) != nil {
+		e.Kind, e.Text = "invalid", escapeInvalid(line)
 		s.trace.write(e)
 		return
 	}
@@ -93,7 +99,57 @@ func (s *serverWire) message(stream, dir string, line []byte) {
 }
 
 func (s *serverWire) stderr(line []byte) {
-	s.trace.write(record.WireLine{Server: s.server, Stream: "stderr", Kind: "log", Bytes: len(line), Text: string(line)})
+	s.trace.write(record.WireLine{Server: s.server, Stream: "stderr", Kind: "log", Bytes: len(line), Text: escapeInvalid(line)})
+}
+
+// escapeInvalid returns b as text, each byte that is not part of a UTF-8
+// character written as \xNN.
+func escapeInvalid(b []byte) string {
+	if utf8.Valid(b) {
+		return string(b)
+	}
+	var out strings.Builder
+	out.Grow(len(b) + 16)
+	for len(b) > 0 {
+		r, size := utf8.DecodeRune(b)
+		if r == utf8.RuneError && size == 1 {
+			fmt.Fprintf(&out, `\x%02x`, b[0])
+		} else {
+			out.Write(b[:size])
+		}
+		b = b[size:]
+	}
+	return out.String()
+}
+
+// invalidUTF8 returns the offset of the first byte of b that is not part
+// of a UTF-8 character, or -1.
+func invalidUTF8(b []byte) int {
+	if utf8.Valid(b) {
+		return -1
+	}
+	for i := 0; i < len(b); {
+		r, size := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && size == 1 {
+			return i
+		}
+		i += size
+	}
+	return -1
+}
+
+// quoteAround shows up to 40 bytes of b around offset at (a byte that is
+// not UTF-8 as \xNN), with ... where b goes on.
+func quoteAround(b []byte, at int) string {
+	from, to := max(0, at-20), min(len(b), at+20)
+	q := escapeInvalid(b[from:to])
+	if from > 0 {
+		q = "..." + q
+	}
+	if to < len(b) {
+		q += "..."
+	}
+	return q
 }
 
 // tapReader copies what is read through it to a lines.Writer.
@@ -112,10 +168,12 @@ func (t *tapReader) Read(p []byte) (int, error) {
 
 func (t *tapReader) Close() error { return t.r.Close() }
 
-// tapWriter copies what is written through it to a lines.Writer.
+// tapWriter copies what is written through it to a lines.Writer (the
+// go-sdk's stdio transport, Options.Paths sdk; the host's own connection
+// taps its writes itself).
 type tapWriter struct {
 	w   io.WriteCloser
-	tap *lines.Writer
+	tap io.Writer
 }
 
 func (t *tapWriter) Write(p []byte) (int, error) {

@@ -9,6 +9,10 @@
 //	plain_error    fails with a JSON-RPC error whose code is 0
 //	ok             a healthy tool, to show the host carries on
 //
+// The -faults flag adds tools for faults a host must bound (faults.go), and
+// other flags make the server misbehave as a whole; the default tool list
+// is the seven above.
+//
 // It speaks 2026-07-28 and 2025-11-25 and logs one JSON line per answered
 // request on stderr.
 package main
@@ -37,10 +41,15 @@ const (
 func main() { fixture.Main("chaos", run) }
 
 func run(ctx context.Context, p *fixture.Process) error {
+	cfg, err := parseFlags(p)
+	if cfg == nil || err != nil {
+		return err
+	}
 	srv := p.NewServer(version, &mcp.ServerOptions{
 		Instructions: "A server that fails on purpose, one tool per fault. Only ok behaves.",
 	})
 	addTools(srv, p)
+	addFaults(srv, p, cfg)
 	return p.Serve(ctx, srv, fixture.Hooks{Rewrite: rewrite})
 }
 
@@ -194,6 +203,8 @@ func rewrite(tool string, resp *jsonrpc.Response) []byte {
 	switch tool {
 	case "huge":
 		return hugeLine(resp)
+	case "bad_utf8":
+		return badUTF8Line(resp)
 	case "weird_content":
 		var res map[string]json.RawMessage
 		if err := json.Unmarshal(resp.Result, &res); err != nil {

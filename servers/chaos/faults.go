@@ -1,0 +1,105 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/hosteval/hosteval/servers/internal/fixture"
+)
+
+// Faults a host must bound, each a tool added by -faults (issue 23):
+//
+//	deaf      stops reading stdin for good, then answers: a request
+//	          larger than the pipe (64 KB on Linux) can no longer be
+//	          written
+//	bad_utf8  answers with a text that is not UTF-8 (Latin-1 bytes and a
+//	          lone 0xff), written raw
+var faultNames = []string{"deaf", "bad_utf8"}
+
+// config is what chaos's flags ask for.
+type config struct {
+	faults []string
+}
+
+// parseFlags reads the flags; a nil config with no error means the usage
+// was asked for and printed.
+func parseFlags(p *fixture.Process) (*config, error) {
+	fs := flag.NewFlagSet("chaos", flag.ContinueOnError)
+	fs.SetOutput(p.Stderr())
+	faults := fs.String("faults", "", "comma-separated fault tools to add: "+strings.Join(faultNames, ", "))
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "usage: chaos [-faults NAMES]\n\n"+
+			"A server that fails on purpose. Example:\n  chaos -faults deaf\n\n")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(p.Args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil, nil
+		}
+		return nil, fixture.Usagef("%v", err)
+	}
+	if fs.NArg() > 0 {
+		return nil, fixture.Usagef("unexpected arguments %q", fs.Args())
+	}
+	cfg := &config{}
+	if *faults != "" {
+		for name := range strings.SplitSeq(*faults, ",") {
+			if !slices.Contains(faultNames, name) {
+				return nil, fixture.Usagef("-faults: unknown fault %q (want %s)", name, strings.Join(faultNames, ", "))
+			}
+			cfg.faults = append(cfg.faults, name)
+		}
+	}
+	return cfg, nil
+}
+
+func addFaults(srv *mcp.Server, p *fixture.Process, cfg *config) {
+	harmless := &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: new(false)}
+	empty := fixture.Schema[noInput](nil)
+	for _, name := range cfg.faults {
+		switch name {
+		case "deaf":
+			mcp.AddTool(srv, &mcp.Tool{
+				Name:        "deaf",
+				Description: "Stop reading stdin for good, then answer: a request larger than the pipe (64 KB on Linux) can no longer be written to this server. Takes no arguments.",
+				Annotations: harmless,
+				InputSchema: empty,
+			}, func(_ context.Context, req *mcp.CallToolRequest, _ noInput) (*mcp.CallToolResult, noteOut, error) {
+				p.StopReading()
+				p.Log.Note("chaos.deaf", "stopped reading stdin on purpose", fixture.CorrelationFrom(req.Params.Meta))
+				return nil, noteOut{Note: "this server reads nothing more from stdin"}, nil
+			})
+		case "bad_utf8":
+			mcp.AddTool(srv, &mcp.Tool{
+				Name:        "bad_utf8",
+				Description: "Answer at once with a text that is not UTF-8 (Latin-1 bytes and a lone 0xff), which JSON does not allow. Takes no arguments.",
+				Annotations: harmless,
+				InputSchema: empty,
+			}, func(context.Context, *mcp.CallToolRequest, noInput) (*mcp.CallToolResult, noteOut, error) {
+				// The bytes are put on the wire by rewrite: the SDK's
+				// encoder would replace them.
+				return nil, noteOut{Note: "placeholder"}, nil
+			})
+		}
+	}
+}
+
+// badUTF8Line is bad_utf8's answer as written: "café" in Latin-1 and a
+// byte that starts no character, in a text content item.
+func badUTF8Line(resp *jsonrpc.Response) []byte {
+	id, err := json.Marshal(resp.ID.Raw())
+	if err != nil {
+		return nil
+	}
+	line := []byte(`{"jsonrpc":"2.0","id":` + string(id) + `,"result":{"content":[{"type":"text","text":"caf`)
+	line = append(line, 0xe9, ' ', 0xff)
+	return append(line, []byte(`"}]}}`+"\n")...)
+}
