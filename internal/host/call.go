@@ -230,6 +230,9 @@ func (h *Host) rounds(ctx context.Context, s *serverConn, tool *Tool, args map[s
 		clock.stop()
 		ev.Rounds = round
 		if err != nil {
+			if big := s.answerOverLimit(ex); big != nil {
+				return h.overLimitText(s, big), record.OutcomeError, serverMS
+			}
 			if timedOut && clock.wasExtended() {
 				return h.extendedTimeout(), record.OutcomeTimeout, serverMS
 			}
@@ -294,6 +297,18 @@ func (h *Host) rounds(ctx context.Context, s *serverConn, tool *Tool, args map[s
 		}
 		params = &mcp.CallToolParams{Name: params.Name, Arguments: args, InputResponses: responses, RequestState: res.RequestState}
 	}
+}
+
+// overLimitText is the text of a call whose answer was over the host's
+// limit for one message; a connection that ended with it is dead.
+func (h *Host) overLimitText(s *serverConn, big *answerTooLarge) string {
+	h.step("host", "answer over the limit: not read", map[string]any{"limit": big.limit})
+	text := fmt.Sprintf("error: the server %s answered with more than %s, the host's limit for one message, so the answer was not read.", s.spec.Name, sizeText(big.limit))
+	if big.fatal {
+		s.markDead(fmt.Sprintf("it sent an answer over the host's limit of %s", sizeText(big.limit)))
+		text += " Its tools can't be used now."
+	}
+	return text
 }
 
 // progressExtends returns what a progress report does to the round's

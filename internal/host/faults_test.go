@@ -3,7 +3,14 @@ package host
 import (
 	"bytes"
 	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"runtime"
+	"strconv"
 	"sync"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/hosteval/hosteval/internal/budget"
@@ -127,4 +134,152 @@ func (b *syncBuffer) Bytes() []byte {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return bytes.Clone(b.buf.Bytes())
+}
+
+// allocated returns the bytes the Go heap allocated while f ran: the
+// bound on what reading a server's answer may cost. (Run by tests that
+// are not parallel, so that little else allocates meanwhile.)
+func allocated(f func()) uint64 {
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	f()
+	runtime.ReadMemStats(&after)
+	return after.TotalAlloc - before.TotalAlloc
+}
+
+// maxAnswerAlloc bounds what an answer over the limit may cost to read:
+// the limit (64 MiB) read into a growing buffer, about twice the limit,
+// and the rest of the call. Before issue 23 an endless HTTP body took
+// 4 GB in 20 s.
+const maxAnswerAlloc = 5 * maxMessageBytes
+
+// TestEndlessAnswerOverStdio: a line from a server that never ends is read
+// up to the limit for one message (64 MiB), and then the connection ends
+// and the call says why; the server could write no more than the limit and
+// the pipe's buffers. On both paths, the host's stdio connection and the
+// go-sdk's. Not parallel: it measures the heap.
+func TestEndlessAnswerOverStdio(t *testing.T) {
+	for _, paths := range []Paths{PathsFast, PathsSDK} {
+		t.Run(string(paths), func(t *testing.T) {
+			var log syncBuffer
+			h := startHost(t, Options{Servers: []ServerSpec{chaosWith("endless")}, Paths: paths, Budgets: budget.Budgets{ToolTimeout: 2 * time.Minute}, ServerLog: &log})
+			var (
+				text string
+				ev   record.Call
+			)
+			alloc := allocated(func() { text, ev = call(t, h, "chaos__endless", `{}`) })
+			want := "error: the server chaos answered with more than 64 MiB, the host's limit for one message, so the answer was not read. Its tools can't be used now."
+			if ev.Outcome != "error" || text != want {
+				t.Errorf("outcome %s, text %q\nwant error, %q", ev.Outcome, text, want)
+			}
+			if alloc > maxAnswerAlloc {
+				t.Errorf("the call allocated %d MiB, want at most %d", alloc>>20, maxAnswerAlloc>>20)
+			}
+			if testing.Verbose() {
+				t.Logf("allocated %d MiB", alloc>>20)
+			}
+			_, ev = call(t, h, "chaos__ok", `{}`)
+			if want := "the server chaos has stopped working (it sent an answer over the host's limit of 64 MiB), so its tools can't be used now."; ev.Rounds != 0 || ev.Error != want {
+				t.Errorf("later call: rounds %d, error %q; want 0, %q", ev.Rounds, ev.Error, want)
+			}
+			h.Close()
+			m := regexp.MustCompile(`wrote (\d+) bytes of an endless answer`).FindStringSubmatch(string(log.Bytes()))
+			if m == nil {
+				t.Fatalf("the server did not log what it wrote:\n%s", log.Bytes())
+			}
+			// The host read the limit, its reader's buffer and what the
+			// pipe holds; the server's last write may have been cut.
+			if n, _ := strconv.Atoi(m[1]); n < maxMessageBytes || n > maxMessageBytes+1<<20 {
+				t.Errorf("the server wrote %d bytes, want the limit (%d) and at most 1 MiB of buffers", n, maxMessageBytes)
+			}
+		})
+	}
+}
+
+// endlessHTTP serves a raw server over Streamable HTTP whose answer to
+// tools/call never ends: one JSON body, or one event's data line, of x for
+// ever, until the client stops reading. written counts what it wrote.
+func endlessHTTP(t *testing.T, events bool) (url string, written *atomic.Int64) {
+	raw := newToolServer(t, nil, "endless")
+	written = new(atomic.Int64)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			http.Error(w, "no stream here", http.StatusMethodNotAllowed)
+			return
+		}
+		data, _ := io.ReadAll(r.Body)
+		var m rawMessage
+		json.Unmarshal(data, &m)
+		if m.Method != "tools/call" {
+			answered := raw.handle(r.Context(), data, func(msg string) {
+				w.Header().Set("Content-Type", "application/json")
+				io.WriteString(w, msg)
+			})
+			if !answered {
+				w.WriteHeader(http.StatusAccepted)
+			}
+			return
+		}
+		start := `{"jsonrpc":"2.0","id":` + string(m.ID) + `,"result":{"content":[{"type":"text","text":"`
+		if events {
+			w.Header().Set("Content-Type", "text/event-stream")
+			start = "event: message\ndata: " + start
+		} else {
+			w.Header().Set("Content-Type", "application/json")
+		}
+		w.WriteHeader(http.StatusOK)
+		n, _ := io.WriteString(w, start)
+		written.Add(int64(n))
+		chunk := bytes.Repeat([]byte("x"), 64<<10)
+		for written.Load() < 4<<30 { // a guard for the test, not a bound of the host's
+			n, err := w.Write(chunk)
+			written.Add(int64(n))
+			if err != nil {
+				return
+			}
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL + "/mcp", written
+}
+
+// TestEndlessAnswerOverHTTP: an HTTP answer that never ends (a JSON body,
+// an event stream's line) is read up to the limit for one message, and the
+// call says why; the server could send no more than the limit and what
+// the connection buffers. Not parallel: it measures the heap.
+func TestEndlessAnswerOverHTTP(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		events bool
+		want   string
+	}{
+		// The SDK gives the connection up when it cannot read a body.
+		{"json", false, "error: the server web answered with more than 64 MiB, the host's limit for one message, so the answer was not read. Its tools can't be used now."},
+		// A stream it cannot read ends only its call.
+		{"event stream", true, "error: the server web answered with more than 64 MiB, the host's limit for one message, so the answer was not read."},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			url, written := endlessHTTP(t, tt.events)
+			h := startHost(t, Options{Servers: []ServerSpec{httpSpec("web", url)}, Budgets: budget.Budgets{ToolTimeout: 2 * time.Minute}})
+			var (
+				text string
+				ev   record.Call
+			)
+			alloc := allocated(func() { text, ev = call(t, h, "web__endless", `{}`) })
+			if ev.Outcome != "error" || text != tt.want {
+				t.Errorf("outcome %s, text %q\nwant error, %q", ev.Outcome, text, tt.want)
+			}
+			if alloc > maxAnswerAlloc {
+				t.Errorf("the call allocated %d MiB, want at most %d", alloc>>20, maxAnswerAlloc>>20)
+			}
+			if testing.Verbose() {
+				t.Logf("allocated %d MiB", alloc>>20)
+			}
+			h.Close()
+			// What the host read, and what the sockets hold: a few MiB.
+			if n := written.Load(); n > maxMessageBytes+16<<20 {
+				t.Errorf("the server wrote %d MiB, want the limit (%d MiB) and the sockets' buffers", n>>20, maxMessageBytes>>20)
+			}
+		})
+	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/hosteval/hosteval/internal/record"
 	"github.com/hosteval/hosteval/internal/text"
 )
 
@@ -51,15 +52,17 @@ func (t *httpTap) RoundTrip(req *http.Request) (*http.Response, error) {
 			req.Header.Set(k, v)
 		}
 	}
+	var sent []byte // the request's body, to name its answer
 	if (t.wire != nil || t.watch != nil) && req.Body != nil && req.GetBody != nil {
 		if body, err := req.GetBody(); err == nil {
 			data, _ := io.ReadAll(body)
+			sent = data
 			body.Close()
-			if sent := t.watch.sendingBytes(req.Context(), data); !bytes.Equal(sent, data) {
-				data = sent
-				req.Body = io.NopCloser(bytes.NewReader(sent))
-				req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(sent)), nil }
-				req.ContentLength = int64(len(sent))
+			if out := t.watch.sendingBytes(req.Context(), data); !bytes.Equal(out, data) {
+				data = out
+				req.Body = io.NopCloser(bytes.NewReader(out))
+				req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(out)), nil }
+				req.ContentLength = int64(len(out))
 			}
 			if t.wire != nil {
 				t.wire.message("http", "->", data)
@@ -83,13 +86,55 @@ func (t *httpTap) RoundTrip(req *http.Request) (*http.Response, error) {
 	case "application/json":
 		// Also on an error status: the SDK reads a JSON-RPC error from the
 		// body of a 4xx answer.
-		resp.Body = &jsonBody{body: resp.Body, wire: t.wire, watch: t.watch}
+		resp.Body = &jsonBody{body: resp.Body, wire: t.wire, watch: t.watch, sent: sent}
 		resp.ContentLength = -1
 		resp.Header.Del("Content-Length")
 	case "text/event-stream":
-		resp.Body = &sseBody{body: resp.Body, r: bufio.NewReader(resp.Body), wire: t.wire, watch: t.watch}
+		resp.Body = &sseBody{body: resp.Body, r: bufio.NewReader(resp.Body), wire: t.wire, watch: t.watch, sent: sent}
+	default:
+		// Read by the SDK only for an error's text, but never without a
+		// bound.
+		resp.Body = &limitedBody{ReadCloser: resp.Body, left: maxMessageBytes}
 	}
 	return resp, nil
+}
+
+// An answer over HTTP is bounded as a line from a stdio server is: a body
+// of one message (application/json) or one event's line over
+// maxMessageBytes is not read, the read fails with an answerTooLarge, and
+// the exchange of the request it answers is told, so that the call says
+// what happened. Before, a body was read whole whatever its size (an
+// endless one took 4 GB in 20 s).
+
+// overLimit reports an answer over the limit to the watch and the wire
+// trace, and returns the error a read of it fails with.
+func overLimit(w *watch, wire *serverWire, sent []byte, read int, fatal bool) error {
+	e := &answerTooLarge{limit: maxMessageBytes, fatal: fatal}
+	w.overLimit(sent, e)
+	if wire != nil {
+		wire.trace.write(record.WireLine{Server: wire.server, Stream: "http", Dir: "<-", Kind: "invalid", Bytes: read,
+			Text: fmt.Sprintf("%v: not read", e)})
+	}
+	return e
+}
+
+// limitedBody is a body read only up to left bytes; past them the read
+// fails.
+type limitedBody struct {
+	io.ReadCloser
+	left int
+}
+
+func (b *limitedBody) Read(p []byte) (int, error) {
+	if b.left <= 0 {
+		return 0, &answerTooLarge{limit: maxMessageBytes}
+	}
+	if len(p) > b.left {
+		p = p[:b.left]
+	}
+	n, err := b.ReadCloser.Read(p)
+	b.left -= n
+	return n, err
 }
 
 // jsonBody is a response body holding one JSON-RPC message. It is read whole
@@ -99,6 +144,7 @@ type jsonBody struct {
 	body  io.ReadCloser
 	wire  *serverWire
 	watch *watch
+	sent  []byte // the request's body
 	read  bool
 	rest  []byte
 	err   error
@@ -107,7 +153,12 @@ type jsonBody struct {
 func (b *jsonBody) Read(p []byte) (int, error) {
 	if !b.read {
 		b.read = true
-		data, err := io.ReadAll(b.body)
+		data, err := io.ReadAll(io.LimitReader(b.body, maxMessageBytes+1))
+		if len(data) > maxMessageBytes {
+			// The SDK gives the connection up when it cannot read a body.
+			b.err = overLimit(b.watch, b.wire, b.sent, len(data), true)
+			return 0, b.err
+		}
 		if b.wire != nil {
 			b.wire.message("http", "<-", data)
 		}
@@ -135,22 +186,52 @@ type sseBody struct {
 	r     *bufio.Reader
 	wire  *serverWire
 	watch *watch
+	sent  []byte // the request's body
 	rest  []byte
 	err   error
 }
+
+// maxEventLine bounds one line of an event stream: a message and its
+// field's name.
+const maxEventLine = maxMessageBytes + 64
 
 func (b *sseBody) Read(p []byte) (int, error) {
 	for len(b.rest) == 0 {
 		if b.err != nil {
 			return 0, b.err
 		}
-		line, err := b.r.ReadBytes('\n')
+		line, read, err := readLineLimited(b.r, maxEventLine)
+		if errors.Is(err, errLineTooLong) {
+			// The SDK ends the call (not the session) on a stream it
+			// cannot read on, and drains the body: this read fails
+			// again at once.
+			b.err = overLimit(b.watch, b.wire, b.sent, read, false)
+			return 0, b.err
+		}
 		b.err = err
 		b.rest = b.line(line)
 	}
 	n := copy(p, b.rest)
 	b.rest = b.rest[n:]
 	return n, nil
+}
+
+// errLineTooLong ends a line read past its limit.
+var errLineTooLong = errors.New("line too long")
+
+// readLineLimited reads a line, newline included, of at most limit bytes;
+// past them it returns errLineTooLong and how many bytes it read.
+func readLineLimited(r *bufio.Reader, limit int) (line []byte, read int, err error) {
+	for {
+		chunk, err := r.ReadSlice('\n')
+		if len(line)+len(chunk) > limit {
+			return nil, len(line) + len(chunk), errLineTooLong
+		}
+		line = appendDoubling(line, chunk)
+		if !errors.Is(err, bufio.ErrBufferFull) {
+			return line, len(line), err
+		}
+	}
 }
 
 func (b *sseBody) line(line []byte) []byte {
@@ -215,7 +296,11 @@ func httpTransport(spec ServerSpec, wire *serverWire, w *watch) (mcp.Transport, 
 	}
 	tap := &httpTap{server: spec.Name, headers: spec.Headers, oauth: spec.OAuth != nil, wire: wire, watch: w, next: http.DefaultTransport}
 	return &mcp.StreamableClientTransport{
-		Endpoint:     spec.URL,
+		Endpoint: spec.URL,
+		// The tap bounds each event's line already (maxEventLine); the
+		// SDK's own bound (16 MiB by default) would end a legitimate
+		// result that a stdio server may send.
+		MaxEventSize: maxEventLine + 1<<10,
 		HTTPClient:   &http.Client{Transport: tap},
 		OAuthHandler: spec.OAuth,
 		// The standalone stream (a GET held open, 2025-11-25 sessions only)

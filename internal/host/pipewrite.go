@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -99,6 +100,9 @@ func (w *pipeWriter) write(ctx context.Context, data []byte) (int, error) {
 // such a call as its context's end, without the write's error).
 type pipeState interface {
 	stall() *stalledWrite
+	// overLimit returns the message over the host's limit that ended
+	// the connection, or nil.
+	overLimit() *answerTooLarge
 }
 
 // sdkPipe is the go-sdk's stdio transport (Options.Paths sdk) with its
@@ -130,10 +134,27 @@ func (t *sdkPipe) stall() *stalledWrite {
 	return t.conn.stalled.Load()
 }
 
+func (t *sdkPipe) overLimit() *answerTooLarge {
+	if t.conn == nil {
+		return nil
+	}
+	return t.conn.overLimit.Load()
+}
+
 type sdkPipeConn struct {
 	mcp.Connection
-	in      *os.File
-	stalled atomic.Pointer[stalledWrite]
+	in        *os.File
+	stalled   atomic.Pointer[stalledWrite]
+	overLimit atomic.Pointer[answerTooLarge]
+}
+
+func (c *sdkPipeConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	msg, err := c.Connection.Read(ctx)
+	// The SDK's error is a string (errFrameTooLarge's wording).
+	if err != nil && strings.Contains(err.Error(), errFrameTooLarge.Error()) {
+		c.overLimit.CompareAndSwap(nil, &answerTooLarge{limit: maxMessageBytes, fatal: true})
+	}
+	return msg, err
 }
 
 func (c *sdkPipeConn) Write(ctx context.Context, msg jsonrpc.Message) error {

@@ -23,7 +23,7 @@ type serverConn struct {
 	// stdio is the connection's transport over the process's pipes (nil
 	// for an HTTP or in-process server).
 	stdio pipeState
-	info    record.Server
+	info  record.Server
 	// watch follows the connection's messages as the server wrote them
 	// (see watch.go).
 	watch *watch
@@ -63,6 +63,21 @@ func (s *serverConn) inputStall() *stalledWrite {
 		return nil
 	}
 	return s.stdio.stall()
+}
+
+// answerOverLimit returns why the answer of ex was not read, when it was
+// over the host's limit for one message (or such a message ended the
+// connection), or nil.
+func (s *serverConn) answerOverLimit(ex *exchange) *answerTooLarge {
+	if s.watch != nil {
+		if e := s.watch.answerOverLimit(ex); e != nil {
+			return e
+		}
+	}
+	if s.stdio == nil {
+		return nil
+	}
+	return s.stdio.overLimit()
 }
 
 func (s *serverConn) deadReason() string {

@@ -59,6 +59,15 @@ func (t *stdioTransport) stall() *stalledWrite {
 	return t.conn.stall()
 }
 
+// overLimit returns the message over the limit that ended the connection,
+// or nil.
+func (t *stdioTransport) overLimit() *answerTooLarge {
+	if t == nil || t.conn == nil {
+		return nil
+	}
+	return t.conn.overLimit.Load()
+}
+
 func (t *stdioTransport) Connect(context.Context) (mcp.Connection, error) {
 	if t.conn != nil {
 		return nil, errors.New("stdio transport: connected already")
@@ -109,6 +118,8 @@ type stdioConn struct {
 	// context while the pipe was full, maybe inside a message.
 	writing chan struct{}
 	stalled atomic.Pointer[stalledWrite]
+	// overLimit is set when a message over maxLine ended the connection.
+	overLimit atomic.Pointer[answerTooLarge]
 
 	batchMu sync.Mutex
 	batches map[jsonrpc.ID]*answerBatch
@@ -132,6 +143,30 @@ const readBufferSize = 16 << 10
 // errFrameTooLarge is the SDK's wording for the same end.
 var errFrameTooLarge = errors.New("inbound JSON-RPC frame exceeded the configured maximum line length")
 
+// answerTooLarge is a message from a server over the host's limit for one
+// message (maxMessageBytes), which the host did not read. fatal says the
+// connection ended with it (a stdio stream, an HTTP answer the SDK reads
+// whole); an event of an HTTP stream ends only its call.
+type answerTooLarge struct {
+	limit int
+	fatal bool
+}
+
+func (e *answerTooLarge) Error() string {
+	return fmt.Sprintf("an answer over the host's limit of %s for one message", sizeText(e.limit))
+}
+
+// sizeText writes a byte count as people read it: 64 MiB, 1.5 MiB, 300 KiB, 17 bytes.
+func sizeText(n int) string {
+	switch {
+	case n >= 1<<20:
+		return strconv.FormatFloat(float64(n)/(1<<20), 'f', -1, 64) + " MiB"
+	case n >= 1<<10:
+		return strconv.FormatFloat(float64(n)/(1<<10), 'f', -1, 64) + " KiB"
+	}
+	return strconv.Itoa(n) + " bytes"
+}
+
 func (c *stdioConn) SessionID() string { return "" }
 
 func (c *stdioConn) readFrames() {
@@ -142,6 +177,9 @@ func (c *stdioConn) readFrames() {
 			f.msgs, f.batch, err = decodeFrame(frame)
 		}
 		f.err = err
+		if errors.Is(err, errFrameTooLarge) {
+			c.overLimit.Store(&answerTooLarge{limit: c.maxLine, fatal: true})
+		}
 		select {
 		case c.incoming <- f:
 		case <-c.closed:
@@ -248,7 +286,7 @@ func (c *stdioConn) readLine(have int) ([]byte, error) {
 	var line []byte
 	for {
 		chunk, err := c.in.ReadSlice('\n')
-		line = append(line, chunk...)
+		line = appendDoubling(line, chunk)
 		if c.maxLine > 0 && have+len(line) > c.maxLine {
 			return nil, errFrameTooLarge
 		}
@@ -256,6 +294,18 @@ func (c *stdioConn) readLine(have int) ([]byte, error) {
 			return line, err
 		}
 	}
+}
+
+// appendDoubling is append for a line read in pieces, which doubles the
+// room it takes where append grows a large slice by a quarter: a message
+// of tens of MiB would cost five times its size in copies, not two.
+func appendDoubling(line, chunk []byte) []byte {
+	if need := len(line) + len(chunk); need > cap(line) && len(line) > 0 {
+		grown := make([]byte, len(line), 2*need)
+		copy(grown, line)
+		line = grown
+	}
+	return append(line, chunk...)
 }
 
 func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {

@@ -77,6 +77,9 @@ type exchange struct {
 	ids      []jsonrpc.ID
 	answered bool
 	result   json.RawMessage // nil for an error answer
+	// overLimit is set when the answer was over the host's limit for one
+	// message, and not read (see overLimit).
+	overLimit *answerTooLarge
 }
 
 // progressReport is one notifications/progress for an exchange.
@@ -109,6 +112,35 @@ func (w *watch) done(ex *exchange) json.RawMessage {
 		}
 	}
 	return ex.result
+}
+
+// overLimit notes that the answer to the request req (its body, over
+// HTTP) was over the host's limit and was not read.
+func (w *watch) overLimit(req []byte, e *answerTooLarge) {
+	if w == nil {
+		return
+	}
+	msg, err := jsonrpc.DecodeMessage(req)
+	if err != nil {
+		return
+	}
+	call, ok := msg.(*jsonrpc.Request)
+	if !ok || !call.ID.IsValid() {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if ex := w.ids[call.ID]; ex != nil {
+		ex.overLimit = e
+	}
+}
+
+// answerOverLimit returns why the answer of ex was not read, when it was
+// over the host's limit, or nil.
+func (w *watch) answerOverLimit(ex *exchange) *answerTooLarge {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return ex.overLimit
 }
 
 // changed returns how many tools/list_changed notifications were read.

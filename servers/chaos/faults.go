@@ -1,13 +1,17 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
+	"os"
+	"os/signal"
 	"slices"
 	"strings"
+	"syscall"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -22,7 +26,9 @@ import (
 //	          written
 //	bad_utf8  answers with a text that is not UTF-8 (Latin-1 bytes and a
 //	          lone 0xff), written raw
-var faultNames = []string{"deaf", "bad_utf8"}
+//	endless   answers with a line that never ends, until the host stops
+//	          reading, and logs how much it wrote (chaos.endless)
+var faultNames = []string{"deaf", "bad_utf8", "endless"}
 
 // config is what chaos's flags ask for.
 type config struct {
@@ -77,6 +83,21 @@ func addFaults(srv *mcp.Server, p *fixture.Process, cfg *config) {
 				p.Log.Note("chaos.deaf", "stopped reading stdin on purpose", fixture.CorrelationFrom(req.Params.Meta))
 				return nil, noteOut{Note: "this server reads nothing more from stdin"}, nil
 			})
+		case "endless":
+			// A write to a closed stdout kills a Go program with
+			// SIGPIPE; noticed, it fails, and the server can say how
+			// much it wrote.
+			signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
+			mcp.AddTool(srv, &mcp.Tool{
+				Name:        "endless",
+				Description: "Answer with a line on stdout that never ends, until the host stops reading; then log how many bytes were written. Takes no arguments.",
+				Annotations: harmless,
+				InputSchema: empty,
+			}, func(_ context.Context, req *mcp.CallToolRequest, _ noInput) (*mcp.CallToolResult, noteOut, error) {
+				n, err := writeEndless(p)
+				p.Log.Note("chaos.endless", fmt.Sprintf("wrote %d bytes of an endless answer: %v", n, err), fixture.CorrelationFrom(req.Params.Meta))
+				return nil, noteOut{}, err
+			})
 		case "bad_utf8":
 			mcp.AddTool(srv, &mcp.Tool{
 				Name:        "bad_utf8",
@@ -102,4 +123,21 @@ func badUTF8Line(resp *jsonrpc.Response) []byte {
 	line := []byte(`{"jsonrpc":"2.0","id":` + string(id) + `,"result":{"content":[{"type":"text","text":"caf`)
 	line = append(line, 0xe9, ' ', 0xff)
 	return append(line, []byte(`"}]}}`+"\n")...)
+}
+
+// writeEndless writes the start of an answer and then x for ever, until a
+// write fails; it returns the bytes written.
+func writeEndless(p *fixture.Process) (int64, error) {
+	start := []byte(`{"jsonrpc":"2.0","id":"endless","result":{"content":[{"type":"text","text":"`)
+	if err := p.WriteRaw(start); err != nil {
+		return 0, err
+	}
+	n := int64(len(start))
+	chunk := bytes.Repeat([]byte("x"), 64<<10)
+	for {
+		if err := p.WriteRaw(chunk); err != nil {
+			return n, err
+		}
+		n += int64(len(chunk))
+	}
 }
