@@ -1,7 +1,8 @@
 // Package budget declares the host's budgets once: the waits of the timing
 // model (connect, discover, initialize, tool, max tool time, person) and
 // the limits of a turn and a call (result bytes, argument bytes, steps,
-// rounds). One struct field is one budget, and its tags say all that the
+// rounds), and of what the host keeps of its servers' output (stderr
+// bytes, wire trace bytes). One struct field is one budget, and its tags say all that the
 // rest of hosteval needs to know about it:
 //
 //	yaml:"tool_timeout"     its key in a scenario's host: block (and, for a Connect field, in servers.yaml)
@@ -68,6 +69,8 @@ type Budgets struct {
 	MaxArgBytes    int           `yaml:"max_arg_bytes" json:"max_arg_bytes" default:"16384" unit:"bytes" flag:"the largest arguments of one call, in bytes" doc:"The largest arguments of one call, in bytes (default 16384)." example:"16384"`
 	MaxSteps       int           `yaml:"max_steps" json:"max_steps" default:"8" flag:"model requests per turn at most" doc:"Model requests per turn at most (default 8)." example:"8"`
 	MaxRounds      int           `yaml:"max_rounds" json:"max_rounds" default:"4" flag:"rounds of one multi-round-trip call at most" doc:"Rounds of one multi-round-trip call at most (default 4)." example:"4"`
+	StderrBytes    int           `yaml:"stderr_bytes" json:"stderr_bytes,omitempty" default:"65536" none:"-1" unit:"bytes" flag:"bytes of each server's stderr kept from its start and from its end, each; what falls between is counted and left out (-1: all)" doc:"How much of each server's stderr the host keeps, from its start and from its end, each, in the log and the wire trace; what falls between is left out, counted in the log and on the server's record (default 65536; -1: all)." example:"65536"`
+	WireBytes      int           `yaml:"wire_bytes" json:"wire_bytes,omitempty" default:"67108864" none:"-1" unit:"bytes" flag:"bytes of one host's wire trace (a case's, with run -wire) at most; what is over is counted and left out (-1: no limit)" doc:"The most one host's wire trace (a case's, with run -wire) may hold; the messages over it are left out, and a last line counts them (default 67108864, 64 MiB; -1: no limit)." example:"67108864"`
 }
 
 // Field is one budget as its struct field declares it.

@@ -37,13 +37,16 @@ func TestFields(t *testing.T) {
 		"max_arg_bytes -max-arg-bytes max_arg_bytes default 16384",
 		"max_steps -max-steps max_steps default 8",
 		"max_rounds -max-rounds max_rounds default 4",
+		"stderr_bytes -stderr-bytes stderr_bytes default 65536",
+		"wire_bytes -wire-bytes wire_bytes default 67108864",
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("fields (-want +got):\n%s", diff)
 	}
 	d := Defaults[Budgets]()
 	wantDefaults := Budgets{Connect: Connect{ConnectTimeout: time.Minute, DiscoverTimeout: 20 * time.Second, InitializeTimeout: 20 * time.Second},
-		ToolTimeout: 10 * time.Second, MaxToolTime: 2 * time.Minute, MaxResultBytes: 4000, MaxArgBytes: 16384, MaxSteps: 8, MaxRounds: 4}
+		ToolTimeout: 10 * time.Second, MaxToolTime: 2 * time.Minute, MaxResultBytes: 4000, MaxArgBytes: 16384, MaxSteps: 8, MaxRounds: 4,
+		StderrBytes: 65536, WireBytes: 64 << 20}
 	if d != wantDefaults {
 		t.Errorf("Defaults = %+v, want %+v", d, wantDefaults)
 	}

@@ -116,7 +116,7 @@ func (h *Host) connect(ctx context.Context, spec ServerSpec) (*serverConn, error
 	b := h.opts.budgets(spec)
 	ctx, cancel := context.WithTimeoutCause(ctx, b.connect, &budgetExceeded{b.connect})
 	defer cancel()
-	s := &serverConn{spec: spec}
+	s := &serverConn{spec: spec, stderr: h.newStderr(spec.Name)}
 	s.info = record.Server{Operation: record.OpConnect, Name: spec.Name, Mode: string(h.opts.Protocol)}
 	fail := func(err error) (*serverConn, error) {
 		s.info.ConnectMS = msSince(start)
@@ -298,7 +298,7 @@ func (h *Host) dial(ctx context.Context, s *serverConn, revision string, b budge
 		}
 		transport = t
 	default:
-		p, err := startProcess(s.spec, h.opts.TerminateGrace, h.opts.Groups, h.stderrSink(name, wire))
+		p, err := startProcess(s.spec, h.opts.TerminateGrace, h.opts.Groups, s.stderr)
 		if err != nil {
 			return hs, fmt.Errorf("start %s: %w", name, err)
 		}

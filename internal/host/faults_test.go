@@ -3,6 +3,7 @@ package host
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -281,5 +282,113 @@ func TestEndlessAnswerOverHTTP(t *testing.T) {
 				t.Errorf("the server wrote %d MiB, want the limit (%d MiB) and the sockets' buffers", n>>20, maxMessageBytes>>20)
 			}
 		})
+	}
+}
+
+// TestStderrFlood: a server that writes 64 MB on stderr. The host keeps
+// the first and the last 64 KiB of its lines (in the server log and the
+// wire trace), says in its log and on the server's record what it left
+// out, and the flood costs the heap little, whatever its size. Not
+// parallel: it measures the heap.
+func TestStderrFlood(t *testing.T) {
+	const flood = 64_000_000 // 640,000 lines of 100 bytes
+	var log, wire syncBuffer
+	h := startHost(t, Options{Servers: []ServerSpec{chaosWith("flood")}, Budgets: budget.Budgets{ToolTimeout: 2 * time.Minute},
+		Log: &log, ServerLog: &log, Wire: &wire})
+	alloc := allocated(func() {
+		if _, ev := call(t, h, "chaos__flood", fmt.Sprintf(`{"bytes": %d}`, flood)); ev.Outcome != "ok" {
+			t.Errorf("flood: outcome %s (%s)", ev.Outcome, ev.Error)
+		}
+		h.Close()
+	})
+	// Before issue 23 the log alone held every line, wrapped: about
+	// 110 MB for this flood.
+	if alloc > 16<<20 {
+		t.Errorf("the flood allocated %d MiB, want at most 16 whatever its size", alloc>>20)
+	}
+	if testing.Verbose() {
+		t.Logf("allocated %d MiB; log %d KiB, wire trace %d KiB", alloc>>20, len(log.Bytes())>>10, len(wire.Bytes())>>10)
+	}
+	// The flood's lines kept: 0..a-1, then b..639999.
+	var kept []int
+	var note map[string]any
+	for line := range bytes.Lines(log.Bytes()) {
+		var e map[string]any
+		if err := json.Unmarshal(line, &e); err != nil {
+			t.Fatalf("log line %q: %v", line, err)
+		}
+		if text, _ := e["text"].(string); e["operation"] == "server.stderr" && strings.HasPrefix(text, "flood ") {
+			n, _ := strconv.Atoi(text[len("flood ") : len("flood ")+9])
+			kept = append(kept, n)
+		}
+		if e["operation"] == "host.stderr_dropped" {
+			note = e
+		}
+	}
+	const lines = flood / 100
+	a := 0
+	for a < len(kept) && kept[a] == a {
+		a++
+	}
+	b := lines - (len(kept) - a)
+	for i, n := range kept[a:] {
+		if n != b+i {
+			t.Fatalf("kept lines %v ... %v: want a head from 0 and a tail to %d", kept[:min(a, 3)], kept[a:][:min(len(kept)-a, 3)], lines-1)
+		}
+	}
+	// 64 KiB of each: 661 lines of 99 bytes, less the server's own log
+	// lines around the flood.
+	if a < 600 || lines-b < 600 || a > 661 || lines-b > 661 {
+		t.Errorf("kept the first %d and the last %d lines of the flood, want about 661 each", a, lines-b)
+	}
+	dropped := b - a
+	s := h.Servers()[0]
+	if s.StderrDroppedLines != int64(dropped) || s.StderrDroppedBytes != int64(dropped)*100 {
+		t.Errorf("the record says %d lines (%d bytes) left out, want %d (%d)", s.StderrDroppedLines, s.StderrDroppedBytes, dropped, dropped*100)
+	}
+	if testing.Verbose() {
+		t.Logf("the log's note: %v", note["msg"])
+	}
+	if note == nil || note["dropped_lines"] != float64(dropped) || note["server"] != "chaos" {
+		t.Errorf("the log's note of what was left out: %v, want %d lines of chaos", note, dropped)
+	}
+	if n := len(log.Bytes()); n > 512<<10 {
+		t.Errorf("the log holds %d KiB, want at most 512", n>>10)
+	}
+	if n := len(wire.Bytes()); n > 512<<10 || !bytes.Contains(wire.Bytes(), []byte(`"kind":"dropped"`)) {
+		t.Errorf("the wire trace holds %d KiB (want at most 512) and says what it left out: %v", n>>10, bytes.Contains(wire.Bytes(), []byte(`"kind":"dropped"`)))
+	}
+}
+
+// TestWireTraceBudget: a host's wire trace holds at most WireBytes; the
+// messages over it are left out, and its last line counts them.
+func TestWireTraceBudget(t *testing.T) {
+	t.Parallel()
+	var wire syncBuffer
+	const limit = 1 << 20
+	h := startHost(t, Options{Servers: []ServerSpec{fixture("chaos")}, Budgets: budget.Budgets{ToolTimeout: 2 * time.Minute, WireBytes: limit}, Wire: &wire})
+	if _, ev := call(t, h, "chaos__huge", `{"bytes": 3000000}`); ev.Outcome != "ok" {
+		t.Fatalf("huge: outcome %s (%s)", ev.Outcome, ev.Error)
+	}
+	if _, ev := call(t, h, "chaos__ok", `{}`); ev.Outcome != "ok" {
+		t.Fatalf("ok: outcome %s (%s)", ev.Outcome, ev.Error)
+	}
+	h.Close()
+	trace := wire.Bytes()
+	lines := bytes.Split(bytes.TrimSuffix(trace, []byte("\n")), []byte("\n"))
+	last := lines[len(lines)-1]
+	var e record.WireLine
+	if err := json.Unmarshal(last, &e); err != nil {
+		t.Fatal(err)
+	}
+	if len(trace)-len(last)-1 > limit || e.Kind != "dropped" || !strings.HasPrefix(e.Text, "1 line (") || !strings.HasSuffix(e.Text, "left out: the trace holds at most 1 MiB") {
+		t.Errorf("trace of %d bytes ending %s; want at most %d before a last line saying one line was left out", len(trace), last, limit)
+	}
+	if testing.Verbose() {
+		t.Logf("the trace's last line: %s", last)
+	}
+	// The ok call after the huge answer is in.
+	if !bytes.Contains(trace, []byte(`"message":"`)) {
+		t.Errorf("the messages after the one left out are not in the trace")
 	}
 }

@@ -14,7 +14,7 @@ func TestProcessGroups(t *testing.T) {
 	spec := ServerSpec{Name: "s", Command: "/bin/sh", Args: []string{"-c", "sleep 300 & sleep 300"}}
 	start := func() *process {
 		t.Helper()
-		p, err := startProcess(spec, 100*time.Millisecond, g, func([]byte) {})
+		p, err := startProcess(spec, 100*time.Millisecond, g, discardLines{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -44,3 +44,9 @@ func TestProcessGroups(t *testing.T) {
 		t.Fatal("a server started after Kill was not killed")
 	}
 }
+
+// discardLines takes a server's stderr and keeps nothing.
+type discardLines struct{}
+
+func (discardLines) add([]byte) {}
+func (discardLines) flush()     {}

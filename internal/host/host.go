@@ -142,7 +142,7 @@ func Start(ctx context.Context, opts Options) (*Host, error) {
 	}
 	h.metaSession = h.sessionID
 	if opts.Wire != nil {
-		h.wire = &wireTrace{w: opts.Wire, start: time.Now()}
+		h.wire = &wireTrace{w: opts.Wire, start: time.Now(), budget: opts.WireBytes}
 	}
 	if err := checkSpecs(opts.Servers); err != nil {
 		return nil, err
@@ -222,6 +222,10 @@ func (h *Host) Close() error {
 		}
 	}
 	wg.Wait()
+	if lines, bytes := h.wire.finish(); lines > 0 {
+		h.logf(slog.LevelWarn, "the wire trace left messages out: over its budget", "operation", "host.wire_dropped",
+			"dropped_lines", lines, "dropped_bytes", bytes, "wire_bytes", h.opts.WireBytes)
+	}
 	return nil
 }
 
@@ -229,10 +233,13 @@ func (h *Host) Close() error {
 func (h *Host) SessionID() string { return h.sessionID }
 
 // Servers describes every server connection, in the order they were given.
+// What a server's stderr lost to its budget is known once the server has
+// stopped (after Close).
 func (h *Host) Servers() []record.Server {
 	out := make([]record.Server, len(h.order))
 	for i, s := range h.order {
 		out[i] = s.info
+		out[i].StderrDroppedBytes, out[i].StderrDroppedLines = s.stderr.dropped()
 	}
 	return out
 }

@@ -97,7 +97,9 @@ func (p *Pool) get(ctx context.Context, spec ServerSpec, hostOpts Options) (*ser
 		// (see Host.legacyElicit), not to the owner.
 		e.owner = &Host{opts: o, servers: map[string]*serverConn{}}
 		if o.Wire != nil {
-			e.owner.wire = &wireTrace{w: o.Wire, start: time.Now()}
+			// A shared server outlives every case: its trace has no
+			// case to be bounded by (its stderr is).
+			e.owner.wire = &wireTrace{w: o.Wire, start: time.Now(), budget: -1}
 		}
 		// The server outlives the case that started it: only the connect
 		// deadline bounds its start, not the case's context.

@@ -41,9 +41,9 @@ type process struct {
 }
 
 // startProcess starts spec's command and registers its process group in
-// groups (which may be nil). Each stderr line is given to onStderr from a
-// goroutine the process owns and stop waits for.
-func startProcess(spec ServerSpec, grace time.Duration, groups *ProcessGroups, onStderr func([]byte)) (*process, error) {
+// groups (which may be nil). Each stderr line, and then the end of stderr,
+// is given to stderr from a goroutine the process owns and stop waits for.
+func startProcess(spec ServerSpec, grace time.Duration, groups *ProcessGroups, stderr stderrLines) (*process, error) {
 	cmd := exec.Command(spec.Command, spec.Args...)
 	cmd.Dir = spec.Dir
 	cmd.Env = append(serverEnv(os.Environ(), spec.InheritEnv), spec.Env...)
@@ -93,10 +93,11 @@ func startProcess(spec ServerSpec, grace time.Duration, groups *ProcessGroups, o
 		sc.Buffer(make([]byte, 0, 4<<10), 4<<20)
 		for sc.Scan() {
 			p.tail.add(sc.Bytes())
-			onStderr(sc.Bytes())
+			stderr.add(sc.Bytes())
 		}
 		// A line over the limit ends the scan; drain so the child never blocks.
 		io.Copy(io.Discard, errR)
+		stderr.flush()
 	}()
 	go func() {
 		p.exitErr = cmd.Wait()
@@ -272,10 +273,12 @@ func (p *process) input() inputState {
 var errCannotTell = errors.New("the platform cannot tell how much of a pipe is read")
 
 // stderrTail keeps the last lines a server wrote on stderr, for the error
-// that reports its end: a ring, as a server may log a line per request.
+// that reports its end: a ring, as a server may log a line per request,
+// of buffers reused (a server may write millions of lines).
 type stderrTail struct {
 	mu    sync.Mutex
-	lines [tailLines]string
+	lines [tailLines][]byte
+	cut   [tailLines]bool
 	n     int // lines added
 }
 
@@ -289,18 +292,18 @@ func (t *stderrTail) add(line []byte) {
 	if len(line) == 0 {
 		return
 	}
-	var kept string
-	if len(line) > tailLineBytes {
-		cut := tailLineBytes
-		for cut > 0 && !utf8.RuneStart(line[cut]) {
-			cut--
+	cut := len(line) > tailLineBytes
+	if cut {
+		n := tailLineBytes
+		for n > 0 && !utf8.RuneStart(line[n]) {
+			n--
 		}
-		kept = string(line[:cut]) + "..."
-	} else {
-		kept = string(line)
+		line = line[:n]
 	}
 	t.mu.Lock()
-	t.lines[t.n%tailLines] = kept
+	i := t.n % tailLines
+	t.lines[i] = append(t.lines[i][:0], line...)
+	t.cut[i] = cut
 	t.n++
 	t.mu.Unlock()
 }
@@ -311,7 +314,11 @@ func (t *stderrTail) String() string {
 	first := max(0, t.n-tailLines)
 	parts := make([]string, 0, tailLines)
 	for i := first; i < t.n; i++ {
-		parts = append(parts, t.lines[i%tailLines])
+		part := string(t.lines[i%tailLines])
+		if t.cut[i%tailLines] {
+			part += "..."
+		}
+		parts = append(parts, part)
 	}
 	return strings.Join(parts, " | ")
 }

@@ -20,6 +20,8 @@ type serverConn struct {
 	spec    ServerSpec
 	session *mcp.ClientSession
 	proc    *process // nil for an HTTP server
+	// stderr keeps what the server's processes write on stderr.
+	stderr *stderrKeeper
 	// stdio is the connection's transport over the process's pipes (nil
 	// for an HTTP or in-process server).
 	stdio pipeState
@@ -183,10 +185,13 @@ func (h *Host) clientOptions(server string) *mcp.ClientOptions {
 	return opts
 }
 
-// stderrSink returns what handles a server's stderr lines: the server log
-// (JSON lines pass through, other text is wrapped) and the wire trace.
-func (h *Host) stderrSink(server string, wire *serverWire) func([]byte) {
-	return func(line []byte) {
+// newStderr returns what keeps a server's stderr lines (stderr.go): those
+// kept go to the server log (JSON lines pass through, other text is
+// wrapped) and the wire trace; what was left out is said in the host's log
+// and the trace.
+func (h *Host) newStderr(server string) *stderrKeeper {
+	wire := h.wire.forServer(server)
+	pass := func(line []byte, at time.Time) {
 		if wire != nil {
 			wire.stderr(line)
 		}
@@ -198,7 +203,7 @@ func (h *Host) stderrSink(server string, wire *serverWire) func([]byte) {
 			out = append(append(out, line...), '\n')
 		} else {
 			out, _ = json.Marshal(map[string]any{
-				"ts": time.Now().UTC(), "operation": "server.stderr", "server": server, "text": string(line),
+				"ts": at.UTC(), "operation": "server.stderr", "server": server, "text": string(line),
 			})
 			out = append(out, '\n')
 		}
@@ -206,6 +211,15 @@ func (h *Host) stderrSink(server string, wire *serverWire) func([]byte) {
 		h.opts.ServerLog.Write(out)
 		h.logMu.Unlock()
 	}
+	budget := h.opts.StderrBytes
+	note := func(bytes, lines int64) {
+		text := droppedText(budget, bytes, lines)
+		h.logf(slog.LevelWarn, text, "operation", "host.stderr_dropped", "server", server, "dropped_bytes", bytes, "dropped_lines", lines)
+		if wire != nil {
+			wire.trace.write(record.WireLine{Server: server, Stream: "stderr", Kind: "dropped", Bytes: int(bytes), Text: text})
+		}
+	}
+	return newStderrKeeper(budget, pass, note)
 }
 
 func msSince(t time.Time) float64 {

@@ -17,10 +17,20 @@ import (
 // wireTrace records every JSON-RPC message exchanged with the servers, and
 // their stderr lines, as JSON lines: the second seed's trace script, built
 // into the host. Writes are serialised; entries are in the order seen.
+//
+// It holds at most budget bytes (WireBytes; negative: no limit): a line
+// over it is left out and counted, and finish writes the count as the
+// trace's last line, so a server that floods its stdout or stderr costs
+// no more disk than that.
 type wireTrace struct {
-	mu    sync.Mutex
-	w     io.Writer
-	start time.Time
+	mu     sync.Mutex
+	w      io.Writer
+	start  time.Time
+	budget int
+
+	used         int
+	droppedLines int
+	droppedBytes int
 }
 
 // serverWire tracks one server's messages, so that a result can be labelled
@@ -48,7 +58,34 @@ func (t *wireTrace) write(e record.WireLine) {
 	if err != nil {
 		return
 	}
+	if t.budget >= 0 && t.used+len(data)+1 > t.budget {
+		t.droppedLines++
+		t.droppedBytes += len(data) + 1
+		return
+	}
+	t.used += len(data) + 1
 	t.w.Write(append(data, '\n'))
+}
+
+// finish writes what was left out, if anything, as the trace's last line,
+// and returns it.
+func (t *wireTrace) finish() (lines, bytes int) {
+	if t == nil {
+		return 0, 0
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.droppedLines == 0 {
+		return 0, 0
+	}
+	e := record.WireLine{MS: float64(time.Since(t.start).Microseconds()) / 1000, Kind: "dropped", Bytes: t.droppedBytes,
+		Text: fmt.Sprintf("%s (%d bytes) left out: the trace holds at most %s", plural(t.droppedLines, "line"), t.droppedBytes, sizeText(t.budget))}
+	if data, err := json.Marshal(e); err == nil {
+		t.w.Write(append(data, '\n'))
+	}
+	lines, bytes = t.droppedLines, t.droppedBytes
+	t.droppedLines, t.droppedBytes = 0, 0
+	return lines, bytes
 }
 
 // message records one line of JSON-RPC traffic in direction dir.

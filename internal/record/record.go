@@ -280,6 +280,11 @@ type Server struct {
 	// VersionFailure is set when no common revision could be agreed.
 	VersionFailure bool   `json:"version_failure,omitempty"`
 	Error          string `json:"error,omitempty"`
+	// StderrDroppedBytes and StderrDroppedLines count what of the
+	// server's stderr the host left out, between the first and the last
+	// stderr_bytes it keeps (budget.Budgets.StderrBytes).
+	StderrDroppedBytes int64 `json:"stderr_dropped_bytes,omitempty"`
+	StderrDroppedLines int64 `json:"stderr_dropped_lines,omitempty"`
 }
 
 // Case statuses.

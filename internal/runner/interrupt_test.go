@@ -145,7 +145,7 @@ question: hi
 	// The keys and units records have always had (max_tool_time_ms only
 	// when progress extends a round).
 	wantJSON := `{"protocol":"auto","connect_timeout_ms":30000,"discover_timeout_ms":20000,"initialize_timeout_ms":20000,` +
-		`"tool_timeout_ms":3000,"person_timeout_ms":0,"max_result_bytes":900,"max_arg_bytes":16384,"max_steps":8,"max_rounds":4,` +
+		`"tool_timeout_ms":3000,"person_timeout_ms":0,"max_result_bytes":900,"max_arg_bytes":16384,"max_steps":8,"max_rounds":4,"stderr_bytes":65536,"wire_bytes":67108864,` +
 		`"case_timeout_ms":45000,"deny":["cmdb__find_assets"],"descriptions":{"cmdb__get_asset":"` + record.DescriptionHash("Look a host up.") + `"},` +
 		`"elicitation":false}`
 	gotJSON, _ := json.Marshal(got)

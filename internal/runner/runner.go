@@ -535,7 +535,16 @@ func (cr *caseRun) converse(ctx context.Context, pool *host.Pool, toks *tokens.C
 	}
 	ctx, cancel := context.WithTimeout(parent, c.Timeout())
 	defer cancel()
-	closeHost := sync.OnceFunc(func() { h.Close() })
+	closeHost := sync.OnceFunc(func() {
+		h.Close()
+		// What each server's stderr lost to its budget is known once it
+		// stopped.
+		for i, s := range h.Servers() {
+			if i < len(rec.Servers) {
+				rec.Servers[i].StderrDroppedBytes, rec.Servers[i].StderrDroppedLines = s.StderrDroppedBytes, s.StderrDroppedLines
+			}
+		}
+	})
 	defer closeHost()
 	talk := cr.talk
 	if c.RouteOnly() {

@@ -7,12 +7,14 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"slices"
 	"strings"
 	"syscall"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -28,7 +30,9 @@ import (
 //	          lone 0xff), written raw
 //	endless   answers with a line that never ends, until the host stops
 //	          reading, and logs how much it wrote (chaos.endless)
-var faultNames = []string{"deaf", "bad_utf8", "endless"}
+//	flood     writes bytes (default 1 GB) on stderr in numbered lines of
+//	          100 bytes, then answers
+var faultNames = []string{"deaf", "bad_utf8", "endless", "flood"}
 
 // config is what chaos's flags ask for.
 type config struct {
@@ -98,6 +102,23 @@ func addFaults(srv *mcp.Server, p *fixture.Process, cfg *config) {
 				p.Log.Note("chaos.endless", fmt.Sprintf("wrote %d bytes of an endless answer: %v", n, err), fixture.CorrelationFrom(req.Params.Meta))
 				return nil, noteOut{}, err
 			})
+		case "flood":
+			mcp.AddTool(srv, &mcp.Tool{
+				Name:        "flood",
+				Description: "Write `bytes` bytes (default 1000000000) on stderr, in lines of 100 bytes numbered from 0 (\"flood 000000000 xxx...\"), then answer, e.g. {\"bytes\": 64000000}.",
+				Annotations: harmless,
+				InputSchema: fixture.Schema[floodIn](func(props map[string]*jsonschema.Schema) {
+					props["bytes"].Minimum = new(1.0)
+					props["bytes"].Default = []byte("1000000000")
+				}),
+			}, func(_ context.Context, _ *mcp.CallToolRequest, in floodIn) (*mcp.CallToolResult, floodOut, error) {
+				n := in.Bytes
+				if n == 0 {
+					n = 1_000_000_000
+				}
+				lines, err := flood(p.Stderr(), n)
+				return nil, floodOut{Lines: lines}, err
+			})
 		case "bad_utf8":
 			mcp.AddTool(srv, &mcp.Tool{
 				Name:        "bad_utf8",
@@ -140,4 +161,38 @@ func writeEndless(p *fixture.Process) (int64, error) {
 		}
 		n += int64(len(chunk))
 	}
+}
+
+type floodIn struct {
+	Bytes int `json:"bytes,omitempty" jsonschema:"Bytes to write on stderr (default 1000000000), in lines of 100."`
+}
+
+type floodOut struct {
+	Lines int `json:"lines" jsonschema:"Lines written."`
+}
+
+// floodLine is the size of a flood line, its newline included.
+const floodLine = 100
+
+// flood writes n bytes (rounded up to whole lines) on w in lines of
+// floodLine bytes, "flood 000000042 xxx...\n", a batch of lines a write,
+// and returns the lines written.
+func flood(w io.Writer, n int) (int, error) {
+	lines := (n + floodLine - 1) / floodLine
+	const batch = 640
+	buf := make([]byte, 0, batch*floodLine)
+	pad := bytes.Repeat([]byte("x"), floodLine)
+	for i := 0; i < lines; {
+		buf = buf[:0]
+		for j := 0; j < batch && i < lines; j, i = j+1, i+1 {
+			start := len(buf)
+			buf = fmt.Appendf(buf, "flood %09d ", i)
+			buf = append(buf, pad[:floodLine-1-(len(buf)-start)]...)
+			buf = append(buf, '\n')
+		}
+		if _, err := w.Write(buf); err != nil {
+			return i, err
+		}
+	}
+	return lines, nil
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -50,4 +51,21 @@ func TestBadUTF8(t *testing.T) {
 		t.Errorf("text %q, want the two bytes replaced", text)
 	}
 	carriesOn(t, s)
+}
+
+func TestFloodLines(t *testing.T) {
+	var buf strings.Builder
+	n, err := flood(&buf, 250)
+	if err != nil || n != 3 {
+		t.Fatalf("flood(250) = %d, %v; want 3 lines", n, err)
+	}
+	lines := strings.SplitAfter(buf.String(), "\n")
+	if len(lines) != 4 || lines[3] != "" {
+		t.Fatalf("wrote %q", buf.String())
+	}
+	for i, l := range lines[:3] {
+		if want := fmt.Sprintf("flood %09d ", i); len(l) != floodLine || !strings.HasPrefix(l, want) || strings.Trim(l[len(want):], "x\n") != "" {
+			t.Errorf("line %d = %q, want %d bytes starting %q", i, l, floodLine, want)
+		}
+	}
 }
