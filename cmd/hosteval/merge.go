@@ -187,5 +187,8 @@ func runMerge(ctx context.Context, e *env, args []string) error {
 	if len(unfinished) > 0 {
 		return fmt.Errorf("not every shard finished: %s", strings.Join(unfinished, "; "))
 	}
+	if err := uncheckable(verdict); err != nil {
+		return err
+	}
 	return runVerdict(res.Records, res.Failed, res.Errors, verdict.Regressed)
 }

@@ -67,6 +67,9 @@ func runReport(ctx context.Context, e *env, args []string) error {
 		if err != nil {
 			return err
 		}
+		if err := uncheckable(verdict); err != nil {
+			return err
+		}
 		if verdict.Regressed {
 			return failedf("the checks failed")
 		}
@@ -328,6 +331,9 @@ func runGate(ctx context.Context, e *env, args []string) error {
 	// what held never reads as the verdict under what failed.
 	opts := report.Judge(s, gates, base, layout.options(e, ""))
 	if err := report.WriteVerdicts(e.stdout, opts); err != nil {
+		return err
+	}
+	if err := uncheckable(opts.Verdict()); err != nil {
 		return err
 	}
 	if opts.Verdict().Regressed {

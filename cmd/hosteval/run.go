@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -294,10 +295,37 @@ func planRun(ctx context.Context, e *env, f *runFlags) (*runPlan, error) {
 	if p.gates, err = loadGates(ran, f.gatesFile); err != nil {
 		return nil, err
 	}
+	if err := costGatesPriced(p.gates, p.cases); err != nil {
+		return nil, err
+	}
 	if p.base, err = readBaseline(f.baseline); err != nil {
 		return nil, err
 	}
 	return p, nil
+}
+
+// costGatesPriced refuses, before anything runs, a cost gate on a case
+// whose models have no price: their requests would cost 0, which passes
+// any bound.
+func costGatesPriced(gates []gate.Gate, cases []*scenario.Case) error {
+	for _, g := range gates {
+		if g.Metric != "cost" {
+			continue
+		}
+		for _, c := range cases {
+			unpriced := c.Unpriced()
+			if len(unpriced) == 0 || !g.Matches(c.Scenario.Name, c.Variant, c.ModelName) {
+				continue
+			}
+			where := g.Text
+			if g.Pos != "" {
+				where = g.Pos + ": " + where
+			}
+			return usagef("gate %s: model %s has no price, so the cost of %s is unknown, not 0: add price: to its openai: block (docs/models.md), or drop the gate",
+				where, unpriced[0], c.ID)
+		}
+	}
+	return nil
 }
 
 // runEnd is how a run that Run completed ends: at once after the second
@@ -318,7 +346,26 @@ func runEnd(e *env, res *runner.Result, dir string, verdict report.Verdict) erro
 	case res.ConfigErrors > 0:
 		return configf("%d of %d cases could not run: the model endpoint refused the configuration (a key, model name or URL)", res.ConfigErrors, res.Ran)
 	}
+	if err := uncheckable(verdict); err != nil {
+		return err
+	}
 	return runVerdict(res.Ran, res.Failed, res.Errors, verdict.Regressed)
+}
+
+// uncheckable is the configuration error of checks that could not be made
+// (a cost gate on a model without a price): exit 2, not a verdict.
+func uncheckable(v report.Verdict) error {
+	if len(v.Unchecked) == 0 {
+		return nil
+	}
+	return configf("%d %s could not be checked: %s", len(v.Unchecked), oneOr(len(v.Unchecked), "gate", "gates"), strings.Join(v.Unchecked, "; "))
+}
+
+func oneOr(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 // runVerdict is how a run of cases ends (run, and merge for the run it

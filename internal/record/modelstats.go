@@ -60,6 +60,10 @@ type CaseModels struct {
 	// ErrorClass sorts the error that stopped a case: an endpoint failure's
 	// class (transport, config, rejected) or ErrorReplayMiss.
 	ErrorClass string `json:"error_class,omitempty"`
+	// Unpriced names the case's models that talk to an endpoint without a
+	// price ("openai:m", "judge openai:j"): its Cost leaves them out, so
+	// it is unknown, not 0, and a cost gate cannot be checked on it.
+	Unpriced []string `json:"unpriced,omitempty"`
 }
 
 // ErrorReplayMiss is the ErrorClass of a case whose conversation asked a

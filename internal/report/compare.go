@@ -156,6 +156,10 @@ type Verdict struct {
 	// Notes are worth knowing but are not regressions (a group that
 	// appeared in the new run, a change within noise).
 	Notes []string `json:"notes"`
+	// Unchecked name the checks that could not be made because of the
+	// run's configuration (a cost gate on a model without a price): a
+	// configuration error (exit 2), not a regression alone.
+	Unchecked []string `json:"unchecked,omitempty"`
 }
 
 // Comparison is two runs side by side, benchstat style. Its groups are

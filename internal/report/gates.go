@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/hosteval/hosteval/internal/gate"
 	"github.com/hosteval/hosteval/internal/record"
@@ -62,6 +63,10 @@ type GateResult struct {
 	// Value is the group's metric; Limit the resolved right side.
 	Value, Limit float64
 	Passed       bool
+	// Unchecked says the gate could not be checked because of the run's
+	// configuration (a cost gate on a model without a price): not a
+	// failed gate but a configuration error, exit 2.
+	Unchecked bool
 	// Detail says what was found, e.g. "pass_rate = 66.7%, want >= 100%".
 	Detail string
 }
@@ -100,6 +105,14 @@ func EvaluateGates(s *Summary, gates []gate.Gate, baseline *Summary) []GateResul
 
 func evaluate(g gate.Gate, get func(*GroupStats) float64, grp *GroupStats, baseline *Summary) GateResult {
 	r := GateResult{Gate: g, Group: grp.GroupKey, Value: get(grp), Limit: g.Value}
+	if g.Metric == "cost" && len(grp.Unpriced) > 0 {
+		// Their requests were never priced: the group's cost is unknown,
+		// and 0 would pass any bound.
+		r.Unchecked = true
+		r.Detail = fmt.Sprintf("cost unknown: %s %s no price (add price: to %s openai: block, docs/models.md)",
+			names(grp.Unpriced), oneOr(len(grp.Unpriced), "has", "have"), oneOr(len(grp.Unpriced), "its", "their"))
+		return r
+	}
 	if g.Baseline {
 		if baseline == nil {
 			r.Detail = "needs a baseline run"
@@ -171,8 +184,28 @@ func GateVerdict(results []GateResult) Verdict {
 			v.Regressed = true
 			v.Reasons = append(v.Reasons, gateLine(r))
 		}
+		if r.Unchecked {
+			v.Unchecked = append(v.Unchecked, gateLine(r))
+		}
 	}
 	return v
+}
+
+// names lists model names for a sentence: "openai:a", "openai:a and
+// judge openai:b".
+func names(ns []string) string {
+	if len(ns) < 2 {
+		return strings.Join(ns, "")
+	}
+	return strings.Join(ns[:len(ns)-1], ", ") + " and " + ns[len(ns)-1]
+}
+
+// oneOr is one for n == 1, else many.
+func oneOr(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 func gateLine(r GateResult) string {

@@ -182,3 +182,25 @@ func TestGatesJSONRoundTrip(t *testing.T) {
 		t.Errorf("verdict changed in the round trip")
 	}
 }
+
+// A cost under 0.0001 (a bound, a cheap case) keeps its significant
+// digits: four decimals would print it 0.0000.
+func TestFmtCost(t *testing.T) {
+	tests := []struct {
+		x    float64
+		want string
+	}{
+		{0, "0.0000"},
+		{0.0002, "0.0002"},
+		{1.23456, "1.2346"},
+		{0.00001, "0.00001"},
+		{0.0000123456, "0.00001235"},
+		{0.00009999, "0.00009999"},
+		{-0.00005, "-0.00005"},
+	}
+	for _, tt := range tests {
+		if got := fmtCost(tt.x); got != tt.want {
+			t.Errorf("fmtCost(%g) = %q, want %q", tt.x, got, tt.want)
+		}
+	}
+}

@@ -199,7 +199,7 @@ func caseOut(c *CaseStats) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "case_id=%s steps=%d model_requests=%d unknown_tools=%d timeouts=%d protocol_errors=%d asked_user=%d result_bytes=%d tool_def_tokens=%d",
 		c.CaseID, c.Steps, c.ModelRequests, c.UnknownTools, c.Timeouts, c.ProtocolErrors, c.AskedUser, c.ResultBytes, c.ToolDefTokens)
-	if c.ModelFigures != (ModelFigures{}) {
+	if !c.ModelFigures.none() {
 		fmt.Fprintf(&b, " model_errors=%d replayed_requests=%d cached_requests=%d cost=%s", c.ModelErrors, c.Replayed, c.Cached, fmtCost(c.Cost))
 	}
 	if r := c.Route; r != nil {

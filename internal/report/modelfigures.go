@@ -2,6 +2,8 @@ package report
 
 import (
 	"fmt"
+	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -23,6 +25,14 @@ type ModelFigures struct {
 	// Cost is what the requests cost at their models' prices (0 without
 	// prices).
 	Cost float64 `json:"cost"`
+	// Unpriced names the models that answered without a price
+	// (record.CaseModels.Unpriced): Cost leaves them out.
+	Unpriced []string `json:"unpriced,omitempty"`
+}
+
+// none reports whether f holds no figure at all (a run of local models).
+func (f ModelFigures) none() bool {
+	return f.ModelErrors == 0 && f.Replayed == 0 && f.Cached == 0 && f.Cost == 0 && len(f.Unpriced) == 0
 }
 
 func (f *ModelFigures) add(o ModelFigures) {
@@ -30,12 +40,17 @@ func (f *ModelFigures) add(o ModelFigures) {
 	f.Replayed += o.Replayed
 	f.Cached += o.Cached
 	f.Cost += o.Cost
+	for _, m := range o.Unpriced {
+		if !slices.Contains(f.Unpriced, m) {
+			f.Unpriced = append(f.Unpriced, m)
+		}
+	}
 }
 
 // modelFiguresOf counts a record's model figures.
 func modelFiguresOf(rec *record.Record) ModelFigures {
 	n := rec.Counts()
-	f := ModelFigures{ModelErrors: n.ModelErrors, Replayed: n.Replayed, Cached: n.Cached, Cost: rec.Cost}
+	f := ModelFigures{ModelErrors: n.ModelErrors, Replayed: n.Replayed, Cached: n.Cached, Cost: rec.Cost, Unpriced: rec.Unpriced}
 	for _, j := range rec.Judgements {
 		switch j.Replayed {
 		case record.ReplayedCassette:
@@ -71,9 +86,18 @@ func fixedCost(x float64) Cell {
 	return c
 }
 
-// fmtCost prints a cost with four decimals: costs of single requests are
-// fractions of a cent.
-func fmtCost(x float64) string { return strconv.FormatFloat(x, 'f', 4, 64) }
+// fmtCost prints a cost with four decimals (costs of single requests are
+// fractions of a cent), and one under 0.0001 with its first four
+// significant digits, so that a small cost or gate bound never reads
+// 0.0000.
+func fmtCost(x float64) string {
+	if x == 0 || math.Abs(x) >= 0.0001 || math.IsInf(x, 0) || math.IsNaN(x) {
+		return strconv.FormatFloat(x, 'f', 4, 64)
+	}
+	decimals := 3 - int(math.Floor(math.Log10(math.Abs(x))))
+	s := strconv.FormatFloat(x, 'f', decimals, 64)
+	return strings.TrimRight(s, "0")
+}
 
 // replayedCell is how many requests were answered without the endpoint,
 // "-" for none.

@@ -168,7 +168,7 @@ func GroupTable(s *Summary) *Table {
 // replayed what one said), so that its tables get the columns of real
 // models: a run of scripted models is spared three columns of dashes.
 func (s *Summary) hasModelFigures() bool {
-	if s.Totals.ModelFigures != (ModelFigures{}) || (s.Run != nil && s.Run.Cache != nil) {
+	if !s.Totals.ModelFigures.none() || (s.Run != nil && s.Run.Cache != nil) {
 		return true
 	}
 	for i := range s.Groups {

@@ -28,6 +28,7 @@ func (o Options) Verdict() Verdict {
 		v.Regressed = v.Regressed || c.Regressed
 		v.Reasons = append(v.Reasons, c.Reasons...)
 		v.Notes = append(v.Notes, c.Notes...)
+		v.Unchecked = append(v.Unchecked, c.Unchecked...)
 	}
 	return v
 }

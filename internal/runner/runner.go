@@ -655,6 +655,7 @@ func (cr *caseRun) end(infra error) {
 		rec.Cassette = cr.wire.rec
 	}
 	rec.Cost = caseCost(rec)
+	rec.Unpriced = cr.c.Unpriced()
 	// Every case of a dataset row has its route, also one that could
 	// not run (the reports leave those out of the figures).
 	if !cr.c.RouteOnly() {

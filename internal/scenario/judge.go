@@ -3,6 +3,7 @@ package scenario
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -220,6 +221,26 @@ func (c *Case) Judges() []Judge {
 	out := make([]Judge, len(c.Scenario.judges))
 	for i, j := range c.Scenario.judges {
 		out[i] = j.Judge
+	}
+	return out
+}
+
+// Unpriced names the case's models that send requests to an endpoint
+// without a price: the case's model, and "judge <name>" for a judge with a
+// model of its own (a judge without one is the case's model). Their cost
+// is unknown, not 0, so a cost gate on the case cannot be checked.
+func (c *Case) Unpriced() []string {
+	var out []string
+	if o := c.model.OpenAI; o != nil && o.Price == nil {
+		out = append(out, c.ModelName)
+	}
+	for _, j := range c.Scenario.judges {
+		if j.Config == nil || j.Config.OpenAI == nil || j.Config.OpenAI.Price != nil {
+			continue
+		}
+		if name := "judge openai:" + j.Config.OpenAI.Model; !slices.Contains(out, name) {
+			out = append(out, name)
+		}
 	}
 	return out
 }
