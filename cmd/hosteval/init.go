@@ -101,7 +101,7 @@ func runInit(ctx context.Context, e *env, args []string) error {
 	protocol := fs.String("protocol", "auto", "protocol mode: auto, legacy or 2026-07-28")
 	var budgets budgetFlags
 	budgets.register(fs)
-	if err := parseFlags(fs, args); err != nil {
+	if err := parseFlagsFirst(fs, args); err != nil {
 		return err
 	}
 	if err := budgets.check(); err != nil {

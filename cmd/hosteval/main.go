@@ -37,6 +37,7 @@ import (
 	"time"
 
 	"github.com/hosteval/hosteval/internal/host"
+	"github.com/hosteval/hosteval/internal/yamlx"
 )
 
 func main() {
@@ -121,23 +122,20 @@ const abortWait = 3 * time.Second
 // runEnv runs the command args name, handles the interrupt, and prints
 // the error the command returns: the one place that decides the exit code.
 func runEnv(ctx context.Context, e *env, args []string) int {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "-help" || args[0] == "--help" || args[0] == "help" {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "-help" || args[0] == "--help" || args[0] == "help" && len(args) == 1 {
 		usage(e.stderr)
 		if len(args) == 0 {
 			return exitUsage
 		}
 		return exitOK
 	}
-	var c *command
-	for _, cmd := range commands() {
-		if cmd.name == args[0] {
-			c = &cmd
-			break
-		}
+	if args[0] == "help" {
+		// hosteval help run is hosteval run -h.
+		args = []string{args[1], "-h"}
 	}
+	c := findCommand(args[0])
 	if c == nil {
-		fmt.Fprintf(e.stderr, "hosteval: unknown command %q\n\n", args[0])
-		usage(e.stderr)
+		unknownCommand(e.stderr, args[0])
 		return exitUsage
 	}
 	if e.groups == nil {
@@ -181,6 +179,32 @@ func runEnv(ctx context.Context, e *env, args []string) int {
 	}
 }
 
+// findCommand returns the command named name, or nil.
+func findCommand(name string) *command {
+	for _, cmd := range commands() {
+		if cmd.name == name {
+			return &cmd
+		}
+	}
+	return nil
+}
+
+// unknownCommand says so in one line, with the closest command when name
+// looks like a typo of one, and how to list them: not the whole usage.
+func unknownCommand(w io.Writer, name string) {
+	var names []string
+	for _, c := range commands() {
+		names = append(names, c.name)
+	}
+	line := fmt.Sprintf("hosteval: unknown command %q", name)
+	if best, ok := yamlx.Closest(name, names); ok {
+		line += fmt.Sprintf(": did you mean %s?", best)
+	}
+	fmt.Fprintln(w, line)
+	fmt.Fprintln(w, "usage: hosteval <command> [flags] [args]")
+	fmt.Fprintln(w, "Run 'hosteval help' for the commands.")
+}
+
 func usage(w io.Writer) {
 	fmt.Fprintln(w, "usage: hosteval <command> [flags] [args]")
 	fmt.Fprintln(w)
@@ -195,26 +219,90 @@ func usage(w io.Writer) {
 	fmt.Fprintln(w, "Run 'hosteval <command> -h' for a command's flags and examples.")
 }
 
-// newFlags returns a command's FlagSet, which prints the command's usage and
-// flags on -h and on a bad flag.
+// newFlags returns a command's FlagSet, whose Usage prints the command's
+// usage and flags to the set's output (-h prints them all; a mistake in
+// the command line only their first line: see parseFlags).
 func newFlags(e *env, name, usage string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(e.stderr)
 	fs.Usage = func() {
-		fmt.Fprintf(e.stderr, "%s\n\nflags:\n", strings.TrimSpace(usage))
+		fmt.Fprintf(fs.Output(), "%s\n\nflags:\n", strings.TrimSpace(usage))
 		fs.PrintDefaults()
 	}
 	return fs
 }
 
-// parseFlags parses args. The flag package has printed what was wrong (or
-// the help), so the error it returns is not printed again.
+// parseFlags parses args with the flags anywhere among the arguments
+// (`hosteval run evals/ -out x` is `hosteval run -out x evals/`) until a
+// "--", after which every word is an argument; fs.Args returns the
+// arguments in their order. The help (-h) is printed whole; a mistake in
+// the command line is one line, with the closest flag when it looks like
+// a typo, then the command's usage line: the error is shown, not printed
+// again.
 func parseFlags(fs *flag.FlagSet, args []string) error {
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
+	return parseCommandLine(fs, args, true)
+}
+
+// parseFlagsFirst is parseFlags with the flags before the first argument
+// only: what follows is another program's command line (init's server).
+func parseFlagsFirst(fs *flag.FlagSet, args []string) error {
+	return parseCommandLine(fs, args, false)
+}
+
+func parseCommandLine(fs *flag.FlagSet, args []string, interspersed bool) error {
+	out, help := fs.Output(), fs.Usage
+	// The flag package prints its error and the whole usage itself: not
+	// while parsing.
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	defer func() { fs.SetOutput(out); fs.Usage = help }()
+
+	var positional []string
+	for rest := args; ; {
+		if err := fs.Parse(rest); err != nil {
+			fs.SetOutput(out)
+			if errors.Is(err, flag.ErrHelp) {
+				help()
+				return err
+			}
+			fmt.Fprintf(out, "hosteval: %s: %s\n", fs.Name(), flagMistake(fs, err))
+			fmt.Fprintln(out, shortUsage(fs, help))
+			return shown{usageError{err}}
 		}
-		return shown{usageError{err}}
+		left := fs.Args()
+		consumed := len(rest) - len(left)
+		if !interspersed || len(left) == 0 || consumed > 0 && rest[consumed-1] == "--" {
+			positional = append(positional, left...)
+			break
+		}
+		positional, rest = append(positional, left[0]), left[1:]
 	}
-	return nil
+	// Leave the arguments where fs.Args finds them.
+	return fs.Parse(append([]string{"--"}, positional...))
+}
+
+// flagMistake is the flag package's error in one line, naming the closest
+// flag when the one given is not defined and looks like a typo of one.
+func flagMistake(fs *flag.FlagSet, err error) string {
+	name, ok := strings.CutPrefix(err.Error(), "flag provided but not defined: -")
+	if !ok {
+		return err.Error()
+	}
+	var names []string
+	fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
+	if best, ok := yamlx.Closest(name, names); ok {
+		return fmt.Sprintf("flag -%s: did you mean -%s?", name, best)
+	}
+	return err.Error()
+}
+
+// shortUsage is the first line of a command's usage and where the rest
+// is.
+func shortUsage(fs *flag.FlagSet, help func()) string {
+	var b strings.Builder
+	fs.SetOutput(&b)
+	help()
+	fs.SetOutput(io.Discard)
+	first, _, _ := strings.Cut(b.String(), "\n")
+	return fmt.Sprintf("%s\nRun 'hosteval %s -h' for its flags and examples.", first, fs.Name())
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/hosteval/hosteval/internal/record"
 	"github.com/hosteval/hosteval/internal/report"
 	"github.com/hosteval/hosteval/internal/runner"
+	"github.com/hosteval/hosteval/internal/scaffold"
 	"github.com/hosteval/hosteval/internal/scenario"
 )
 
@@ -220,6 +221,9 @@ func parseRunFlags(e *env, args []string) (*runFlags, error) {
 	}
 	f.paths = fs.Args()
 	if len(f.paths) == 0 {
+		if err := defaultSuite("."); err != nil {
+			return nil, err
+		}
 		f.paths = []string{"scenarios"}
 	}
 	if f.runFilter != "" {
@@ -231,6 +235,41 @@ func parseRunFlags(e *env, args []string) (*runFlags, error) {
 		return nil, err
 	}
 	return f, nil
+}
+
+// defaultSuite checks that dir has the default suite, scenarios/, and
+// when it has not says where a suite is: the folder itself, or the folder
+// `hosteval init` wrote (a servers file and a gates file side by side),
+// with the command that runs it.
+func defaultSuite(dir string) error {
+	if _, err := os.Stat(filepath.Join(dir, "scenarios")); err == nil {
+		return nil
+	}
+	isSuite := func(d string) bool {
+		for _, name := range []string{scaffold.ServersFile, scaffold.GatesFile} {
+			if fi, err := os.Stat(filepath.Join(d, name)); err != nil || fi.IsDir() {
+				return false
+			}
+		}
+		return true
+	}
+	if isSuite(dir) {
+		return usagef("no scenarios/ folder here, but this folder is a suite: hosteval run -gates %s .", scaffold.GatesFile)
+	}
+	entries, _ := os.ReadDir(dir)
+	var found []string
+	for _, de := range entries {
+		if de.IsDir() && isSuite(filepath.Join(dir, de.Name())) {
+			found = append(found, de.Name()+"/")
+		}
+	}
+	switch len(found) {
+	case 0:
+		return usagef("no scenarios/ folder here: name the scenario files or folders to run (hosteval run PATH...), or start a suite with hosteval init")
+	case 1:
+		return usagef("no scenarios/ folder here; the suite is in %s: hosteval run -gates %[1]s%s %[1]s", found[0], scaffold.GatesFile)
+	}
+	return usagef("no scenarios/ folder here; suites are in %s: hosteval run -gates DIR/%s DIR/", strings.Join(found, ", "), scaffold.GatesFile)
 }
 
 // runPlan is what a run will do: its cases (the shard's, when it is

@@ -5,16 +5,25 @@ import "fmt"
 // Suggest returns ` (did you mean "x"?)` for the known name closest to
 // name, when it is close enough to be a likely typo, and "" otherwise.
 func Suggest(name string, known []string) string {
+	best, ok := Closest(name, known)
+	if !ok {
+		return ""
+	}
+	return fmt.Sprintf(" (did you mean %q?)", best)
+}
+
+// Closest returns the known name closest to name when it is close enough
+// to be a likely typo: at most 1 + len(name)/4 edits away. The command
+// line's flags and commands are suggested by the same rule as the files'
+// keys.
+func Closest(name string, known []string) (string, bool) {
 	best, bestD := "", 2+len(name)/4 // accept distances up to 1 + len/4
 	for _, k := range known {
 		if d := editDistance(name, k); d < bestD {
 			best, bestD = k, d
 		}
 	}
-	if best == "" {
-		return ""
-	}
-	return fmt.Sprintf(" (did you mean %q?)", best)
+	return best, best != ""
 }
 
 // editDistance is the Levenshtein distance between a and b, in bytes.
