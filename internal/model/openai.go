@@ -301,8 +301,11 @@ func (m *OpenAI) exchange(ctx context.Context, body []byte) (replay.Exchange, So
 	}
 	src := FromCache
 	ex, ok := replay.Exchange{}, false
-	if m.wire.Cache != nil {
-		ex, ok = m.wire.Cache.Get(body)
+	// A recording is of the endpoint: a case that records (or appends
+	// to its cassette) sends every request, and keeps the answer in the
+	// cache too, but never takes one from it.
+	if m.wire.Cache != nil && (c == nil || c.Mode() == replay.Replay) {
+		ex, ok = m.wire.Cache.Get(m.cacheEndpoint(), body)
 	}
 	if !ok {
 		var err error
@@ -313,7 +316,7 @@ func (m *OpenAI) exchange(ctx context.Context, body []byte) (replay.Exchange, So
 		// The model's errors are not kept (an error status, a choice
 		// without a message): the next request may go better.
 		if m.wire.Cache != nil && ex.Status == http.StatusOK && hasMessage(ex.Response) {
-			_ = m.wire.Cache.Put(ex) // a failed write is counted in the cache's stats
+			_ = m.wire.Cache.Put(m.cacheEndpoint(), ex) // a failed write is counted in the cache's stats
 		}
 	}
 	if c != nil {
@@ -322,6 +325,17 @@ func (m *OpenAI) exchange(ctx context.Context, body []byte) (replay.Exchange, So
 		}
 	}
 	return ex, src, nil
+}
+
+// cacheEndpoint is the URL the response cache keys m's answers on: its
+// chat completions URL without a user or password.
+func (m *OpenAI) cacheEndpoint() string {
+	u, err := url.Parse(m.url)
+	if err != nil {
+		return m.url
+	}
+	u.User = nil
+	return u.String()
 }
 
 // maxAnswerBytes bounds an answer body; a completion is far smaller.

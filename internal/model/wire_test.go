@@ -614,3 +614,47 @@ func TestNullMessageIsAModelError(t *testing.T) {
 		})
 	}
 }
+
+// The response cache keys on the endpoint too: an answer of one endpoint
+// never answers for another (a dead one included), and a case that
+// records sends every request (its cassette is of the endpoint), keeping
+// the answer in the cache, never taking one from it.
+func TestResponseCacheKeysOnTheEndpoint(t *testing.T) {
+	cache, err := replay.OpenCache(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := Request{Messages: []Message{{Role: RoleUser, Content: "Who owns jump-prod-02?"}}, ToolsJSON: json.RawMessage(toolsJSON)}
+	a := newChatServer(t, toolCallReply)
+	if _, err := newTestOpenAI(t, a, OpenAIConfig{}).With(Wire{Cache: cache}).Next(context.Background(), req); err != nil {
+		t.Fatal(err)
+	}
+
+	b := newChatServer(t, okReply(okText))
+	got, err := newTestOpenAI(t, b, OpenAIConfig{}).With(Wire{Cache: cache}).Next(context.Background(), req)
+	if err != nil || got.Replayed != FromEndpoint || got.Text != "It belongs to the platform team." {
+		t.Errorf("another endpoint: %+v, %v; want its own answer, from the endpoint", got, err)
+	}
+	dead := newChatServer(t)
+	dead.Close()
+	if _, err := newTestOpenAI(t, dead, OpenAIConfig{MaxRetries: ptr(0)}).With(Wire{Cache: cache}).Next(context.Background(), req); err == nil {
+		t.Error("a dead endpoint answered from another's cache entry")
+	}
+
+	for _, mode := range []replay.Mode{replay.Record, replay.Fallback} {
+		c, err := replay.Open(filepath.Join(t.TempDir(), "c.yaml"), mode)
+		if err != nil {
+			t.Fatal(err)
+		}
+		before := a.requests()
+		got, err := newTestOpenAI(t, a, OpenAIConfig{}).With(Wire{Cassette: c, Cache: cache}).Next(context.Background(), req)
+		if err != nil || got.Replayed != FromEndpoint || a.requests() != before+1 {
+			t.Errorf("%s: Replayed %q, %v, %d requests to the endpoint; want one, answered by it", mode, got.Replayed, err, a.requests()-before)
+		}
+	}
+	// Not recording, the same endpoint's entry answers.
+	got, err = newTestOpenAI(t, a, OpenAIConfig{}).With(Wire{Cache: cache}).Next(context.Background(), req)
+	if err != nil || got.Replayed != FromCache {
+		t.Errorf("the same endpoint again: Replayed %q, %v; want cache", got.Replayed, err)
+	}
+}

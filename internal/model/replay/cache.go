@@ -18,9 +18,11 @@ import (
 // disk, at no cost and at once. One Cache serves every case of a run at
 // the same time; several runs may share its folder.
 //
-// An entry is a file named by the request's [Key] holding the exchange as
-// JSON. It holds the request too, and a request must equal it to be
-// answered, so that the key is a name and never a promise.
+// An entry is a file named by a key of the endpoint and the request,
+// holding the exchange as JSON. It holds both, and a request must equal
+// its request and come for its endpoint to be answered, so that the key
+// is a name and never a promise: an answer of one endpoint (a base URL;
+// the model is in the request) never answers for another.
 type Cache struct {
 	dir    string
 	hits   atomic.Int64
@@ -65,6 +67,9 @@ func (c *Cache) Stats() CacheStats {
 
 // entry is a cache file.
 type entry struct {
+	// Endpoint is the SHA-256 of the URL the request was sent to: a URL
+	// may carry a key, and none is ever written.
+	Endpoint  string          `json:"endpoint_sha256"`
 	Request   json.RawMessage `json:"request"`
 	Status    int             `json:"status"`
 	LatencyMS float64         `json:"latency_ms"`
@@ -75,14 +80,22 @@ func (c *Cache) file(key string) string {
 	return filepath.Join(c.dir, key[:2], key+".json")
 }
 
-// Get returns the stored answer to the request body, if any.
-func (c *Cache) Get(body []byte) (Exchange, bool) {
+// entryKey names the entry of a request to an endpoint.
+func entryKey(endpoint string, canon []byte) string {
+	return keyOf(append([]byte(endpointDigest(endpoint)+"\n"), canon...))
+}
+
+func endpointDigest(endpoint string) string { return keyOf([]byte(endpoint)) }
+
+// Get returns the stored answer of endpoint (the URL a request is sent
+// to) to the request body, if any.
+func (c *Cache) Get(endpoint string, body []byte) (Exchange, bool) {
 	canon, err := Canonical(body)
 	if err != nil {
 		c.misses.Add(1)
 		return Exchange{}, false
 	}
-	data, err := os.ReadFile(c.file(keyOf(canon)))
+	data, err := os.ReadFile(c.file(entryKey(endpoint, canon)))
 	if err != nil {
 		if !errors.Is(err, fs.ErrNotExist) {
 			c.errs.Add(1)
@@ -96,7 +109,7 @@ func (c *Cache) Get(body []byte) (Exchange, bool) {
 		c.misses.Add(1)
 		return Exchange{}, false
 	}
-	if stored, err := Canonical(e.Request); err != nil || !bytes.Equal(stored, canon) {
+	if stored, err := Canonical(e.Request); err != nil || !bytes.Equal(stored, canon) || e.Endpoint != endpointDigest(endpoint) {
 		c.misses.Add(1)
 		return Exchange{}, false
 	}
@@ -109,9 +122,10 @@ func (c *Cache) Get(body []byte) (Exchange, bool) {
 	}, true
 }
 
-// Put stores an exchange. Writers of the same key write the same content,
-// and each replaces the file whole, so concurrent cases need no lock.
-func (c *Cache) Put(ex Exchange) error {
+// Put stores an exchange with endpoint. Writers of the same key write the
+// same content, and each replaces the file whole, so concurrent cases need
+// no lock.
+func (c *Cache) Put(endpoint string, ex Exchange) error {
 	canon, err := Canonical(ex.Request)
 	if err == nil && !json.Valid(ex.Response) {
 		err = errors.New("the answer is not JSON")
@@ -124,13 +138,14 @@ func (c *Cache) Put(ex Exchange) error {
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false) // the answer as it came, not re-escaped
 	err = enc.Encode(entry{
+		Endpoint:  endpointDigest(endpoint),
 		Request:   canon,
 		Status:    ex.Status,
 		LatencyMS: float64(ex.Latency.Microseconds()) / 1000,
 		Response:  ex.Response,
 	})
 	if err == nil {
-		err = writeAtomic(c.file(keyOf(canon)), buf.Bytes())
+		err = writeAtomic(c.file(entryKey(endpoint, canon)), buf.Bytes())
 	}
 	if err != nil {
 		c.errs.Add(1)

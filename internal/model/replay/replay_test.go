@@ -501,14 +501,14 @@ func TestCache(t *testing.T) {
 		t.Fatal(err)
 	}
 	req := body(t, "0", tools, sys, question)
-	if _, ok := c.Get(req); ok {
+	if _, ok := c.Get(testEndpoint, req); ok {
 		t.Fatal("Get on an empty cache found something")
 	}
 	ex := Exchange{Request: req, Status: 200, Response: toolCallAnswer, Latency: 1500 * time.Microsecond}
-	if err := c.Put(ex); err != nil {
+	if err := c.Put(testEndpoint, ex); err != nil {
 		t.Fatal(err)
 	}
-	got, ok := c.Get(indent(t, req)) // the same request, written otherwise
+	got, ok := c.Get(testEndpoint, indent(t, req)) // the same request, written otherwise
 	if !ok {
 		t.Fatal("Get after Put: not found")
 	}
@@ -519,23 +519,35 @@ func TestCache(t *testing.T) {
 		t.Errorf("the answer was re-escaped: %s", got.Response)
 	}
 
-	// An entry whose request is not the one asked is not an answer.
-	key, _ := Key(req)
-	other := body(t, "1", tools, sys, question)
-	data, _ := json.Marshal(entry{Request: other, Status: 200, Response: finalAnswer})
-	if err := os.WriteFile(c.file(key), data, 0o644); err != nil {
-		t.Fatal(err)
+	// Another endpoint's answer to the same request is not an answer.
+	if _, ok := c.Get("http://127.0.0.1:8001/v1/chat/completions", req); ok {
+		t.Error("Get answered from another endpoint's entry")
 	}
-	if _, ok := c.Get(req); ok {
-		t.Error("Get answered from an entry of another request")
+
+	// An entry whose request is not the one asked is not an answer, nor
+	// is one of another endpoint under this one's key.
+	canon, _ := Canonical(req)
+	key := entryKey(testEndpoint, canon)
+	other := body(t, "1", tools, sys, question)
+	for _, e := range []entry{
+		{Endpoint: endpointDigest(testEndpoint), Request: other, Status: 200, Response: finalAnswer},
+		{Endpoint: endpointDigest("http://elsewhere/v1/chat/completions"), Request: canon, Status: 200, Response: finalAnswer},
+	} {
+		data, _ := json.Marshal(e)
+		if err := os.WriteFile(c.file(key), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := c.Get(testEndpoint, req); ok {
+			t.Errorf("Get answered from the entry %s", data)
+		}
 	}
 	if err := os.WriteFile(c.file(key), []byte("{not json"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := c.Get(req); ok {
+	if _, ok := c.Get(testEndpoint, req); ok {
 		t.Error("Get answered from a corrupt entry")
 	}
-	if want := (CacheStats{Hits: 1, Misses: 3, Errors: 1}); c.Stats() != want {
+	if want := (CacheStats{Hits: 1, Misses: 5, Errors: 1}); c.Stats() != want {
 		t.Errorf("Stats() = %+v, want %+v", c.Stats(), want)
 	}
 }
@@ -549,8 +561,8 @@ func TestCacheConcurrent(t *testing.T) {
 	for i := range 16 {
 		wg.Go(func() {
 			req := body(t, "0", "", fmt.Sprintf(`{"role":"user","content":"q%d"}`, i%4))
-			if _, ok := c.Get(req); !ok {
-				if err := c.Put(Exchange{Request: req, Status: 200, Response: finalAnswer}); err != nil {
+			if _, ok := c.Get(testEndpoint, req); !ok {
+				if err := c.Put(testEndpoint, Exchange{Request: req, Status: 200, Response: finalAnswer}); err != nil {
 					t.Error(err)
 				}
 			}
@@ -562,7 +574,7 @@ func TestCacheConcurrent(t *testing.T) {
 		t.Errorf("Stats() = %+v, want 16 lookups, at least 4 misses, no errors", s)
 	}
 	for i := range 4 {
-		if _, ok := c.Get(body(t, "0", "", fmt.Sprintf(`{"role":"user","content":"q%d"}`, i))); !ok {
+		if _, ok := c.Get(testEndpoint, body(t, "0", "", fmt.Sprintf(`{"role":"user","content":"q%d"}`, i))); !ok {
 			t.Errorf("q%d not cached", i)
 		}
 	}
@@ -579,3 +591,6 @@ func TestDefaultCacheDir(t *testing.T) {
 		t.Errorf("DefaultCacheDir() = %s, want %s", dir, want)
 	}
 }
+
+// testEndpoint is the endpoint the cache tests' requests go to.
+const testEndpoint = "http://127.0.0.1:8000/v1/chat/completions"
