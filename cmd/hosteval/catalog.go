@@ -78,6 +78,8 @@ func runCatalog(ctx context.Context, e *env, args []string) error {
 	longTokens := fs.Int("long-tokens", catalog.DefaultLongTokens, "flag descriptions over this many tokens")
 	as := fs.String("as", catalog.FormSent, "the form counted: sent (as hosteval sends it) or listed (as the servers list their tools)")
 	save := fs.String("save", "", "write the one server's tools, as its tools/list returned them, to this file (a scenario's catalog:)")
+	var layout layoutFlags
+	layout.register(fs, false)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -129,7 +131,7 @@ func runCatalog(ctx context.Context, e *env, args []string) error {
 	if *asJSON {
 		return c.WriteJSON(e.stdout)
 	}
-	return c.WriteText(e.stdout)
+	return c.WriteText(e.stdout, layout.width(e), wideHint)
 }
 
 // catalogHostOptions builds the host options: the servers file's servers

@@ -288,7 +288,7 @@ func (p *prompt) listTools(full bool) {
 	for _, t := range tools {
 		width = max(width, len(t.Name))
 	}
-	fmt.Fprintf(p.e.stdout, "%d tools:\n", len(tools))
+	fmt.Fprintf(p.e.stdout, "%s:\n", text.Count(len(tools), "tool"))
 	for _, t := range tools {
 		desc, _, _ := strings.Cut(strings.TrimSpace(t.MCP.Description), "\n")
 		if !t.AutoRun {

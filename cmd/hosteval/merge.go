@@ -13,6 +13,7 @@ import (
 	"github.com/hosteval/hosteval/internal/merge"
 	"github.com/hosteval/hosteval/internal/record"
 	"github.com/hosteval/hosteval/internal/scenario"
+	"github.com/hosteval/hosteval/internal/text"
 )
 
 // shardFlags choose the shard a run runs: -shard K/N, else $HOSTEVAL_SHARD,
@@ -160,8 +161,8 @@ func runMerge(ctx context.Context, e *env, args []string) error {
 	for i, sh := range res.Info.Shards {
 		shards[i] = sh.Shard.String()
 	}
-	fmt.Fprintf(e.stderr, "merged shards %s: %d cases: %d passed, %d failed, %d errors; results in %s\n",
-		strings.Join(shards, ", "), res.Records, res.Passed, res.Failed, res.Errors, dir)
+	fmt.Fprintf(e.stderr, "merged shards %s: %s: %d passed, %d failed, %s; results in %s\n",
+		strings.Join(shards, ", "), text.Count(res.Records, "case"), res.Passed, res.Failed, text.Count(res.Errors, "error"), dir)
 	if len(res.Info.MissingShards) > 0 {
 		missing := make([]string, len(res.Info.MissingShards))
 		for i, m := range res.Info.MissingShards {
@@ -182,7 +183,7 @@ func runMerge(ctx context.Context, e *env, args []string) error {
 		case sh.Finished.IsZero():
 			why = "never finished (killed, or still running)"
 		}
-		unfinished = append(unfinished, fmt.Sprintf("shard %s (%s) %s: %d of its %d cases recorded", sh.Shard, sh.Dir, why, sh.Records, sh.Cases))
+		unfinished = append(unfinished, fmt.Sprintf("shard %s (%s) %s: %d of its %s recorded", sh.Shard, sh.Dir, why, sh.Records, text.Count(sh.Cases, "case")))
 	}
 	if len(unfinished) > 0 {
 		return fmt.Errorf("not every shard finished: %s", strings.Join(unfinished, "; "))

@@ -23,6 +23,7 @@ import (
 	"github.com/hosteval/hosteval/internal/runner"
 	"github.com/hosteval/hosteval/internal/scaffold"
 	"github.com/hosteval/hosteval/internal/scenario"
+	"github.com/hosteval/hosteval/internal/text"
 )
 
 var runCommand = command{
@@ -321,7 +322,7 @@ func planRun(ctx context.Context, e *env, f *runFlags) (*runPlan, error) {
 		}
 		all := len(p.cases)
 		p.cases = runner.SelectShard(p.cases, f.shard)
-		fmt.Fprintf(e.stderr, "shard %s: %d of the suite's %d cases\n", f.shard, len(p.cases), all)
+		fmt.Fprintf(e.stderr, "shard %s: %d of the suite's %s\n", f.shard, len(p.cases), text.Count(all, "case"))
 	}
 	// Only the scenarios that run are judged by their own gates: a -run
 	// filter must not fail the gates of a scenario it left out.
@@ -375,15 +376,15 @@ func runEnd(e *env, res *runner.Result, dir string, verdict report.Verdict) erro
 		// Exit now: the servers are killed and run.json says so; what
 		// finished is in records.jsonl, from which `hosteval report`
 		// rebuilds the reports.
-		return interruptedf("%d of %d cases recorded in %s (hosteval report %[3]s rebuilds the reports)", res.Ran, res.Total, dir)
+		return interruptedf("%d of %s recorded in %s (hosteval report %[3]s rebuilds the reports)", res.Ran, text.Count(res.Total, "case"), dir)
 	}
-	fmt.Fprintf(e.stderr, "%d cases: %d passed, %d failed, %d errors in %s; results in %s\n",
-		res.Ran, res.Passed, res.Failed, res.Errors, res.Elapsed.Round(time.Millisecond), dir)
+	fmt.Fprintf(e.stderr, "%s: %d passed, %d failed, %s in %s; results in %s\n",
+		text.Count(res.Ran, "case"), res.Passed, res.Failed, text.Count(res.Errors, "error"), res.Elapsed.Round(time.Millisecond), dir)
 	switch {
 	case res.Interrupted:
-		return interruptedf("%d of %d cases did not run", res.Total-res.Ran, res.Total)
+		return interruptedf("%d of %s did not run", res.Total-res.Ran, text.Count(res.Total, "case"))
 	case res.ConfigErrors > 0:
-		return configf("%d of %d cases could not run: the model endpoint refused the configuration (a key, model name or URL)", res.ConfigErrors, res.Ran)
+		return configf("%d of %s could not run: the model endpoint refused the configuration (a key, model name or URL)", res.ConfigErrors, text.Count(res.Ran, "case"))
 	}
 	if err := uncheckable(verdict); err != nil {
 		return err
@@ -413,11 +414,11 @@ func oneOr(n int, one, many string) string {
 func runVerdict(cases, failed, errored int, regressed bool) error {
 	switch {
 	case errored > 0:
-		return fmt.Errorf("%d of %d cases could not run", errored, cases)
+		return fmt.Errorf("%d of %s could not run", errored, text.Count(cases, "case"))
 	case failed > 0 && regressed:
-		return failedf("%d of %d cases failed, and the checks failed", failed, cases)
+		return failedf("%d of %s failed, and the checks failed", failed, text.Count(cases, "case"))
 	case failed > 0:
-		return failedf("%d of %d cases failed", failed, cases)
+		return failedf("%d of %s failed", failed, text.Count(cases, "case"))
 	case regressed:
 		return failedf("the checks failed")
 	}

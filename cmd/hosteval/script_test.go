@@ -14,6 +14,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 	"gopkg.in/yaml.v3"
 
+	"github.com/hosteval/hosteval/internal/table/tabletest"
 	"github.com/hosteval/hosteval/servers/fakeapi/endpoint"
 	"github.com/hosteval/hosteval/servers/fixturetest"
 )
@@ -99,6 +100,26 @@ func TestScripts(t *testing.T) {
 					ts.Fatalf("%s has no %q", args[0], args[1])
 				}
 				ts.Check(os.WriteFile(ts.MkAbs(args[0]), []byte(strings.ReplaceAll(data, args[1], args[2])), 0o644))
+			},
+			// fits N checks that every line of the text tables on stdout
+			// (title, header, rule, rows and notes) takes at most N
+			// display columns and ends in no space; ! fits N that some
+			// line does not.
+			"fits": func(ts *testscript.TestScript, neg bool, args []string) {
+				if len(args) != 1 {
+					ts.Fatalf("usage: fits N")
+				}
+				width, err := strconv.Atoi(args[0])
+				ts.Check(err)
+				problems, checked := tabletest.Overflows(ts.ReadFile("stdout"), width)
+				switch {
+				case checked == 0:
+					ts.Fatalf("no table on stdout")
+				case neg && len(problems) == 0:
+					ts.Fatalf("every one of the %d table lines fits %d columns", checked, width)
+				case !neg && len(problems) > 0:
+					ts.Fatalf("%d of %d table lines do not fit %d columns:\n%s", len(problems), checked, width, strings.Join(problems, "\n"))
+				}
 			},
 			// records DIR N checks that DIR/records.jsonl has N lines.
 			"records": func(ts *testscript.TestScript, neg bool, args []string) {

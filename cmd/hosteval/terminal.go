@@ -27,12 +27,20 @@ func (l *layoutFlags) register(fs *flag.FlagSet, cases bool) {
 // options are the report options for the tables printed on e.stdout; dir
 // is the run folder, named in each failure's show command.
 func (l *layoutFlags) options(e *env, dir string) report.Options {
-	o := report.Options{AllCases: l.cases, Dir: dir, AllTranscripts: l.transcripts}
-	if !l.wide {
-		o.Width = terminalWidth(e)
-	}
-	return o
+	return report.Options{AllCases: l.cases, Dir: dir, AllTranscripts: l.transcripts, Width: l.width(e)}
 }
+
+// width is how wide the tables on e.stdout may be: the terminal's width,
+// or 0 (unlimited) with -wide.
+func (l *layoutFlags) width(e *env) int {
+	if l.wide {
+		return 0
+	}
+	return terminalWidth(e)
+}
+
+// wideHint is what the note naming the columns Fit hid adds.
+const wideHint = "-wide shows them"
 
 // terminalWidth is how wide the tables on stdout may be: $COLUMNS when it
 // is a number, else the terminal's width when stdout is a terminal, else 0,

@@ -35,6 +35,8 @@ func runTools(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "tools", toolsUsage)
 	var hf hostFlags
 	hf.register(fs)
+	var layout layoutFlags
+	layout.register(fs, false)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -54,8 +56,11 @@ func runTools(ctx context.Context, e *env, args []string) error {
 	}
 	defer h.Close()
 	serverErrs := serverErrors(h)
+	// On a narrow terminal the server goes first (the name carries it),
+	// then the bytes; the description is cut to what is left.
 	t := &report.Table{Columns: []report.Column{
-		{Name: "name"}, {Name: "server"}, {Name: "run"}, {Name: "description"}, {Name: "bytes", Right: true}, {Name: "tokens", Right: true},
+		{Name: "name"}, {Name: "server", Priority: 2}, {Name: "run"}, {Name: "description"},
+		{Name: "bytes", Right: true, Priority: 1}, {Name: "tokens", Right: true},
 	}}
 	for _, tool := range h.Offered() {
 		run := "ask"
@@ -69,13 +74,13 @@ func runTools(ctx context.Context, e *env, args []string) error {
 		})
 	}
 	defs := h.ToolDefs()
-	t.Notes = []string{fmt.Sprintf("%d tools offered: %d bytes, %d tokens (o200k_base) sent with every model request", defs.Tools, defs.Bytes, defs.Tokens)}
+	t.Notes = []string{fmt.Sprintf("%s offered: %d bytes, %d tokens (o200k_base) sent with every model request", text.Count(defs.Tools, "tool"), defs.Bytes, defs.Tokens)}
 	for _, s := range h.Servers() {
 		if s.Error == "" {
-			t.Notes = append(t.Notes, fmt.Sprintf("%s: protocol %s, %d tools", s.Name, s.Protocol, s.Tools))
+			t.Notes = append(t.Notes, fmt.Sprintf("%s: protocol %s, %s", s.Name, s.Protocol, text.Count(s.Tools, "tool")))
 		}
 	}
-	if err := t.WriteText(e.stdout); err != nil {
+	if err := t.Fit(layout.width(e), wideHint).WriteText(e.stdout); err != nil {
 		return err
 	}
 	return serverErrs

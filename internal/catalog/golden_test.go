@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/hosteval/hosteval/internal/goldenfile"
+	"github.com/hosteval/hosteval/internal/table/tabletest"
 )
 
 // golden compares got with testdata/name, or rewrites the file with -update.
@@ -23,11 +25,12 @@ func TestGolden(t *testing.T) {
 		name  string
 		write func(*bytes.Buffer) error
 	}{
-		{"catalog.txt", func(b *bytes.Buffer) error { return c.WriteText(b) }},
+		{"catalog.txt", func(b *bytes.Buffer) error { return c.WriteText(b, 0, "") }},
 		{"catalog.md", func(b *bytes.Buffer) error { return c.WriteMarkdown(b) }},
 		{"catalog.json", func(b *bytes.Buffer) error { return c.WriteJSON(b) }},
-		{"compare.txt", func(b *bytes.Buffer) error { return compared.WriteText(b) }},
+		{"compare.txt", func(b *bytes.Buffer) error { return compared.WriteText(b, 0, "") }},
 		{"compare.json", func(b *bytes.Buffer) error { return compared.WriteJSON(b) }},
+		{"compare.80.txt", func(b *bytes.Buffer) error { return compared.WriteText(b, 80, "-wide shows them") }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -36,6 +39,9 @@ func TestGolden(t *testing.T) {
 				t.Fatal(err)
 			}
 			golden(t, tt.name, b.Bytes())
+			if problems, _ := tabletest.Overflows(b.String(), 80); strings.HasSuffix(tt.name, ".80.txt") && len(problems) > 0 {
+				t.Errorf("not fitted to 80 columns:\n%s", strings.Join(problems, "\n"))
+			}
 		})
 	}
 }
@@ -55,6 +61,24 @@ func TestGoldenReadable(t *testing.T) {
 		}
 		if c.Compare != nil || len(c.Tools) != 4 {
 			t.Errorf("%s: read %d tools, compare %v; want 4 tools and no comparison", name, len(c.Tools), c.Compare)
+		}
+	}
+}
+
+// TestColumnNamesDistinct: every column of the catalog's tables has a
+// name of its own, so that a note on the columns hidden to fit a terminal
+// says which went.
+func TestColumnNamesDistinct(t *testing.T) {
+	entries, _ := fixture()
+	c := measure(t, entries, Options{})
+	compared := measure(t, changedFixture(), Options{Before: c})
+	for _, tbl := range compared.Tables() {
+		seen := map[string]bool{}
+		for _, col := range tbl.Columns {
+			if col.Name == "" || seen[col.Name] {
+				t.Errorf("table %q: column %q is unnamed or named twice", tbl.Title, col.Name)
+			}
+			seen[col.Name] = true
 		}
 	}
 }

@@ -19,15 +19,17 @@ func (c *Catalog) Tables() []*table.Table {
 	return tables
 }
 
-// WriteText renders the tables for a terminal, a blank line between them.
-func (c *Catalog) WriteText(w io.Writer) error {
+// WriteText renders the tables for a terminal, a blank line between them,
+// each fitted to width columns (table.Table.Fit; 0: unlimited), the
+// columns it hides named with hint.
+func (c *Catalog) WriteText(w io.Writer, width int, hint string) error {
 	for i, t := range c.Tables() {
 		if i > 0 {
 			if _, err := io.WriteString(w, "\n"); err != nil {
 				return err
 			}
 		}
-		if err := t.WriteText(w); err != nil {
+		if err := t.Fit(width, hint).WriteText(w); err != nil {
 			return err
 		}
 	}
@@ -104,8 +106,11 @@ func (c *Catalog) toolTable() *table.Table {
 	t := &table.Table{
 		Title: "Tools",
 		Columns: []table.Column{
-			{Name: "tool"}, {Name: "server"}, {Name: "bytes", Right: true}, {Name: "tokens", Right: true},
-			{Name: "marginal", Right: true}, {Name: "desc", Right: true}, {Name: "schema", Right: true}, {Name: "envelope", Right: true},
+			// On a narrow terminal the split goes first, then the
+			// server and the bytes: tokens are what a request pays.
+			{Name: "tool"}, {Name: "server", Priority: 2}, {Name: "bytes", Right: true, Priority: 1}, {Name: "tokens", Right: true},
+			{Name: "marginal", Right: true}, {Name: "desc", Right: true, Priority: 3},
+			{Name: "schema", Right: true, Priority: 4}, {Name: "envelope", Right: true, Priority: 5},
 		},
 	}
 	for _, tool := range c.Tools {
@@ -118,7 +123,7 @@ func (c *Catalog) toolTable() *table.Table {
 		fmt.Sprintf("%s offered: %d bytes, %d tokens (%s) sent with every model request", plural(tot.Tools, "tool"), tot.Bytes, tot.Tokens, c.Encoding),
 		fmt.Sprintf("per turn of %d model requests: %d tokens, %d bytes", c.RequestsPerTurn, tot.TurnTokens, tot.TurnBytes),
 		fmt.Sprintf("tokens: the definition alone (sum %d); marginal: the array's tokens minus the array's tokens without the tool (sum %d)", tot.DefTokens, tot.MarginalTokens),
-		fmt.Sprintf("shared: %d tokens, %d bytes belong to no single tool: the brackets less the separator every marginal counts, and tokens merged across the borders between definitions", tot.SharedTokens, tot.SharedBytes),
+		fmt.Sprintf("shared: %s, %s belong to no single tool: the brackets less the separator every marginal counts, and tokens merged across the borders between definitions", plural(tot.SharedTokens, "token"), plural(tot.SharedBytes, "byte")),
 		"desc, schema, envelope: tokens of the description's text, of the parameters JSON, and of the rest of the definition",
 	}
 	return t
@@ -136,9 +141,9 @@ func (c *Catalog) serverTable() *table.Table {
 	t := &table.Table{
 		Title: "Servers",
 		Columns: []table.Column{
-			{Name: "server"}, {Name: "tools", Right: true}, {Name: "bytes", Right: true}, {Name: "tokens", Right: true},
-			{Name: "marginal", Right: true}, {Name: "share", Right: true}, {Name: "tokens/turn", Right: true},
-			{Name: "desc", Right: true}, {Name: "schema", Right: true}, {Name: "envelope", Right: true},
+			{Name: "server"}, {Name: "tools", Right: true}, {Name: "bytes", Right: true, Priority: 4}, {Name: "tokens", Right: true},
+			{Name: "marginal", Right: true}, {Name: "share", Right: true}, {Name: "tokens/turn", Right: true, Priority: 3},
+			{Name: "desc", Right: true, Priority: 5}, {Name: "schema", Right: true, Priority: 6}, {Name: "envelope", Right: true, Priority: 7},
 		},
 		Notes: []string{fmt.Sprintf("share: the server's marginal tokens over the array's; tokens/turn: its marginal tokens times %d requests", c.RequestsPerTurn)},
 	}
@@ -184,8 +189,9 @@ func (c *Catalog) findingTable() *table.Table {
 	t := &table.Table{
 		Title: "Findings",
 		Columns: []table.Column{
-			{Name: "finding"}, {Name: "tool"}, {Name: "bytes", Right: true}, {Name: "tokens", Right: true},
-			{Name: "tokens/turn", Right: true}, {Name: "share", Right: true}, {Name: "detail"},
+			// The detail is cut to what a narrow terminal leaves.
+			{Name: "finding"}, {Name: "tool"}, {Name: "bytes", Right: true, Priority: 2}, {Name: "tokens", Right: true},
+			{Name: "tokens/turn", Right: true, Priority: 1}, {Name: "share", Right: true}, {Name: "detail"},
 		},
 	}
 	for _, f := range c.Findings {
@@ -221,9 +227,12 @@ func (cmp *Comparison) Table() *table.Table {
 		Title: "Compared with before",
 		Columns: []table.Column{
 			{Name: "tool"}, {Name: "change"},
-			{Name: "bytes before", Right: true}, {Name: "bytes after", Right: true}, {Name: "delta", Right: true},
-			{Name: "tokens before", Right: true}, {Name: "tokens after", Right: true}, {Name: "delta", Right: true},
-			{Name: "marginal delta", Right: true},
+			// On a narrow terminal the bytes go first: tokens are what
+			// a request pays.
+			{Name: "bytes before", Right: true, Priority: 6}, {Name: "bytes after", Right: true, Priority: 5},
+			{Name: "bytes delta", Right: true, Priority: 3},
+			{Name: "tokens before", Right: true, Priority: 4}, {Name: "tokens after", Right: true}, {Name: "tokens delta", Right: true},
+			{Name: "marginal delta", Right: true, Priority: 2},
 		},
 	}
 	side := func(s *ToolSize, f func(ToolSize) int) table.Cell {

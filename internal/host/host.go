@@ -96,6 +96,7 @@ import (
 	"github.com/hosteval/hosteval/internal/buildinfo"
 	"github.com/hosteval/hosteval/internal/model"
 	"github.com/hosteval/hosteval/internal/record"
+	"github.com/hosteval/hosteval/internal/text"
 )
 
 // Version is hosteval's version, sent as clientInfo.version and recorded in
@@ -203,7 +204,7 @@ func Start(ctx context.Context, opts Options) (*Host, error) {
 	for _, s := range h.order {
 		if s.session != nil && h.stepping() {
 			names := s.currentListing().names()
-			h.step("host", fmt.Sprintf("discovered %d tools: %s", len(names), strings.Join(names, ", ")),
+			h.step("host", fmt.Sprintf("discovered %s: %s", text.Count(len(names), "tool"), strings.Join(names, ", ")),
 				map[string]any{"protocol": s.info.Protocol, "server": s.spec.Name})
 		}
 	}

@@ -53,13 +53,15 @@ func abTable(groups []*GroupStats, alpha float64) *Table {
 	t := &Table{
 		Title: title,
 		Columns: []Column{
+			// Each change is named for its figure, so that a note on
+			// the columns hidden to fit a terminal says which went.
 			{Name: "variant"}, {Name: "n", Right: true, Priority: 7},
-			{Name: "pass rate", Right: true, Priority: 1}, {Name: "vs base", Right: true, Priority: 2},
+			{Name: "pass rate", Right: true, Priority: 1}, {Name: "pass vs base", Right: true, Priority: 2},
 			{Name: "steps/case", Right: true, Priority: 8},
-			{Name: "def tok/req", Right: true, Priority: 5}, {Name: "vs base", Right: true, Priority: 6},
+			{Name: "def tok/req", Right: true, Priority: 5}, {Name: "tok vs base", Right: true, Priority: 6},
 			{Name: "unknown/case", Right: true, Priority: 9},
 			{Name: "calls", Right: true, Priority: 10}, {Name: "p50 ms", Right: true, Priority: 11}, {Name: "p95 ms", Right: true, Priority: 3},
-			{Name: "vs base", Right: true, Priority: 4},
+			{Name: "p95 vs base", Right: true, Priority: 4},
 		},
 		Notes: []string{"pass rate: Fisher's exact test; latency: Mann-Whitney U over calls; ~ = not significant at alpha " + fmtFloat(alpha) +
 			" (latency: or not surely beyond " + fmtFloat(DefaultMinEffectPct) + "%, see compare -min-effect); ? = too few cases to test"},
@@ -101,7 +103,7 @@ func abTable(groups []*GroupStats, alpha float64) *Table {
 // withP appends the p-value, or the sample counts when untested, to a delta.
 func withP(c Cell, ch Change) Cell {
 	if ch.Tested {
-		c.Text += " (p=" + fmtP(ch.P) + ")"
+		c.Text += " (" + FormatP(ch.P) + ")"
 	} else {
 		c.Text += fmt.Sprintf(" (n=%d+%d)", ch.OldN, ch.NewN)
 	}

@@ -92,7 +92,7 @@ func (v VerdictLines) writeText(w io.Writer) {
 		fmt.Fprintf(w, "%s\n", h)
 	}
 	for _, f := range v.Failed {
-		fmt.Fprintf(w, "%s: %d reason(s)\n", strings.ToUpper(f.Headline), len(f.Reasons))
+		fmt.Fprintf(w, "%s: %s\n", strings.ToUpper(f.Headline), text.Count(len(f.Reasons), "reason"))
 		for _, r := range f.Reasons {
 			fmt.Fprintf(w, "  %s\n", text.OneLine(r))
 		}

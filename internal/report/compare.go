@@ -360,9 +360,9 @@ func judge(v *Verdict, gc *GroupChange, th Thresholds) {
 	case !pr.Tested:
 		regress("pass rate %s -> %s (n=%d+%d, untested: any drop counts)", fmtPct(pr.Old), fmtPct(pr.New), pr.OldN, pr.NewN)
 	case pr.Significant && drop > th.PassRateDrop:
-		regress("pass rate %s -> %s (p=%s n=%d+%d)", fmtPct(pr.Old), fmtPct(pr.New), fmtP(pr.P), pr.OldN, pr.NewN)
+		regress("pass rate %s -> %s (%s n=%d+%d)", fmtPct(pr.Old), fmtPct(pr.New), FormatP(pr.P), pr.OldN, pr.NewN)
 	case !pr.Significant:
-		v.Notes = append(v.Notes, fmt.Sprintf("%s: pass rate %s -> %s is within noise (p=%s n=%d+%d)", name, fmtPct(pr.Old), fmtPct(pr.New), fmtP(pr.P), pr.OldN, pr.NewN))
+		v.Notes = append(v.Notes, fmt.Sprintf("%s: pass rate %s -> %s is within noise (%s n=%d+%d)", name, fmtPct(pr.Old), fmtPct(pr.New), FormatP(pr.P), pr.OldN, pr.NewN))
 	}
 	if grewBeyond(gc.ToolDefTokens, th.ToolDefTokensPct) {
 		regress("tool-definition tokens per request %s -> %s (%s, limit +%s%%)", fmtFloat(gc.ToolDefTokens.Old), fmtFloat(gc.ToolDefTokens.New), fmtRel(gc.ToolDefTokens.Old, gc.ToolDefTokens.New), fmtFloat(th.ToolDefTokensPct))
@@ -381,11 +381,11 @@ func judge(v *Verdict, gc *GroupChange, th Thresholds) {
 	switch {
 	case th.P95LatencyPct < 0 || !l.Significant || l.Shift <= 0 || l.Effect == nil:
 	case l.Small:
-		v.Notes = append(v.Notes, fmt.Sprintf("%s: call latency %s, p=%s n=%d+%d calls) is within the minimum effect of %s%%",
-			name, fmtEffect(*l.Effect, th.alpha()), fmtP(l.P), l.OldN, l.NewN, fmtFloat(th.MinEffectPct)))
+		v.Notes = append(v.Notes, fmt.Sprintf("%s: call latency %s, %s n=%d+%d calls) is within the minimum effect of %s%%",
+			name, fmtEffect(*l.Effect, th.alpha()), FormatP(l.P), l.OldN, l.NewN, fmtFloat(th.MinEffectPct)))
 	case grewBeyond(l, th.P95LatencyPct) || (th.P95LatencyPct == 0 && l.New >= l.Old):
-		regress("call latency %s, p=%s n=%d+%d calls, p95 %s ms -> %s ms; limit +%s%%)",
-			fmtEffect(*l.Effect, th.alpha()), fmtP(l.P), l.OldN, l.NewN, fmtMS(l.Old), fmtMS(l.New), fmtFloat(th.MinEffectPct))
+		regress("call latency %s, %s n=%d+%d calls, p95 %s ms -> %s ms; limit +%s%%)",
+			fmtEffect(*l.Effect, th.alpha()), FormatP(l.P), l.OldN, l.NewN, fmtMS(l.Old), fmtMS(l.New), fmtFloat(th.MinEffectPct))
 	}
 }
 
@@ -434,12 +434,11 @@ func signed(x float64) string {
 	return s
 }
 
-// fmtP prints a p-value with three decimals (benchstat's precision).
-func fmtP(p float64) string { return strconv.FormatFloat(p, 'f', 3, 64) }
-
 // Tables returns one table per metric, benchstat style: each group's old
 // and new value, the change, and the test behind it. A change that is not
-// significant shows as "~".
+// significant shows as "~". The columns are named old and new, so that a
+// table fits a terminal whatever the run IDs; the first table's first note
+// names the two runs.
 func (c *Comparison) Tables() []*Table {
 	type metric struct {
 		title string
@@ -460,8 +459,8 @@ func (c *Comparison) Tables() []*Table {
 		t := &Table{
 			Title: m.title,
 			Columns: []Column{
-				{Name: "scenario"}, {Name: c.OldID, Right: true, Priority: 1}, {Name: c.NewID, Right: true},
-				{Name: "vs old", Right: true}, {Name: "", Priority: 2},
+				{Name: "scenario"}, {Name: "old", Right: true, Priority: 1}, {Name: "new", Right: true},
+				{Name: "vs old", Right: true}, {Name: "test", Priority: 2},
 			},
 		}
 		for i := range c.Groups {
@@ -495,6 +494,7 @@ func (c *Comparison) Tables() []*Table {
 		}
 		tables = append(tables, t)
 	}
+	tables[0].Notes = append(tables[0].Notes, "old: run "+c.OldID+"; new: run "+c.NewID)
 	return append(tables, pairedTables(c.Routing, "Routing, old -> new", textLimits)...)
 }
 
@@ -505,10 +505,10 @@ func changeNote(ch Change) Cell {
 		return noteCell(fmt.Sprintf("(exact n=%d+%d)", ch.OldN, ch.NewN))
 	case ch.Tested && ch.Effect != nil:
 		e := ch.Effect
-		return noteCell(fmt.Sprintf("(p=%s n=%d+%d, x%s [%s, %s])", fmtP(ch.P), ch.OldN, ch.NewN,
+		return noteCell(fmt.Sprintf("(%s n=%d+%d, x%s [%s, %s])", FormatP(ch.P), ch.OldN, ch.NewN,
 			fmtRatio(e.Est), fmtRatio(e.Lo), fmtRatio(e.Hi)))
 	case ch.Tested:
-		return noteCell(fmt.Sprintf("(p=%s n=%d+%d)", fmtP(ch.P), ch.OldN, ch.NewN))
+		return noteCell(fmt.Sprintf("(%s n=%d+%d)", FormatP(ch.P), ch.OldN, ch.NewN))
 	}
 	return noteCell(fmt.Sprintf("(n=%d+%d)", ch.OldN, ch.NewN))
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/hosteval/hosteval/internal/record"
+	"github.com/hosteval/hosteval/internal/text"
 )
 
 // CaseNumber is the case's number in its run: the index the runner gave
@@ -98,7 +99,7 @@ func FindCase(run *record.Run, query string) (*record.Record, int, error) {
 	}
 	near := nearCases(run, q)
 	if len(near) == 0 {
-		return nil, -1, fmt.Errorf("case %q: %w in run %s (it has %d cases)", q, ErrNoCase, run.ID(), len(run.Records))
+		return nil, -1, fmt.Errorf("case %q: %w in run %s (it has %s)", q, ErrNoCase, run.ID(), text.Count(len(run.Records), "case"))
 	}
 	return nil, -1, fmt.Errorf("case %q: %w in run %s; the nearest:%s", q, ErrNoCase, run.ID(), listCases(run, near))
 }

@@ -6,6 +6,8 @@ import (
 	"io"
 	"strconv"
 	"strings"
+
+	"github.com/hosteval/hosteval/internal/text"
 )
 
 // WriteHTML writes a self-contained HTML report of a run: one file with
@@ -61,7 +63,7 @@ func WriteHTML(w io.Writer, s *Summary, opts Options) error {
 	cases, title := filesCaseTable(s)
 	page.CasesTitle = title
 	if s.caseCount() <= ListedCases {
-		page.CasesTitle = fmt.Sprintf("%d cases", s.Totals.Cases)
+		page.CasesTitle = text.Count(s.Totals.Cases, "case")
 	}
 	add(&page.Cases, cases)
 	if len(opts.Gates) > 0 {

@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"github.com/hosteval/hosteval/internal/table"
+	"github.com/hosteval/hosteval/internal/text"
 )
 
 // WriteMarkdown writes a Markdown summary of a run, for a CI step summary
@@ -90,7 +91,7 @@ const CompareMarker = "<!-- hosteval compare -->"
 func WriteCompareMarkdown(w io.Writer, c *Comparison) error {
 	ew := &errWriter{w: w}
 	fmt.Fprintf(ew, "%s\n## hosteval compare\n\n", CompareMarker)
-	fmt.Fprintf(ew, "%s (old) → %s (new), %d scenario groups\n\n", table.EscapeMarkdown(c.OldID), table.EscapeMarkdown(c.NewID), len(c.Groups))
+	fmt.Fprintf(ew, "%s (old) → %s (new), %s\n\n", table.EscapeMarkdown(c.OldID), table.EscapeMarkdown(c.NewID), text.Count(len(c.Groups), "scenario group"))
 	lines := Lines(c.Check())
 	lines.writeMarkdown(ew)
 	fmt.Fprint(ew, "<details><summary>Figures per scenario</summary>\n\n")

@@ -164,7 +164,8 @@ func PairedWald(d []float64) Interval {
 	return Interval{Est: mean, Lo: max(mean-z95*se, -1), Hi: min(mean+z95*se, 1), Method: MethodWald}
 }
 
-// FormatP prints a p-value with three decimals, "p<0.001" below that.
+// FormatP prints a p-value as "p=" and three decimals (benchstat's
+// precision), and one below 0.001 as "p<0.001", never "p=0.000".
 func FormatP(p float64) string {
 	if p < 0.001 {
 		return "p<0.001"

@@ -71,7 +71,7 @@ func filesCaseTable(s *Summary) (*Table, string) {
 	}
 	t := caseTable(s, true, ListedCases)
 	shown, failing := len(t.Rows), len(s.Failures)
-	t.Notes = append(t.Notes, fmt.Sprintf("%d of %d cases did not pass; %d listed here; junit.xml and records.jsonl have every case", failing, s.caseCount(), shown))
+	t.Notes = append(t.Notes, fmt.Sprintf("%d of %s did not pass; %d listed here; junit.xml and records.jsonl have every case", failing, text.Count(s.caseCount(), "case"), shown))
 	return t, "Cases that did not pass"
 }
 
@@ -136,8 +136,8 @@ func GroupTable(s *Summary) *Table {
 			{Name: "def tok/req", Right: true, Priority: 14}, {Name: "def tok/case", Right: true, Priority: 15},
 			{Name: "tokens", Right: true, Priority: 16},
 		},
-		Notes: []string{fmt.Sprintf("%d cases: %d passed, %d failed, %d errored (pass rate %s)",
-			s.Totals.Cases, s.Totals.Passed, s.Totals.Failed, s.Totals.Errored, fmtPct(s.Totals.PassRate))},
+		Notes: []string{fmt.Sprintf("%s: %d passed, %d failed, %d errored (pass rate %s)",
+			text.Count(s.Totals.Cases, "case"), s.Totals.Passed, s.Totals.Failed, s.Totals.Errored, fmtPct(s.Totals.PassRate))},
 	}
 	for i := range s.Groups {
 		g := &s.Groups[i]
@@ -265,7 +265,7 @@ func writeCasesText(w io.Writer, s *Summary, opts Options) error {
 		return err
 	}
 	t.Title = "Cases that did not pass"
-	t.Notes = append(t.Notes, fmt.Sprintf("%d passed cases not listed (-cases lists them)", passed))
+	t.Notes = append(t.Notes, text.Count(passed, "passed case")+" not listed (-cases lists them)")
 	return opts.fit(t).WriteText(w)
 }
 

@@ -170,11 +170,13 @@ func lineWidth(widths []int) int {
 const minShrink = 12
 
 // Fit returns t laid out no wider than width terminal columns where it can
-// be: it hides columns by Priority (highest first, rightmost of equals
-// first) until the rest fit, and shows again those hidden columns that fit
-// in the room left, lowest Priority first; then, if the columns that are
-// never hidden are still too wide, it cuts the widest left-aligned one
-// (text.Shorten) down to what fits, no narrower than its header or minShrink.
+// be: it cuts a name wider than three fifths of width to that (the widest
+// left-aligned column never hidden, with text.Shorten), then hides columns
+// by Priority (highest first, rightmost of equals first) until the rest
+// fit, and shows again those hidden columns that fit in the room left,
+// lowest Priority first; then, if the columns left are still too wide, it
+// cuts the widest left-aligned one down to what fits, no narrower than its
+// header or minShrink.
 // A note names the hidden columns, followed by hint in parentheses when
 // hint is not empty (the flag that shows them, say). Notes wider than
 // width are wrapped at spaces, and a title is cut to it. A width of zero
@@ -183,8 +185,20 @@ func (t *Table) Fit(width int, hint string) *Table {
 	if width <= 0 || t.TextWidth() <= width {
 		return t
 	}
-	widths := t.widths()
+	full := t.widths()
+	widths := slices.Clone(full)
 	total := lineWidth(widths)
+	// A name far wider than its share of the terminal is cut to that
+	// share before any figure is hidden: the end of a very long name
+	// tells less than the figures beside it.
+	if c := t.widestLeft(widths, nil); c >= 0 {
+		share := max(width*3/5, t.floor(c))
+		if widths[c] > share {
+			to := max(widths[c]-(total-width), share)
+			total -= widths[c] - to
+			widths[c] = to
+		}
+	}
 	var order []int
 	for i, c := range t.Columns {
 		if c.Priority > 0 {
@@ -210,20 +224,12 @@ func (t *Table) Fit(width int, hint string) *Table {
 			total += widths[i] + colGap
 		}
 	}
-	cut := -1 // the column cut to fit, if any
 	if total > width {
-		for i, c := range t.Columns {
-			if !hidden[i] && !c.Right && (cut < 0 || widths[i] > widths[cut]) {
-				cut = i
-			}
-		}
-		if cut >= 0 {
-			floor := max(DisplayWidth(text.OneLine(t.Columns[cut].Name)), minShrink)
-			to := max(widths[cut]-(total-width), floor)
-			if to < widths[cut] {
-				widths[cut] = to
-			} else {
-				cut = -1
+		if c := t.widestLeft(widths, hidden); c >= 0 {
+			to := max(widths[c]-(total-width), t.floor(c))
+			if to < widths[c] {
+				total -= widths[c] - to
+				widths[c] = to
 			}
 		}
 	}
@@ -254,7 +260,7 @@ func (t *Table) Fit(width int, hint string) *Table {
 		out := make([]Cell, len(keep))
 		for j, i := range keep {
 			out[j] = cell(row, i)
-			if i == cut {
+			if widths[i] < full[i] {
 				out[j].Text = cutToWidth(text.OneLine(out[j].Text), widths[i])
 			}
 		}
@@ -278,6 +284,27 @@ func (t *Table) Fit(width int, hint string) *Table {
 		fitted.Notes = append(fitted.Notes, wrapTokens(tokens, width)...)
 	}
 	return fitted
+}
+
+// widestLeft is the widest left-aligned column (a name, free text) that
+// is not hidden, and never hidden when hidden is nil: the one Fit cuts;
+// -1 when there is none.
+func (t *Table) widestLeft(widths []int, hidden []bool) int {
+	cut := -1
+	for i, c := range t.Columns {
+		if c.Right || (hidden == nil && c.Priority > 0) || (hidden != nil && hidden[i]) {
+			continue
+		}
+		if cut < 0 || widths[i] > widths[cut] {
+			cut = i
+		}
+	}
+	return cut
+}
+
+// floor is the narrowest Fit cuts column i to: its header, or minShrink.
+func (t *Table) floor(i int) int {
+	return max(DisplayWidth(text.OneLine(t.Columns[i].Name)), minShrink)
 }
 
 // cutToWidth shortens s until it takes at most w terminal columns.

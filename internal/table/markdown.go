@@ -2,6 +2,7 @@ package table
 
 import (
 	"io"
+	"regexp"
 	"strings"
 
 	"github.com/hosteval/hosteval/internal/text"
@@ -55,13 +56,26 @@ func (t *Table) WriteMarkdown(w io.Writer) error {
 
 var markdownReplacer = strings.NewReplacer(
 	`\`, `\\`, "|", `\|`, "*", `\*`, "_", `\_`, "`", "\\`", "[", `\[`, "]", `\]`,
-	"<", "&lt;", ">", "&gt;", "&", "&amp;",
+	"<", `\<`,
 )
 
 // EscapeMarkdown makes s literal text on one line of Markdown: one line
-// (OneLine), Markdown's punctuation escaped, and <, > and & as entities,
-// so that no text from a model, a server or a scenario becomes a table
-// cell border, emphasis, a link or HTML.
+// (OneLine), and Markdown's punctuation escaped with a backslash, so that
+// no text from a model, a server or a scenario becomes a table cell
+// border, emphasis, a link or HTML. Markdown is not HTML: an escaped "<"
+// can open no tag, so ">" stays as it is ("->" reads "->" in the source
+// too) but at the start, where it would open a quote, and "&" is escaped
+// only where it could start an entity ("&amp;", "&#60;").
 func EscapeMarkdown(s string) string {
-	return markdownReplacer.Replace(text.OneLine(s))
+	s = markdownReplacer.Replace(text.OneLine(s))
+	if strings.Contains(s, "&") {
+		s = entityStart.ReplaceAllString(s, `\&${1}`)
+	}
+	if strings.HasPrefix(s, ">") || strings.HasPrefix(s, "#") {
+		s = `\` + s
+	}
+	return s
 }
+
+// entityStart matches an "&" that could start a character reference.
+var entityStart = regexp.MustCompile(`&([A-Za-z0-9#])`)

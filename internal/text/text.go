@@ -1,8 +1,9 @@
 // Package text owns the text rules that host, scenario and table share:
 // [Shorten], the one way a text is cut for a person or a model to read;
 // [OneLine], which makes a text safe for one line of a terminal; and
-// [Width], the number of terminal columns a text takes. It is a leaf: it
-// imports the standard library only.
+// [Width], the number of terminal columns a text takes; and [Count], a
+// number with its noun. It is a leaf: it imports the standard library
+// only.
 package text
 
 import (
@@ -128,4 +129,13 @@ func wide(r rune) bool {
 		return 0
 	})
 	return found
+}
+
+// Count is n with its noun, singular for one and plural (an s added)
+// otherwise: Count(1, "case") is "1 case", Count(3, "case") "3 cases".
+func Count(n int, noun string) string {
+	if n == 1 || n == -1 {
+		return strconv.Itoa(n) + " " + noun
+	}
+	return strconv.Itoa(n) + " " + noun + "s"
 }

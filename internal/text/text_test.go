@@ -66,3 +66,23 @@ func TestWidth(t *testing.T) {
 		}
 	}
 }
+
+func TestCount(t *testing.T) {
+	tests := []struct {
+		n    int
+		noun string
+		want string
+	}{
+		{0, "case", "0 cases"},
+		{1, "case", "1 case"},
+		{2, "case", "2 cases"},
+		{1, "scenario group", "1 scenario group"},
+		{21, "scenario group", "21 scenario groups"},
+		{-1, "token", "-1 token"},
+	}
+	for _, tt := range tests {
+		if got := Count(tt.n, tt.noun); got != tt.want {
+			t.Errorf("Count(%d, %q) = %q, want %q", tt.n, tt.noun, got, tt.want)
+		}
+	}
+}
