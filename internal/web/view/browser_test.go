@@ -65,10 +65,10 @@ func count(t *testing.T, b context.Context, selector string) int {
 	return int(run(t, b, "count "+selector, chromedp.Evaluate[float64](`document.querySelectorAll(`+jsString(selector)+`).length`)))
 }
 
-// text is the text of the first element selector matches, as shown. A
+// shown is the text of the first element selector matches, as shown. A
 // page is complete when it is asked (the caller waited for it), so a
 // missing element fails at once rather than at the browser's deadline.
-func text(t *testing.T, b context.Context, selector string) string {
+func shown(t *testing.T, b context.Context, selector string) string {
 	t.Helper()
 	got := run(t, b, "text of "+selector, chromedp.Evaluate[*string](`document.querySelector(`+jsString(selector)+`)?.innerText ?? null`))
 	if got == nil {
@@ -132,29 +132,29 @@ func TestViewInChromium(t *testing.T) {
 	do(t, b, "open the failing case",
 		chromedp.Click(chromedp.CSS(`tr[data-case="triage#0"] a.case-link`)),
 		chromedp.WaitVisible(chromedp.CSS("#transcript")))
-	if got := text(t, b, "#case-status"); got != "fail" {
+	if got := shown(t, b, "#case-status"); got != "fail" {
 		t.Errorf("case status shown as %q, want fail", got)
 	}
-	unknown := text(t, b, ".call.unknown_tool .decision")
+	unknown := shown(t, b, ".call.unknown_tool .decision")
 	if !strings.Contains(unknown, "unknown tool") || !strings.Contains(unknown, "nothing sent") {
 		t.Errorf("the unknown tool's decision reads %q", unknown)
 	}
-	if got := text(t, b, ".call.unknown_tool .call-head .tool"); got != "cmdb__delete_asset" {
+	if got := shown(t, b, ".call.unknown_tool .call-head .tool"); got != "cmdb__delete_asset" {
 		t.Errorf("the unknown tool is %q, want cmdb__delete_asset", got)
 	}
-	form := text(t, b, `.call[id] .round .answer-line.no`)
+	form := shown(t, b, `.call[id] .round .answer-line.no`)
 	if !strings.Contains(form, "decline") {
 		t.Errorf("the person's answer to the form reads %q, want a decline", form)
 	}
-	question := text(t, b, `.call[id] .round .ask`)
+	question := shown(t, b, `.call[id] .round .ask`)
 	if !strings.Contains(question, "tickets asks the person") || !strings.Contains(question, "Open an incident ticket for jump-prod-02?") {
 		t.Errorf("the server's question reads %q", question)
 	}
-	cut := text(t, b, "mark.cut")
+	cut := shown(t, b, "mark.cut")
 	if !strings.Contains(cut, "cut here") || !strings.Contains(cut, "result cut to 4000 bytes by the host") {
 		t.Errorf("the cut reads %q", cut)
 	}
-	if got := text(t, b, ".call.ok .result .muted"); !strings.Contains(got, "cut by the result budget from") {
+	if got := shown(t, b, ".call.ok .result .muted"); !strings.Contains(got, "cut by the result budget from") {
 		t.Errorf("the cut result's size line reads %q", got)
 	}
 	webtest.Screenshot(t, b, "case")
@@ -169,10 +169,10 @@ func TestViewInChromium(t *testing.T) {
 
 	// Hostile strings show as text, and run nothing.
 	do(t, b, "open the hostile case", chromedp.Navigate(base+"/runs/new/cases/2"), chromedp.WaitVisible(chromedp.CSS("#transcript")))
-	if got := text(t, b, "#turn-1 pre.question"); got != `<script>window.pwned=1</script>"><img src=x onerror="window.pwned=2">` {
+	if got := shown(t, b, "#turn-1 pre.question"); got != `<script>window.pwned=1</script>"><img src=x onerror="window.pwned=2">` {
 		t.Errorf("the hostile question shows as %q, want it verbatim", got)
 	}
-	if got := text(t, b, ".call .result-text"); !strings.Contains(got, `<script>window.pwned=3</script>`) {
+	if got := shown(t, b, ".call .result-text"); !strings.Contains(got, `<script>window.pwned=3</script>`) {
 		t.Errorf("the hostile tool result shows as %q, want the <script> as text", got)
 	}
 	if n := count(t, b, "main script, main img, main iframe"); n != 0 {
@@ -188,20 +188,20 @@ func TestViewInChromium(t *testing.T) {
 	do(t, b, "compare base with new", chromedp.Navigate(base+"/"),
 		chromedp.Click(chromedp.CSS(`tr[data-run="new"] a[href^="/compare"]`)),
 		chromedp.WaitVisible(chromedp.CSS("#compare-table")))
-	if got := text(t, b, `#compare-table tr.regressed[data-group="lookup/scripted"] td`); !strings.Contains(got, "regressed") || !strings.Contains(got, "pass rate 100% -> 0%") {
+	if got := shown(t, b, `#compare-table tr.regressed[data-group="lookup/scripted"] td`); !strings.Contains(got, "regressed") || !strings.Contains(got, "pass rate 100% -> 0%") {
 		t.Errorf("the regression row reads %q", got)
 	}
 	rows := run(t, b, "row order", chromedp.Evaluate[[]string](`[...document.querySelectorAll("#compare-table tr.group-row")].map(r => r.dataset.group)`))
 	if len(rows) < 3 || rows[0] != "retired/scripted" || rows[1] != "fresh/scripted" {
 		t.Errorf("compare rows in order %q, want the vanished and the appeared groups first", rows)
 	}
-	if got := text(t, b, "#verdict"); !strings.Contains(got, "Regressed") {
+	if got := shown(t, b, "#verdict"); !strings.Contains(got, "Regressed") {
 		t.Errorf("verdict reads %q", got)
 	}
 	webtest.Screenshot(t, b, "compare")
 
 	do(t, b, "open the catalog", chromedp.Navigate(base+"/catalog"), chromedp.WaitVisible(chromedp.CSS("#catalog-tokens")))
-	if got := text(t, b, "#catalog-tokens"); got == "" || got == "0" {
+	if got := shown(t, b, "#catalog-tokens"); got == "" || got == "0" {
 		t.Errorf("catalog tokens per request = %q", got)
 	}
 	webtest.Screenshot(t, b, "catalog")
@@ -217,7 +217,7 @@ func TestLiveRunInChromium(t *testing.T) {
 	b := webtest.Browser(t)
 	do(t, b, "open the live run", chromedp.Navigate(base+"/runs/live/"), chromedp.WaitVisible(chromedp.CSS("#cases-table")))
 	do(t, b, "wait for the event stream", chromedp.WaitVisible(chromedp.CSS(`body[data-watching="1"]`)))
-	if got := text(t, b, "#total-cases"); got != "1" {
+	if got := shown(t, b, "#total-cases"); got != "1" {
 		t.Fatalf("cases before = %q, want 1", got)
 	}
 	live.add()

@@ -7,6 +7,7 @@ import (
 
 	"github.com/hosteval/hosteval/internal/report"
 	"github.com/hosteval/hosteval/internal/table"
+	"github.com/hosteval/hosteval/internal/text"
 )
 
 // compareView is two runs side by side, from report.Compare: the verdict,
@@ -17,6 +18,7 @@ type compareView struct {
 	OldURL, NewURL string
 	Regressed      bool
 	Reasons        []string
+	ReasonCount    string // "1 reason", "3 reasons"
 	Notes          []string
 	Vanished       []string
 	Appeared       []string
@@ -87,6 +89,7 @@ func (v *Server) compare(oldKey, newKey string) (*compareView, string) {
 	cv := &compareView{
 		OldID: c.OldID, NewID: c.NewID, OldURL: runURL(oldKey), NewURL: runURL(newKey),
 		Regressed: c.Verdict.Regressed, Reasons: c.Verdict.Reasons, Notes: c.Verdict.Notes,
+		ReasonCount: text.Count(len(c.Verdict.Reasons), "reason"),
 	}
 	tables := c.Tables()
 	for _, t := range tables {

@@ -281,7 +281,7 @@ type caseRow struct {
 	Bytes      string
 	P95        string
 	MS         string
-	Why        string // the first failed expectation, or the error
+	Why        []string // every failed expectation with what was found, or the error
 	Scenario   string
 	Variant    string
 	Model      string
@@ -388,7 +388,7 @@ func runView(snap *snapshot, f filter) (runData, error) {
 		data.From, data.To = (f.Page-1)*PageSize+1, (f.Page-1)*PageSize+len(shown)
 	}
 	for _, c := range shown {
-		data.HasWhy = data.HasWhy || c.Why != ""
+		data.HasWhy = data.HasWhy || len(c.Why) > 0
 		data.HasRoute = data.HasRoute || c.Route != ""
 	}
 	data.Routing, err = report.RoutingHTML(s.Routing, report.RoutingLinks{
@@ -490,11 +490,14 @@ func caseRows(snap *snapshot, cases []report.CaseStats, f filter) []caseRow {
 		}
 		switch {
 		case c.Error != "":
-			row.Why = c.Error
-		case len(c.Failed) > 0:
-			row.Why = c.Failed[0].Name
-			if c.Failed[0].Detail != "" {
-				row.Why += ": " + c.Failed[0].Detail
+			row.Why = []string{c.Error}
+		default:
+			for _, e := range c.Failed {
+				why := e.Name
+				if e.Detail != "" {
+					why += ": " + e.Detail
+				}
+				row.Why = append(row.Why, why)
 			}
 		}
 		matched = append(matched, row)

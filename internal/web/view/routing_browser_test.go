@@ -39,7 +39,7 @@ func TestRoutingHeatMapInChromium(t *testing.T) {
 	if n := count(t, b, "#routing .curves svg circle"); n != 4 {
 		t.Errorf("points of the accuracy-against-tokens curve: %d, want 4", n)
 	}
-	if got := text(t, b, "#routing h3.routing-group"); got != "routing/a-terse/lexical (lexical proxy)" {
+	if got := shown(t, b, "#routing h3.routing-group"); got != "routing/a-terse/lexical (lexical proxy)" {
 		t.Errorf("first group is %q, want it marked a lexical proxy", got)
 	}
 	webtest.Screenshot(t, b, "routing")
@@ -66,7 +66,7 @@ func TestRoutingHeatMapInChromium(t *testing.T) {
 	if len(cases) != 1 || cases[0] != "routing/a-terse/lexical/2#0" {
 		t.Errorf("cases of the cell: %q, want routing/a-terse/lexical/2#0", cases)
 	}
-	if got := text(t, b, "#cases-table td.route.wrong"); got != "expected cmdb__find_assets, chose cmdb__get_asset" {
+	if got := shown(t, b, "#cases-table td.route.wrong"); got != "expected cmdb__find_assets, chose cmdb__get_asset" {
 		t.Errorf("the case's routing reads %q", got)
 	}
 	webtest.Screenshot(t, b, "routing-cell")

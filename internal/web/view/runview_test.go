@@ -2,6 +2,7 @@ package view
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -11,7 +12,8 @@ import (
 )
 
 // viewRun is a run of four cases of two scenarios: a#0 passes, a#1 fails
-// an expectation after a call timed out, b/terse#0 could not run, and
+// two of its three expectations after a call timed out, b/terse#0 could
+// not run, and
 // b/terse#1 passes with Camille in its answer.
 func viewRun() *snapshot {
 	calls := func(outcomes ...string) []record.Call {
@@ -24,8 +26,12 @@ func viewRun() *snapshot {
 	recs := []record.Record{
 		{Schema: 1, CaseID: "a#0", Index: 1, Scenario: "a", Model: "scripted", Status: record.StatusPass, Calls: calls("ok", "ok")},
 		{Schema: 1, CaseID: "a#1", Index: 2, Scenario: "a", Model: "scripted", Repeat: 1, Status: record.StatusFail, Calls: calls("ok", "timeout"),
-			Turns:        []record.Turn{{Question: "who owns jump-prod-02?", Answer: "nobody"}},
-			Expectations: []record.Expectation{{Name: "answer contains Camille", Detail: `got "nobody"`}}},
+			Turns: []record.Turn{{Question: "who owns jump-prod-02?", Answer: "nobody"}},
+			Expectations: []record.Expectation{
+				{Name: "answer contains Camille", Detail: `got "nobody"`},
+				{Name: "unknown_tools=0", Passed: true},
+				{Name: "tool cmdb__get_asset outcome=ok", Detail: "outcome=timeout"},
+			}},
 		{Schema: 1, CaseID: "b/terse#0", Index: 3, Scenario: "b", Variant: "terse", Model: "scripted", Status: record.StatusError,
 			Error: "server cmdb did not start: exit status 1"},
 		{Schema: 1, CaseID: "b/terse#1", Index: 4, Scenario: "b", Variant: "terse", Model: "scripted", Repeat: 1, Status: record.StatusPass, Calls: calls("ok"),
@@ -37,10 +43,12 @@ func viewRun() *snapshot {
 // TestRunView: the run page's model from records, for each filter of the
 // cases table, without HTTP.
 func TestRunView(t *testing.T) {
+	// Why is every failed expectation, with what was found, not only
+	// the first (joined here with " | ").
 	type row struct{ CaseID, Status, Why, Outcomes string }
 	all := []row{
 		{"b/terse#0", record.StatusError, "server cmdb did not start: exit status 1", ""},
-		{"a#1", record.StatusFail, `answer contains Camille: got "nobody"`, "timeout=1"},
+		{"a#1", record.StatusFail, `answer contains Camille: got "nobody" | tool cmdb__get_asset outcome=ok: outcome=timeout`, "timeout=1"},
 		{"a#0", record.StatusPass, "", ""},
 		{"b/terse#1", record.StatusPass, "", ""},
 	}
@@ -72,7 +80,7 @@ func TestRunView(t *testing.T) {
 			}
 			var got []row
 			for _, c := range data.Cases {
-				r := row{CaseID: c.CaseID, Status: c.Status, Why: c.Why}
+				r := row{CaseID: c.CaseID, Status: c.Status, Why: strings.Join(c.Why, " | ")}
 				for _, o := range c.Outcomes {
 					r.Outcomes += fmt.Sprintf("%s=%d", o.Outcome, o.N)
 				}

@@ -77,6 +77,11 @@ func TestPages(t *testing.T) {
 		{"/", []string{`href="/runs/base/"`, `href="/runs/new/"`, "Trends across runs of one suite", `/compare?new=new&amp;old=base`}, nil},
 		{"/runs/new/", []string{"Run new", "triage/scripted#0", "lookup/scripted#0", "Gates: <span class=\"fail\">failed</span>", "Call latency per tool", "Result bytes per call, per tool", "A/B ab-lookup/scripted"}, nil},
 		{"/runs/new/?status=failed", []string{"1–2 of 2 cases matching (of 8)", "triage/scripted#0", "lookup/scripted#0"}, []string{"fresh/scripted#0"}},
+		// Why a case failed: every expectation that did not hold, not
+		// only the first.
+		{"/runs/new/?scenario=triage", []string{"1–1 of 1 case matching (of 8)",
+			"<div>unknown_tools=0: unknown_tools=1 (cmdb__delete_asset)</div>",
+			"<div>answer_matches=&#34;(?i)declined&#34;: answer of turn 1: &#34;I opened INC-4100 for jump-prod-02.&#34;</div>"}, nil},
 		{"/runs/new/?outcome=unknown_tool", []string{"triage/scripted#0", "lookup/scripted#0"}, []string{"hostile/scripted#0"}},
 		{"/runs/new/?scenario=hostile", []string{"hostile/scripted#0"}, []string{"triage/scripted#0"}},
 		{"/runs/new/?variant=terse", []string{"ab-lookup/terse/scripted#0", "ab-lookup/terse/scripted#1"}, []string{"ab-lookup/server/scripted#0"}},
