@@ -117,6 +117,12 @@ func Merge(dirs []string, opts Options) (*Result, error) {
 			Cases: info.Cases, Records: len(sh.run.Records), Interrupted: info.Interrupted}
 		res.Info.Shards = append(res.Info.Shards, sr)
 		res.Info.Cases += info.Cases
+		for h, text := range info.Texts {
+			if res.Info.Texts == nil {
+				res.Info.Texts = map[string]string{}
+			}
+			res.Info.Texts[h] = text
+		}
 		res.Info.Cache = res.Info.Cache.Add(info.Cache)
 		res.Info.Endpoints = record.AddEndpoints(res.Info.Endpoints, info.Endpoints)
 		if res.Info.Started.IsZero() || info.Started.Before(res.Info.Started) {

@@ -44,6 +44,11 @@ type RunInfo struct {
 	// the suite was read from and of its expanded case IDs. The shards of
 	// one suite share it, and merge refuses shards whose Suite differs.
 	Suite string `json:"suite,omitempty"`
+	// Texts are the texts the records' settings name by [DescriptionHash]
+	// (the tool descriptions and system prompts the scenarios gave), by
+	// hash: written once per run rather than in every record, so that a
+	// report can show what an A/B variant changed.
+	Texts map[string]string `json:"texts,omitempty"`
 	// Cases is how many cases the run set out to run: its shard's, when
 	// it ran one.
 	Cases int `json:"cases,omitempty"`

@@ -31,6 +31,9 @@ type Settings struct {
 	// Descriptions maps each tool whose description the scenario replaced
 	// to [DescriptionHash] of the text it was given.
 	Descriptions map[string]string `json:"descriptions,omitempty"`
+	// System is [DescriptionHash] of the system prompt the scenario or
+	// its variant gave the model ("" for none).
+	System string `json:"system,omitempty"`
 	// Elicitation is whether the host declared the elicitation capability.
 	Elicitation bool `json:"elicitation"`
 }
@@ -120,9 +123,10 @@ func (s *Settings) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
-// DescriptionHash names a description's text in [Settings]: the first 12
-// hex digits of its SHA-256. Two runs with the same hash offered the same
-// text; the text itself is in the scenario file.
+// DescriptionHash names a text in [Settings] (a tool description, a
+// system prompt): the first 12 hex digits of its SHA-256. Two runs with
+// the same hash offered the same text; the text itself is in the scenario
+// file, and in the run's run.json ([RunInfo].Texts).
 func DescriptionHash(text string) string {
 	sum := sha256.Sum256([]byte(text))
 	return hex.EncodeToString(sum[:6])

@@ -10,13 +10,22 @@ import (
 // a table of the variants side by side, each compared with the baseline
 // with the same rules as Compare: pass rate by Fisher's exact test and
 // call latency by the Mann-Whitney U test when both have two or more
-// cases ("~" when not significant), tool-definition tokens exactly.
+// cases ("~" when not significant), tool-definition tokens exactly. Its
+// notes give, for each variant, a verdict line naming the better one where
+// a difference is significant ("no significant difference" otherwise) and
+// what the variant changes against the baseline: its tool descriptions and
+// system prompt (a word diff when run.json has the texts) and its host
+// settings, from the records.
 //
 // The baseline is the variant whose name sorts first: records do not keep
 // the order of variants in the scenario file, and a run's output must not
 // depend on the order in which cases finished. Name variants so that the
 // baseline sorts first (e.g. "a-terse", "b-verbose").
 func ABTables(s *Summary) []*Table {
+	var texts map[string]string
+	if s.Run != nil {
+		texts = s.Run.Texts
+	}
 	type key struct{ scenario, model string }
 	byKey := make(map[key][]*GroupStats)
 	var keys []key
@@ -38,18 +47,21 @@ func ABTables(s *Summary) []*Table {
 			continue
 		}
 		// Groups are sorted by variant within a scenario and model already.
-		tables = append(tables, abTable(groups, DefaultAlpha))
+		tables = append(tables, abTable(groups, DefaultAlpha, texts))
 	}
 	return tables
 }
 
-func abTable(groups []*GroupStats, alpha float64) *Table {
+// abTable is the A/B table of groups, the baseline first. Its notes say,
+// for each other variant, the verdict and what it changes (texts are the
+// run's, by hash), then the baseline and the tests.
+func abTable(groups []*GroupStats, alpha float64, texts map[string]string) *Table {
 	base := groups[0]
 	title := "A/B " + GroupKey{Scenario: base.Scenario, Model: base.Model}.String()
 	if base.Lexical {
 		title += " (lexical proxy)"
 	}
-	title += " (baseline: " + variantName(base.Variant) + ")"
+	var verdicts, changes []string
 	t := &Table{
 		Title: title,
 		Columns: []Column{
@@ -63,8 +75,9 @@ func abTable(groups []*GroupStats, alpha float64) *Table {
 			{Name: "calls", Right: true, Priority: 10}, {Name: "p50 ms", Right: true, Priority: 11}, {Name: "p95 ms", Right: true, Priority: 3},
 			{Name: "p95 vs base", Right: true, Priority: 4},
 		},
-		Notes: []string{"pass rate: Fisher's exact test; latency: Mann-Whitney U over calls; ~ = not significant at alpha " + fmtFloat(alpha) +
-			" (latency: or not surely beyond " + fmtFloat(DefaultMinEffectPct) + "%, see compare -min-effect); ? = too few cases to test"},
+		Notes: []string{"baseline: " + variantName(base.Variant) + ", the variant whose name sorts first",
+			"pass rate: Fisher's exact test; latency: Mann-Whitney U over calls; ~ = not significant at alpha " + fmtFloat(alpha) +
+				" (latency: or not surely beyond " + fmtFloat(DefaultMinEffectPct) + "%, see compare -min-effect); ? = too few cases to test"},
 	}
 	for i, g := range groups {
 		row := []Cell{
@@ -83,9 +96,12 @@ func abTable(groups []*GroupStats, alpha float64) *Table {
 			row[3] = withP(passDelta(gc.PassRate), gc.PassRate)
 			row[6] = relDelta(gc.ToolDefTokens)
 			row[11] = withP(relDelta(gc.P95), gc.P95)
+			verdicts = append(verdicts, abVerdict(base, g, gc))
+			changes = append(changes, abChanges(base, g, texts))
 		}
 		t.Rows = append(t.Rows, row)
 	}
+	t.Notes = append(append(verdicts, changes...), t.Notes...)
 	if slices.ContainsFunc(groups, func(g *GroupStats) bool { return g.Usage != nil || g.Cost > 0 }) {
 		// A real model: what each variant costs it.
 		t.Columns = append(t.Columns, Column{Name: "tokens/case", Right: true, Priority: 12}, Column{Name: "cost/case", Right: true, Priority: 13})

@@ -118,8 +118,9 @@ type routeRow struct {
 
 // groupCalls holds the latencies of a group's calls, in the order added.
 type groupCalls struct {
-	key    GroupKey
-	callMS []float64
+	key      GroupKey
+	callMS   []float64
+	settings *record.Settings // the first case's
 }
 
 // caseRow is what every report shows of one case, and what its group's
@@ -222,7 +223,7 @@ func (a *aggregator) addCase(c *CaseStats, line int) {
 	gi, ok := a.byKey[k]
 	if !ok {
 		gi = int32(len(a.groups))
-		a.groups = append(a.groups, &groupCalls{key: k})
+		a.groups = append(a.groups, &groupCalls{key: k, settings: c.Settings})
 		a.byKey[k] = gi
 	}
 	g := a.groups[gi]
@@ -328,6 +329,7 @@ func (a *aggregator) summary(run *record.Run) *Summary {
 			sum.add(&c)
 		}
 		g := sum.finish(s.cases.keys[rows[i].group], a.groups[rows[i].group].callMS)
+		g.settings = a.groups[rows[i].group].settings
 		s.Groups = append(s.Groups, g)
 		s.Totals.Cases += g.Cases
 		s.Totals.Passed += g.Passed

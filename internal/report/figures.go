@@ -254,6 +254,10 @@ type GroupStats struct {
 
 	// callMS pools the calls' latencies, sorted, for significance tests.
 	callMS []float64
+	// settings are the host settings of the group's first case (every
+	// case of a group has the same), for what an A/B variant changed;
+	// nil when not recorded.
+	settings *record.Settings
 }
 
 // Label is the group's name as a table shows it, marking the lexical

@@ -143,7 +143,7 @@ func Run(ctx context.Context, cases []*scenario.Case, opts Options) (*Result, er
 	}
 	start := time.Now()
 	info := record.RunInfo{RunID: opts.RunID, Started: start.UTC(), Args: opts.Args, Version: host.Version,
-		Suite: opts.Suite, Cases: len(cases), Shard: opts.Shard}
+		Suite: opts.Suite, Cases: len(cases), Shard: opts.Shard, Texts: texts(cases)}
 	records, err := openRun(opts.Dir, info)
 	if err != nil {
 		return nil, err

@@ -41,8 +41,39 @@ func (cs *configs) settings(c *scenario.Case, o host.Options) *record.Settings {
 		cs.byID = map[configKey]*record.Settings{}
 	}
 	s := settings(o, c.Timeout())
+	if sys := c.System(); sys != "" {
+		s.System = record.DescriptionHash(sys)
+	}
 	cs.byID[key] = s
 	return s
+}
+
+// texts are the texts the settings of cases name by hash (their tool
+// descriptions and system prompts), for run.json: once per configuration,
+// nil when no case has one.
+func texts(cases []*scenario.Case) map[string]string {
+	var m map[string]string
+	add := func(text string) {
+		if m == nil {
+			m = map[string]string{}
+		}
+		m[record.DescriptionHash(text)] = text
+	}
+	seen := map[configKey]bool{}
+	for _, c := range cases {
+		key := configKey{c.Scenario, c.Variant}
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		for _, text := range c.HostOptions().Descriptions {
+			add(text)
+		}
+		if sys := c.System(); sys != "" {
+			add(sys)
+		}
+	}
+	return m
 }
 
 // settings are the host settings a case runs under, from its host options

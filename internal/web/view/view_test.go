@@ -75,7 +75,9 @@ func TestPages(t *testing.T) {
 		not  []string // none may be
 	}{
 		{"/", []string{`href="/runs/base/"`, `href="/runs/new/"`, "Trends across runs of one suite", `/compare?new=new&amp;old=base`}, nil},
-		{"/runs/new/", []string{"Run new", "triage/scripted#0", "lookup/scripted#0", "Gates: <span class=\"fail\">failed</span>", "Call latency per tool", "Result bytes per call, per tool", "A/B ab-lookup/scripted"}, nil},
+		{"/runs/new/", []string{"Run new", "triage/scripted#0", "lookup/scripted#0", "Gates: <span class=\"fail\">failed</span>", "Call latency per tool", "Result bytes per call, per tool", "A/B ab-lookup/scripted",
+			// The A/B table says who won and what the variant changed.
+			"verdict: no significant difference between terse and server", "terse changes: description of cmdb__get_asset"}, nil},
 		{"/runs/new/?status=failed", []string{"1–2 of 2 cases matching (of 8)", "triage/scripted#0", "lookup/scripted#0"}, []string{"fresh/scripted#0"}},
 		// Why a case failed: every expectation that did not hold, not
 		// only the first.
