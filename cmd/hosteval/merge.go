@@ -108,7 +108,8 @@ func runMerge(ctx context.Context, e *env, args []string) error {
 	jsonOut := fs.Bool("json", false, "print summary.json to stdout instead of the tables")
 	gatesFile := fs.String("gates", "", "a gates file to check")
 	scenarios := fs.String("scenarios", "", "comma-separated scenario files or folders whose gates apply")
-	baseline := fs.String("baseline", "", "a run folder to compare with and to resolve 'baseline' in gates")
+	var baseline baselineFlags
+	baseline.register(fs)
 	var layout layoutFlags
 	layout.register(fs, true)
 	if err := parseFlags(fs, args); err != nil {
@@ -118,10 +119,6 @@ func runMerge(ctx context.Context, e *env, args []string) error {
 		return usagef("want the shards' run folders")
 	}
 	suite, err := loadScenarios(*scenarios)
-	if err != nil {
-		return err
-	}
-	base, err := readBaseline(*baseline)
 	if err != nil {
 		return err
 	}
@@ -150,6 +147,10 @@ func runMerge(ctx context.Context, e *env, args []string) error {
 		})}
 	}
 	gates, err := loadGates(suite, *gatesFile)
+	if err != nil {
+		return err
+	}
+	base, err := baseline.read(e, gates)
 	if err != nil {
 		return err
 	}

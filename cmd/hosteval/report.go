@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -38,7 +40,8 @@ func runReport(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "report", reportUsage)
 	format := fs.String("format", "text", "what to print: text, json, junit, markdown or html")
 	gatesFile := fs.String("gates", "", "a gates file to check and show")
-	baseline := fs.String("baseline", "", "a run folder to compare with")
+	var baseline baselineFlags
+	baseline.register(fs)
 	var layout layoutFlags
 	layout.register(fs, true)
 	if err := parseFlags(fs, args); err != nil {
@@ -52,7 +55,7 @@ func runReport(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	base, err := readBaseline(*baseline)
+	base, err := baseline.read(e, gates)
 	if err != nil {
 		return err
 	}
@@ -188,17 +191,44 @@ func readSummary(dir string) (*report.Summary, error) {
 	return report.Read(dir)
 }
 
-// readBaseline aggregates the run folder of -baseline; nil when the flag is
-// not given.
-func readBaseline(dir string) (*report.Summary, error) {
-	if dir == "" {
-		return nil, nil
+// baselineFlags are -baseline and -require-baseline, on the commands
+// that judge a run (run, report, gate, merge).
+type baselineFlags struct {
+	dir     string
+	require bool
+}
+
+func (b *baselineFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&b.dir, "baseline", "", "a run folder to compare with and to resolve 'baseline' in gates (one not there yet is a first run: those gates pass with a note)")
+	fs.BoolVar(&b.require, "require-baseline", false, "fail when the gates compare with a baseline and there is none")
+}
+
+// read aggregates -baseline's run folder; nil when there is none. A
+// folder not there yet is a suite's first run, said on stderr: the gates
+// that compare with it pass, each with the note "no baseline yet", so that
+// a pipeline's first run makes the baseline its later runs compare with.
+// With -require-baseline a gate on a baseline that is missing is an error
+// (2), found before any case runs.
+func (b *baselineFlags) read(e *env, gates []gate.Gate) (*report.Summary, error) {
+	if b.dir != "" {
+		if _, err := os.Stat(b.dir); err != nil && errors.Is(err, os.ErrNotExist) && !b.require {
+			fmt.Fprintf(e.stderr, "hosteval: no baseline yet: %s is not there; the gates that compare with it are not checked\n", b.dir)
+			return nil, nil
+		}
+		base, err := readSummary(b.dir)
+		if err != nil {
+			return nil, usagef("-baseline: %w", err)
+		}
+		return base, nil
 	}
-	base, err := readSummary(dir)
-	if err != nil {
-		return nil, usagef("-baseline: %w", err)
+	if b.require {
+		for _, g := range gates {
+			if g.Baseline {
+				return nil, usagef("-require-baseline: %s: %s compares with a baseline, and no -baseline is given", g.Pos, g.Text)
+			}
+		}
 	}
-	return base, nil
+	return nil, nil
 }
 
 var compareCommand = command{
@@ -299,7 +329,8 @@ func runGate(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "gate", gateUsage)
 	gatesFile := fs.String("gates", "", "a gates file")
 	scenarios := fs.String("scenarios", "", "scenario files or folders whose gates apply")
-	baseline := fs.String("baseline", "", "a run folder to compare with")
+	var baseline baselineFlags
+	baseline.register(fs)
 	var layout layoutFlags
 	layout.register(fs, false)
 	if err := parseFlags(fs, args); err != nil {
@@ -316,14 +347,14 @@ func runGate(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if len(gates) == 0 && *baseline == "" {
+	if len(gates) == 0 && baseline.dir == "" {
 		return usagef("nothing to check: give -gates, -scenarios with gates, or -baseline")
 	}
 	s, err := readSummary(fs.Arg(0))
 	if err != nil {
 		return usageError{err}
 	}
-	base, err := readBaseline(*baseline)
+	base, err := baseline.read(e, gates)
 	if err != nil {
 		return err
 	}

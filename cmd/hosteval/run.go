@@ -161,7 +161,8 @@ type runFlags struct {
 	wire                         bool
 	logs                         string
 	share, preflight             bool
-	gatesFile, baseline          string
+	gatesFile                    string
+	baseline                     baselineFlags
 	budgets                      budgetFlags
 	models                       modelFlags
 	erasFile                     string
@@ -193,7 +194,7 @@ func parseRunFlags(e *env, args []string) (*runFlags, error) {
 	fs.BoolVar(&f.share, "share", true, "keep servers marked shareable running across cases")
 	fs.BoolVar(&f.preflight, "preflight", true, "check every tool name against the servers before running")
 	fs.StringVar(&f.gatesFile, "gates", "", "a gates file to check after the run (scenario files' gates always apply)")
-	fs.StringVar(&f.baseline, "baseline", "", "a run folder to compare with and to resolve 'baseline' in gates")
+	f.baseline.register(fs)
 	f.budgets.register(fs)
 	f.models.register(fs)
 	fs.StringVar(&f.erasFile, "eras-file", "", "remember the servers that never answer server/discover in this file, across runs, for a day (default: within this run only)")
@@ -315,7 +316,7 @@ func planRun(ctx context.Context, e *env, f *runFlags) (*runPlan, error) {
 	}
 	p.suiteID = runner.SuiteID(suite, p.cases)
 	if !f.shard.IsZero() {
-		if f.baseline != "" {
+		if f.baseline.dir != "" {
 			// A shard lacks the other shards' scenarios, which a comparison
 			// would count as vanished.
 			return nil, usagef("-baseline compares whole runs: give it to hosteval merge, which joins the shards")
@@ -338,7 +339,7 @@ func planRun(ctx context.Context, e *env, f *runFlags) (*runPlan, error) {
 	if err := costGatesPriced(p.gates, p.cases); err != nil {
 		return nil, err
 	}
-	if p.base, err = readBaseline(f.baseline); err != nil {
+	if p.base, err = f.baseline.read(e, p.gates); err != nil {
 		return nil, err
 	}
 	return p, nil

@@ -67,6 +67,10 @@ type GateResult struct {
 	// configuration (a cost gate on a model without a price): not a
 	// failed gate but a configuration error, exit 2.
 	Unchecked bool
+	// NoBaseline says the gate compares with a baseline run and there is
+	// none yet (a suite's first run): it passes, with a note, unless the
+	// command requires a baseline (-require-baseline).
+	NoBaseline bool
 	// Detail says what was found, e.g. "pass_rate = 66.7%, want >= 100%".
 	Detail string
 }
@@ -74,10 +78,16 @@ type GateResult struct {
 // EvaluateGates checks every gate on every group of s that it matches, in
 // the order of gates, then of groups. A gate that matches no group fails,
 // since it most likely names a scenario that no longer exists. baseline
-// may be nil; gates that refer to it then fail, saying so.
+// may be nil, as in a suite's first run: a gate that refers to it is then
+// one result, passed with the note "no baseline yet" (NoBaseline), when it
+// matches a group.
 func EvaluateGates(s *Summary, gates []gate.Gate, baseline *Summary) []GateResult {
 	var results []GateResult
 	for _, g := range gates {
+		if g.Baseline && baseline == nil {
+			results = append(results, withoutBaseline(s, g))
+			continue
+		}
 		if g.Routing() {
 			results = append(results, evaluateRouting(s, g, baseline)...)
 			continue
@@ -101,6 +111,34 @@ func EvaluateGates(s *Summary, gates []gate.Gate, baseline *Summary) []GateResul
 		}
 	}
 	return results
+}
+
+// withoutBaseline is the result of a gate on a baseline when there is
+// none: passed with a note when it matches a group, failed when it
+// matches none (it most likely names a scenario that is not there).
+func withoutBaseline(s *Summary, g gate.Gate) GateResult {
+	matched := false
+	if g.Routing() {
+		if s.Routing != nil {
+			for _, rg := range s.Routing.Groups {
+				matched = matched || g.Matches(rg.Scenario, rg.Variant, rg.Model)
+			}
+		}
+	} else {
+		for _, grp := range s.Groups {
+			matched = matched || g.Matches(grp.Scenario, grp.Variant, grp.Model)
+		}
+	}
+	if !matched {
+		return GateResult{Gate: g, Detail: "no scenario, variant and model match this gate"}
+	}
+	return GateResult{Gate: g, Passed: true, NoBaseline: true, Detail: NoBaselineNote(g)}
+}
+
+// NoBaselineNote is the note of a gate on a baseline checked without one:
+// "no baseline yet: pass_rate >= baseline not checked".
+func NoBaselineNote(g gate.Gate) string {
+	return fmt.Sprintf("no baseline yet: %s not checked", g)
 }
 
 func evaluate(g gate.Gate, get func(*GroupStats) float64, grp *GroupStats, baseline *Summary) GateResult {
@@ -186,6 +224,9 @@ func GateVerdict(results []GateResult) Verdict {
 		}
 		if r.Unchecked {
 			v.Unchecked = append(v.Unchecked, gateLine(r))
+		}
+		if r.NoBaseline {
+			v.Notes = append(v.Notes, r.Detail)
 		}
 	}
 	return v

@@ -78,9 +78,14 @@ func TestEvaluateGates(t *testing.T) {
 			want:     []string{"cmdb-find/scripted: true pass_rate = 100%; not in the baseline run, skipped"},
 		},
 		{
-			name: "baseline gate without a baseline",
+			name: "baseline gate without a baseline: one result, passed with a note",
 			gate: scoped(mustGate(t, "pass_rate >= baseline"), "cmdb-.*"),
-			want: []string{"cmdb-find/scripted: false needs a baseline run"},
+			want: []string{": true no baseline yet: pass_rate >= baseline [scenario~cmdb-.*] not checked"},
+		},
+		{
+			name: "baseline gate without a baseline that matches no group",
+			gate: scoped(mustGate(t, "pass_rate >= baseline"), "retired"),
+			want: []string{": false no scenario, variant and model match this gate"},
 		},
 		{
 			name: "no match fails",
@@ -131,6 +136,13 @@ func TestGateVerdict(t *testing.T) {
 	want := []string{"unknown_tools == 0: unknown-tool/scripted: unknown_tools = 1, want == 0"}
 	if !v.Regressed || !cmp.Equal(want, v.Reasons) {
 		t.Errorf("verdict = %+v, want regressed with %q", v, want)
+	}
+
+	// A suite's first run: a gate on the baseline holds, with a note.
+	first := GateVerdict(EvaluateGates(s, []gate.Gate{mustGate(t, "pass_rate >= baseline")}, nil))
+	wantNotes := []string{"no baseline yet: pass_rate >= baseline not checked"}
+	if first.Regressed || !cmp.Equal(wantNotes, first.Notes) {
+		t.Errorf("verdict without a baseline = %+v, want held with the notes %q", first, wantNotes)
 	}
 }
 
