@@ -7,15 +7,13 @@ import (
 )
 
 // A run's live heap is a megabyte or two, and nearly all it allocates is
-// garbage: the SDK decodes every message with a fresh 32 KB buffer. At the
-// runtime's smallest heap goal (4 MB) the collector then ran every few
-// calls, a fifth of the process's CPU: 53 ms of a 100-call run, 39 ms with
-// GOGC=400. A large run's heap is another matter (the 100,000-case run
+// garbage. At the runtime's smallest heap goal (4 MB) the collector ran
+// every few calls, a fifth of the process's CPU (docs/perf.md has the
+// figures). A large run's heap is another matter (the 100,000-case run
 // must stay under 150 MB), so the percent goes back to the default once
 // the live heap outgrows smallHeapBytes, as the Go compiler does for its
-// own small heaps. A GC ballast was tried first: it keeps its size more
-// resident for as long as the process lives, 11 MB at the peak of the
-// 100,000-case run for 8 MiB.
+// own small heaps. A GC ballast was tried first: it keeps its size
+// resident for as long as the process lives.
 const (
 	smallHeapGCPercent = 400
 	smallHeapBytes     = 8 << 20

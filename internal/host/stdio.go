@@ -21,8 +21,8 @@ import (
 // with a cheaper way to a message. The SDK's reads a value with
 // encoding/json (two scans of it), then decodes it twice more with its own
 // decoder, once as a batch (an array) and once as a message, and each of
-// those allocates a 32 KB buffer: about 64 KB of garbage per message before
-// the result itself is decoded, and GC was a fifth of a call's time. Here
+// those allocates a 32 KB buffer: garbage the collector then spends a good
+// part of a call's time on (docs/perf.md has the figures). Here
 // a message is one line (one search for a newline), checked once by
 // encoding/json's validator, and its envelope is split on the bytes; params
 // and result are passed on as written, for the SDK to decode as before.

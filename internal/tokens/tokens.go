@@ -8,25 +8,15 @@
 // vocabulary is a table generated ahead of time from tiktoken-go's
 // (o200k_base.vocab; go generate rewrites it, TestVocabularyFile checks it)
 // with its hash index, read where it lies in the binary's read-only data.
-// Building the codec decodes, copies and hashes nothing. The options, as
-// measured by BenchmarkCodecLoad on the shared 2-core machine (medians of 5
-// runs under a load average of 20; the library's own construction happens
-// once per process, so it is measured in a fresh process each time):
-//
-//	codec                                  build               allocated           peak RSS after a count
-//	tiktoken-go's (a 200k-entry map         55 ms (29-88 ms)    7.0 MB, 555 allocs  18.4 MiB (+12.6 MiB)
-//	  literal, built on first use)
-//	a Go map built from this table          146 ms (86-153 ms)  7.0 MB, 513 allocs
-//	this table, read in place (in use)      4.5 µs              528 B, 9 allocs     6.3 MiB (+0.5 MiB)
-//	  first count in a fresh process        46 µs               6.8 KB, 27 allocs
-//
-// (a process that loads no codec peaks at 5.8 MiB). At microseconds, there
-// is nothing to gain from loading in the background while servers start,
-// so there is no preload: the first count builds the codec, and a process
-// that counts nothing pays nothing. Counting is regexp2's split with
-// tiktoken-go's generated matcher, then byte-pair merges over the table:
-// a 73 KB tools array takes 8-9 ms with 46 allocations, where tiktoken-go
-// takes 11-45 ms with 86,543 (BenchmarkCount, BenchmarkCountTiktoken).
+// Building the codec decodes, copies and hashes nothing: it is ready in
+// microseconds, where tiktoken-go's own takes tens of milliseconds and
+// megabytes (BenchmarkCodecLoad; the figures, with their load and date, are
+// in docs/perf.md). At microseconds, there is nothing to gain from loading
+// in the background while servers start, so there is no preload: the first
+// count builds the codec, and a process that counts nothing pays nothing.
+// Counting is regexp2's split with tiktoken-go's generated matcher, then
+// byte-pair merges over the table, with far fewer allocations than
+// tiktoken-go's (BenchmarkCount, BenchmarkCountTiktoken).
 //
 // The codec is built once per process and is immutable and safe for
 // concurrent use after.
