@@ -198,7 +198,7 @@ func TestScriptedJudge(t *testing.T) {
 	if asked := j.(*ScriptedJudge).Asked(); len(asked) != 3 || asked[0].Answer != grading.Answer {
 		t.Errorf("Asked() = %+v, want the three gradings", asked)
 	}
-	if Using(nil, Wire{}) != nil || UsingJudge(j, Wire{Endpoints: NewEndpoints()}) != j {
+	if Using(nil, Wire{}) != nil || UsingJudge(j, Wire{Endpoints: NewEndpoints(nil)}) != j {
 		t.Error("Using and UsingJudge changed a local model or judge")
 	}
 }

@@ -2,8 +2,11 @@ package model
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"fmt"
 	"math/rand/v2"
+	"net/http"
 	"slices"
 	"strings"
 	"sync"
@@ -44,16 +47,78 @@ func (l Limits) check(prefix string) error {
 
 // Endpoints is the registry of the endpoints a run talks to, each with its
 // limits and its backoff state, shared by every case of the run: a 429
-// seen by one case slows them all. The runner owns one per run; it is safe
-// for concurrent use.
+// seen by one case slows them all. It also holds the run's HTTP
+// connections to them, so that a case's request reuses the connection an
+// earlier case's opened. The runner owns one per run; it is safe for
+// concurrent use.
 type Endpoints struct {
+	client *http.Client
 	mu     sync.Mutex
 	byName map[string]*endpoint
 }
 
-// NewEndpoints returns an empty registry.
-func NewEndpoints() *Endpoints {
-	return &Endpoints{byName: map[string]*endpoint{}}
+// EndpointsOptions configures a registry. The zero value is usable.
+type EndpointsOptions struct {
+	// Concurrency is how many requests the run may have in flight to one
+	// endpoint (its -concurrency): as many connections to each are kept
+	// open between requests. A model request waits on the endpoint for
+	// hundreds of milliseconds, so with the transport's default of 2 idle
+	// connections most requests of a busy run would open a new one (a
+	// TLS handshake each, and ports left in TIME_WAIT by the thousand).
+	// Default: DefaultIdleConns.
+	Concurrency int
+	// RootCAs, when set, are the certificate authorities an https
+	// endpoint must chain to instead of the system's (tests).
+	RootCAs *x509.CertPool
+}
+
+// DefaultIdleConns is the idle connections kept per endpoint when
+// [EndpointsOptions] does not say the run's concurrency.
+const DefaultIdleConns = 8
+
+// NewEndpoints returns an empty registry; opts may be nil.
+func NewEndpoints(opts *EndpointsOptions) *Endpoints {
+	var o EndpointsOptions
+	if opts != nil {
+		o = *opts
+	}
+	return &Endpoints{client: &http.Client{Transport: newTransport(o)}, byName: map[string]*endpoint{}}
+}
+
+// newTransport is the standard library's default transport with room for
+// o.Concurrency connections to each endpoint, kept open between requests. It speaks HTTP/2 to an
+// https endpoint that offers it (ALPN), multiplexing the run's requests
+// on few connections; plain http stays HTTP/1.1, as vLLM, Ollama and
+// llama.cpp's server speak no cleartext HTTP/2.
+func newTransport(o EndpointsOptions) *http.Transport {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	idle := o.Concurrency
+	if idle <= 0 {
+		idle = DefaultIdleConns
+	}
+	t.MaxIdleConnsPerHost = idle
+	t.MaxIdleConns = 0 // bounded per endpoint, not overall
+	if o.Concurrency > 0 {
+		// A request finding no idle connection dials a new one, even
+		// when one is about to be put back (a response read, its
+		// connection not yet idle): on a busy machine a run at
+		// concurrency 64 opened half again as many connections as it
+		// had cases, closing the surplus. No more requests are in flight
+		// than the run's concurrency, so waiting for a connection never
+		// waits for long.
+		t.MaxConnsPerHost = o.Concurrency
+	}
+	t.ForceAttemptHTTP2 = true
+	if o.RootCAs != nil {
+		t.TLSClientConfig = &tls.Config{RootCAs: o.RootCAs, MinVersion: tls.VersionTLS12}
+	}
+	return t
+}
+
+// CloseIdle closes the run's connections that no request is using; the
+// runner calls it when the run ends. A later request opens a new one.
+func (r *Endpoints) CloseIdle() {
+	r.client.CloseIdleConnections()
 }
 
 // Register declares an endpoint and its limits. Registering it again

@@ -222,12 +222,14 @@ func (m *OpenAI) Config() OpenAIConfig { return m.cfg }
 // With returns a copy of m whose requests go through w: recorded or
 // replayed by its cassette, answered by its cache, limited by its
 // registry's endpoint (the first configuration of an endpoint sets its
-// limits; see [Endpoints.Register]). m itself is unchanged.
+// limits; see [Endpoints.Register]) and sent on the registry's
+// connections. m itself is unchanged.
 func (m *OpenAI) With(w Wire) *OpenAI {
 	c := *m
 	c.wire = w
 	if w.Endpoints != nil {
 		c.ep, _ = w.Endpoints.endpoint(m.cfg, false) // not strict: never fails
+		c.client = w.Endpoints.client
 	}
 	return &c
 }

@@ -399,7 +399,7 @@ func askAll(t *testing.T, ms []*OpenAI) {
 
 func TestEndpointConcurrency(t *testing.T) {
 	s := newLimitServer(t, 50*time.Millisecond)
-	reg := NewEndpoints()
+	reg := NewEndpoints(nil)
 	askAll(t, s.models(t, 6, Limits{Concurrency: 2}, reg))
 	if got := s.maxSeen.Load(); got != 2 {
 		t.Errorf("at most %d requests were in flight, want 2 (6 cases, concurrency 2)", got)
@@ -415,7 +415,7 @@ func TestEndpointRequestsPerMinute(t *testing.T) {
 	// however fast the machine.
 	s := newLimitServer(t, 0)
 	start := time.Now()
-	askAll(t, s.models(t, 4, Limits{RequestsPerMinute: 1200}, NewEndpoints()))
+	askAll(t, s.models(t, 4, Limits{RequestsPerMinute: 1200}, NewEndpoints(nil)))
 	if d := time.Since(start); d < 150*time.Millisecond {
 		t.Errorf("4 requests at 1200/min took %s, want at least 150ms", d)
 	}
@@ -452,7 +452,7 @@ func TestEndpoint429SlowsEveryCase(t *testing.T) {
 		}
 		return 200, nil
 	}
-	reg := NewEndpoints()
+	reg := NewEndpoints(nil)
 	ms := s.models(t, 2, Limits{}, reg)
 	var wg sync.WaitGroup
 	wg.Go(func() {
@@ -515,7 +515,7 @@ func TestEndpointBackoffWithoutRetryAfter(t *testing.T) {
 }
 
 func TestEndpointsRegister(t *testing.T) {
-	reg := NewEndpoints()
+	reg := NewEndpoints(nil)
 	a := OpenAIConfig{BaseURL: "http://vllm:8000/v1/", Model: "gpt-oss-120b", Limits: Limits{Concurrency: 4}}
 	if err := reg.Register(a); err != nil {
 		t.Fatal(err)
@@ -551,14 +551,14 @@ func TestUsing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := Using(s, Wire{Endpoints: NewEndpoints()}); got != Model(s) {
+	if got := Using(s, Wire{Endpoints: NewEndpoints(nil)}); got != Model(s) {
 		t.Errorf("Using(scripted) = %v, want the scripted model itself", got)
 	}
 	o, err := NewOpenAI(OpenAIConfig{Model: "m"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	reg := NewEndpoints()
+	reg := NewEndpoints(nil)
 	got, ok := Using(o, Wire{Endpoints: reg}).(*OpenAI)
 	if !ok || got == o || got.wire.Endpoints != reg || o.wire.Endpoints != nil {
 		t.Errorf("Using(openai) = %v, want a copy with the wire, the original unchanged", got)

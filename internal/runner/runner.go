@@ -93,9 +93,11 @@ type Options struct {
 	Cassettes *Cassettes
 	// Cache, if set, answers model requests seen before.
 	Cache *replay.Cache
-	// Endpoints holds the limits of every model endpoint of the run; Run
-	// makes one when nil and registers every case's models in it before
-	// the first case starts.
+	// Endpoints holds the limits of every model endpoint of the run and
+	// the connections to them; Run makes one when nil (keeping Concurrency
+	// idle connections per endpoint), registers every case's models in
+	// it before the first case starts, and closes its idle connections
+	// when the run ends.
 	Endpoints *model.Endpoints
 	// Eras remembers the servers that never answer server/discover, so
 	// that only the first connection to each (in the preflight, or the
@@ -138,6 +140,8 @@ type Result struct {
 // while they stop.
 func Run(ctx context.Context, cases []*scenario.Case, opts Options) (*Result, error) {
 	opts = withDefaults(opts)
+	// A finished run leaves no connection open to a model endpoint.
+	defer opts.Endpoints.CloseIdle()
 	if problems := checkRun(cases, opts); len(problems) > 0 {
 		return nil, &scenario.LoadError{Problems: problems}
 	}
@@ -229,7 +233,7 @@ func withDefaults(opts Options) Options {
 		opts.Eras = host.NewEras("")
 	}
 	if opts.Endpoints == nil {
-		opts.Endpoints = model.NewEndpoints()
+		opts.Endpoints = model.NewEndpoints(&model.EndpointsOptions{Concurrency: opts.Concurrency})
 	}
 	return opts
 }
