@@ -28,7 +28,53 @@ type checker interface {
 	// name is the short canonical rendering of the expectation.
 	name() string
 	// eval says whether rec meets it and, when not, what was found.
-	eval(rec *record.Record) (bool, string)
+	eval(rec *finished) (bool, string)
+}
+
+// finished is a case's record as its expectations read it: the record,
+// and what several expectations would each work out again, worked out
+// once per case when first asked: the calls by name, their arguments
+// normalised, the record's counts. Ten tool expectations over a case of
+// 100 calls copied the 100 calls ten times.
+type finished struct {
+	*record.Record
+	byName map[string][]int // indexes into Calls
+	args   []map[string]any // by call index, normalised; nil until asked
+	argsOK []bool
+	counts *record.Counts
+}
+
+// callsOf are the indexes of the calls of name, in order.
+func (f *finished) callsOf(name string) []int {
+	if f.byName == nil {
+		f.byName = make(map[string][]int)
+		for i := range f.Calls {
+			f.byName[f.Calls[i].Name] = append(f.byName[f.Calls[i].Name], i)
+		}
+	}
+	return f.byName[name]
+}
+
+// argsOf are the arguments of call i, normalised as expectations compare
+// them.
+func (f *finished) argsOf(i int) map[string]any {
+	if f.args == nil {
+		f.args, f.argsOK = make([]map[string]any, len(f.Calls)), make([]bool, len(f.Calls))
+	}
+	if !f.argsOK[i] {
+		f.args[i], _ = normalize(f.Calls[i].Arguments).(map[string]any)
+		f.argsOK[i] = true
+	}
+	return f.args[i]
+}
+
+// countsOf are the record's counts.
+func (f *finished) countsOf() record.Counts {
+	if f.counts == nil {
+		n := f.Counts()
+		f.counts = &n
+	}
+	return *f.counts
 }
 
 // Evaluate checks every expectation of the case's scenario against a
@@ -44,8 +90,9 @@ func Evaluate(c *Case, rec *record.Record) []record.Expectation {
 		expects = slices.Concat(expects, c.row.expects)
 	}
 	out := make([]record.Expectation, 0, len(expects))
+	f := &finished{Record: rec}
 	for _, e := range expects {
-		ok, detail := e.check.eval(rec)
+		ok, detail := e.check.eval(f)
 		x := record.Expectation{Name: e.check.name(), Line: e.line, Passed: ok}
 		if !ok {
 			x.Detail = detail
@@ -140,7 +187,7 @@ func (t *toolExpect) callParts() []string {
 
 // describeCall shows what call #i has of what the expectation asks, with
 // its outcome, approval and error to say why.
-func (t *toolExpect) describeCall(i int, c record.Call) string {
+func (t *toolExpect) describeCall(i int, c *record.Call) string {
 	parts := []string{fmt.Sprintf("#%d outcome=%s", i, c.Outcome)}
 	if c.Approval != "" {
 		parts = append(parts, "approval="+c.Approval)
@@ -164,7 +211,9 @@ func (t *toolExpect) describeCall(i int, c record.Call) string {
 	return strings.Join(parts, " ")
 }
 
-func (t *toolExpect) matches(c record.Call) bool {
+// matches says whether call i of rec is what the expectation asks.
+func (t *toolExpect) matches(rec *finished, i int) bool {
+	c := &rec.Calls[i]
 	switch {
 	case t.outcome != nil && c.Outcome != *t.outcome,
 		t.approval != nil && c.Approval != *t.approval,
@@ -179,7 +228,7 @@ func (t *toolExpect) matches(c record.Call) bool {
 	if t.args == nil && t.argsExact == nil {
 		return true
 	}
-	got, _ := normalize(c.Arguments).(map[string]any)
+	got := rec.argsOf(i)
 	if t.argsExact != nil && !reflect.DeepEqual(t.argsExact, got) {
 		return false
 	}
@@ -191,16 +240,11 @@ func (t *toolExpect) matches(c record.Call) bool {
 	return true
 }
 
-func (t *toolExpect) eval(rec *record.Record) (bool, string) {
-	var calls []record.Call
-	for _, c := range rec.Calls {
-		if c.Name == t.tool {
-			calls = append(calls, c)
-		}
-	}
+func (t *toolExpect) eval(rec *finished) (bool, string) {
+	calls := rec.callsOf(t.tool)
 	var fails []string
 	if t.called != nil && !*t.called && len(calls) > 0 {
-		fails = append(fails, fmt.Sprintf("%s was called %s: %s", t.tool, times(len(calls)), t.describeCalls(calls)))
+		fails = append(fails, fmt.Sprintf("%s was called %s: %s", t.tool, times(len(calls)), t.describeCalls(rec, calls)))
 	}
 	if t.count != nil && !t.count.contains(len(calls)) {
 		fails = append(fails, fmt.Sprintf("%s was called %s", t.tool, times(len(calls))))
@@ -213,19 +257,19 @@ func (t *toolExpect) eval(rec *record.Record) (bool, string) {
 	case t.nth > len(calls):
 		fails = append(fails, fmt.Sprintf("no call #%d of %s: it was called %s", t.nth, t.tool, times(len(calls))))
 	case t.nth > 0:
-		if c := calls[t.nth-1]; !t.matches(c) {
-			fails = append(fails, fmt.Sprintf("call of %s: %s", t.tool, t.describeCall(t.nth, c)))
+		if i := calls[t.nth-1]; !t.matches(rec, i) {
+			fails = append(fails, fmt.Sprintf("call of %s: %s", t.tool, t.describeCall(t.nth, &rec.Calls[i])))
 		}
-	case !slices.ContainsFunc(calls, t.matches):
-		fails = append(fails, fmt.Sprintf("calls of %s: %s", t.tool, t.describeCalls(calls)))
+	case !slices.ContainsFunc(calls, func(i int) bool { return t.matches(rec, i) }):
+		fails = append(fails, fmt.Sprintf("calls of %s: %s", t.tool, t.describeCalls(rec, calls)))
 	}
 	return len(fails) == 0, strings.Join(fails, "; ")
 }
 
-func (t *toolExpect) describeCalls(calls []record.Call) string {
+func (t *toolExpect) describeCalls(rec *finished, calls []int) string {
 	parts := make([]string, len(calls))
 	for i, c := range calls {
-		parts[i] = t.describeCall(i+1, c)
+		parts[i] = t.describeCall(i+1, &rec.Calls[c])
 	}
 	return strings.Join(parts, "; ")
 }
@@ -272,7 +316,7 @@ type orderExpect struct {
 
 func (o *orderExpect) name() string { return "order " + strings.Join(o.tools, " < ") }
 
-func (o *orderExpect) eval(rec *record.Record) (bool, string) {
+func (o *orderExpect) eval(rec *finished) (bool, string) {
 	next := 0
 	for _, c := range rec.Calls {
 		if next < len(o.tools) && c.Name == o.tools[next] {
@@ -316,7 +360,7 @@ func (c *caseExpect) name() string {
 	return strings.Join(parts, " ")
 }
 
-func (c *caseExpect) eval(rec *record.Record) (bool, string) {
+func (c *caseExpect) eval(rec *finished) (bool, string) {
 	var fails []string
 	if c.answerMatches != nil || c.answerNotMatches != nil {
 		if fail := c.evalAnswer(rec); fail != "" {
@@ -357,7 +401,7 @@ func (c *caseExpect) eval(rec *record.Record) (bool, string) {
 	return len(fails) == 0, strings.Join(fails, "; ")
 }
 
-func (c *caseExpect) evalAnswer(rec *record.Record) string {
+func (c *caseExpect) evalAnswer(rec *finished) string {
 	if len(rec.Turns) == 0 {
 		return "no turns in the record"
 	}
@@ -383,8 +427,8 @@ func (c *caseExpect) evalAnswer(rec *record.Record) string {
 
 // count returns one of the counted figures of a record ([record.Counts])
 // and, for those counted over calls, the names of the calls counted.
-func count(key string, rec *record.Record) (int, []string) {
-	n := rec.Counts()
+func count(key string, rec *finished) (int, []string) {
+	n := rec.countsOf()
 	var total int
 	var counted func(c *record.Call) bool
 	outcome := func(o string) func(c *record.Call) bool {
@@ -464,7 +508,7 @@ func (s *serverExpect) name() string {
 	return strings.Join(parts, " ")
 }
 
-func (s *serverExpect) eval(rec *record.Record) (bool, string) {
+func (s *serverExpect) eval(rec *finished) (bool, string) {
 	i := slices.IndexFunc(rec.Servers, func(r record.Server) bool { return r.Name == s.server })
 	if i < 0 {
 		return false, fmt.Sprintf("no server %s in the record", s.server)
@@ -516,7 +560,7 @@ func (c *toolsChangedExpect) name() string {
 	return strings.Join(parts, " ")
 }
 
-func (c *toolsChangedExpect) eval(rec *record.Record) (bool, string) {
+func (c *toolsChangedExpect) eval(rec *finished) (bool, string) {
 	var changes []record.ToolChange
 	for _, ch := range rec.ToolChanges {
 		if ch.Server == c.server {
@@ -572,7 +616,7 @@ func (s *stateExpect) name() string {
 	return strings.Join(parts, " ")
 }
 
-func (s *stateExpect) eval(rec *record.Record) (bool, string) {
+func (s *stateExpect) eval(rec *finished) (bool, string) {
 	if s.index >= len(rec.Checks) {
 		return false, fmt.Sprintf("no result for this state check: the record has %d", len(rec.Checks))
 	}

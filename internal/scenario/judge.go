@@ -103,7 +103,7 @@ func (j *judgeExpect) name() string {
 	return fmt.Sprintf("judge %q threshold=%s", text.Shorten(j.rubric, 80), strconv.FormatFloat(j.threshold, 'g', -1, 64))
 }
 
-func (j *judgeExpect) eval(rec *record.Record) (bool, string) {
+func (j *judgeExpect) eval(rec *finished) (bool, string) {
 	if j.index >= len(rec.Judgements) {
 		return false, "not graded: the case ended before its answer was graded"
 	}
