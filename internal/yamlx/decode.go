@@ -227,11 +227,8 @@ func decodeStruct(n *Node, rv reflect.Value, want string) {
 		wrongKind(n, "a mapping", want)
 		return
 	}
-	fields := fieldsOf(rv.Type())
-	names := make([]string, len(fields))
-	for i, f := range fields {
-		names[i] = f.Name
-	}
+	sf := n.st.structFields(rv.Type())
+	fields, names := sf.fields, sf.names
 	var checker FieldChecker
 	if rv.CanAddr() {
 		checker, _ = rv.Addr().Interface().(FieldChecker)
@@ -310,6 +307,28 @@ type field struct {
 	Required bool
 	Min, Max *int64
 	Want     string
+}
+
+// structFields are the fields of a struct type and their keys.
+type structFields struct {
+	fields []field
+	names  []string
+}
+
+// structFields are t's fields, from the document's memory of them.
+func (st *state) structFields(t reflect.Type) structFields {
+	if sf, ok := st.structs[t]; ok {
+		return sf
+	}
+	sf := structFields{fields: fieldsOf(t)}
+	sf.names = make([]string, len(sf.fields))
+	for i, f := range sf.fields {
+		sf.names[i] = f.Name
+	}
+	if st.structs != nil {
+		st.structs[t] = sf
+	}
+	return sf
 }
 
 // fieldsOf lists the fields of struct type t the reader decodes, in

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
 	"regexp"
 	"slices"
 	"strconv"
@@ -52,6 +53,10 @@ type state struct {
 	unseen int // > 0 while reading a free-form value, whose parts need no paths
 	fields map[*yaml.Node][]Field
 	items  map[*yaml.Node][]*yaml.Node
+	// structs are the fields of each struct type decoded, worked out
+	// from its tags once per document: a scenario of 100 scripted steps
+	// decodes the step type 100 times.
+	structs map[reflect.Type]structFields
 }
 
 var yamlLineRE = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
@@ -82,7 +87,7 @@ func Parse(file string, data []byte, ps *Problems) ([]*Doc, error) {
 		}
 		st := &state{
 			file: file, ps: ps, sizes: map[*yaml.Node]int{}, costs: map[*yaml.Node]int{}, seen: map[string]*Node{},
-			fields: map[*yaml.Node][]Field{}, items: map[*yaml.Node][]*yaml.Node{},
+			fields: map[*yaml.Node][]Field{}, items: map[*yaml.Node][]*yaml.Node{}, structs: map[reflect.Type]structFields{},
 		}
 		st.checkBudget(root)
 		docs = append(docs, &Doc{root: root, st: st})
