@@ -434,12 +434,18 @@ func signed(x float64) string {
 	return s
 }
 
-// Tables returns one table per metric, benchstat style: each group's old
-// and new value, the change, and the test behind it. A change that is not
-// significant shows as "~". The columns are named old and new, so that a
-// table fits a terminal whatever the run IDs; the first table's first note
-// names the two runs.
+// Tables returns the tables of the comparison: one per metric
+// (MetricTables), then those of the routing rows both runs answered.
 func (c *Comparison) Tables() []*Table {
+	return append(c.MetricTables(), pairedTables(c.Routing, "Routing, old -> new", textLimits)...)
+}
+
+// MetricTables returns one table per metric, benchstat style, with a row
+// per group of c.Groups in their order: each group's old and new value,
+// the change, and the test behind it. A change that is not significant
+// shows as "~". The columns are named old and new, so that a table fits a
+// terminal whatever the run IDs; the first table's note names the runs.
+func (c *Comparison) MetricTables() []*Table {
 	type metric struct {
 		title string
 		get   func(*GroupChange) Change
@@ -495,7 +501,7 @@ func (c *Comparison) Tables() []*Table {
 		tables = append(tables, t)
 	}
 	tables[0].Notes = append(tables[0].Notes, "old: run "+c.OldID+"; new: run "+c.NewID)
-	return append(tables, pairedTables(c.Routing, "Routing, old -> new", textLimits)...)
+	return tables
 }
 
 // changeNote says what stands behind a change: the test and the samples.

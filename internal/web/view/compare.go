@@ -2,6 +2,7 @@ package view
 
 import (
 	"fmt"
+	"html/template"
 	"net/http"
 	"slices"
 
@@ -26,6 +27,8 @@ type compareView struct {
 	OnlyNew        []caseLink
 	Metrics        []string
 	Rows           []compareRow
+	// Routing are the tables of the routing rows both runs answered.
+	Routing []template.HTML
 }
 
 type caseLink struct {
@@ -91,9 +94,14 @@ func (v *Server) compare(oldKey, newKey string) (*compareView, string) {
 		Regressed: c.Verdict.Regressed, Reasons: c.Verdict.Reasons, Notes: c.Verdict.Notes,
 		ReasonCount: text.Count(len(c.Verdict.Reasons), "reason"),
 	}
-	tables := c.Tables()
+	// The side-by-side table has a row per group in every metric table;
+	// the routing tables have rows of their own, shown after it.
+	tables := c.MetricTables()
 	for _, t := range tables {
 		cv.Metrics = append(cv.Metrics, t.Title)
+	}
+	for _, t := range c.Tables()[len(tables):] {
+		cv.Routing = append(cv.Routing, tableHTML(t))
 	}
 	for i := range c.Groups {
 		g := &c.Groups[i]

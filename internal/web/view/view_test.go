@@ -455,3 +455,31 @@ func BenchmarkLoad5000(b *testing.B) {
 		}
 	}
 }
+
+// TestCompareRoutingRuns: two runs of routing rows compare side by side
+// on the six metrics, a row per group, and the routing tables, whose rows
+// are the rows both runs answered, come after it, not as columns of it.
+func TestCompareRoutingRuns(t *testing.T) {
+	dir := routingRun(t)
+	if err := os.CopyFS(filepath.Join(dir, "routing-new"), os.DirFS(filepath.Join("..", "..", "report", "testdata", "runs", "routing-new"))); err != nil {
+		t.Fatal(err)
+	}
+	_, srv := serve(t, dir)
+	code, body := get(t, srv.URL+"/compare?old=routing&new=routing-new")
+	if code != http.StatusOK {
+		t.Fatalf("status %d", code)
+	}
+	head := regexp.MustCompile(`(?s)<table class="compare" id="compare-table">\s*<thead>(.*?)</thead>`).FindStringSubmatch(body)
+	if head == nil {
+		t.Fatalf("no side-by-side table:\n%s", body)
+	}
+	if n := strings.Count(head[1], "<th"); n != 7 {
+		t.Errorf("side-by-side table has %d columns, want scenario and the 6 metrics:\n%s", n, head[1])
+	}
+	routing := body[strings.Index(body, `<section id="compare-routing">`)+1:]
+	for _, want := range []string{"Routing, row by row", "<h3>Routing, old -&gt; new, same rows</h3>", "Flipped rows: routing/b-verbose/lexical"} {
+		if !strings.Contains(routing, want) {
+			t.Errorf("no %q after the side-by-side table", want)
+		}
+	}
+}
