@@ -37,13 +37,16 @@ func TestDefaultSuite(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// The real-model scenarios replay from the suite's committed cassettes.
-	cassettes, err := filepath.Abs("../../scenarios/cassettes")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(cassettes, filepath.Join(dir, "cassettes")); err != nil {
-		t.Fatal(err)
+	// The real-model scenarios replay from the suite's committed cassettes;
+	// the routing eval reads its rows and the saved catalogs.
+	for _, folder := range []string{"cassettes", "routing", "catalogs"} {
+		abs, err := filepath.Abs(filepath.Join("../../scenarios", folder))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(abs, filepath.Join(dir, folder)); err != nil {
+			t.Fatal(err)
+		}
 	}
 	suite, err := scenario.Load(dir)
 	if err != nil {

@@ -64,13 +64,13 @@ type distractorTool struct {
 const DefaultDistractorSeed = 1
 
 // readDistractors reads the block: its sources, the pool and the sizes.
-func (l *loader) readDistractors(f *fileCtx, root *yamlx.Node, d *distractorsDoc, sc *Scenario) {
+func (l *loader) readDistractors(f *fileCtx, root *yamlx.Node, d *distractorsDoc, sc *Scenario, dataset bool) {
 	n := root.At("distractors")
 	ds := &distractors{sizes: d.Sizes, sets: map[string][]host.ServerSpec{}}
 	if d.Target != nil {
 		ds.target = float64(*d.Target)
 	}
-	if sc.rows == nil {
+	if !dataset {
 		errorAtKey(root, "distractors", "distractors go with a dataset: they are an axis of its rows")
 	}
 	own := map[string]bool{}

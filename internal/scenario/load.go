@@ -332,7 +332,7 @@ func (l *loader) scenario(f *fileCtx, root *yamlx.Node) {
 		f.dataset(root, d.Dataset, sc)
 	}
 	if d.Distractors != nil {
-		l.readDistractors(f, root, d.Distractors, sc)
+		l.readDistractors(f, root, d.Distractors, sc, d.Dataset != nil)
 	}
 	f.gates(root, d.Gates, sc)
 	f.checkJudges(sc)
