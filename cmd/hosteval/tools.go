@@ -74,7 +74,14 @@ func runTools(ctx context.Context, e *env, args []string) error {
 		})
 	}
 	defs := h.ToolDefs()
-	t.Notes = []string{fmt.Sprintf("%s offered: %d bytes, %d tokens (o200k_base) sent with every model request", text.Count(defs.Tools, "tool"), defs.Bytes, defs.Tokens)}
+	estimated := ""
+	if defs.Estimated {
+		estimated = ", estimated"
+	}
+	t.Notes = []string{fmt.Sprintf("%s offered: %d bytes, %d tokens (o200k_base%s) sent with every model request", text.Count(defs.Tools, "tool"), defs.Bytes, defs.Tokens, estimated)}
+	if defs.Warning != "" {
+		t.Notes = append(t.Notes, "warning: "+defs.Warning)
+	}
 	for _, s := range h.Servers() {
 		if s.Error == "" {
 			t.Notes = append(t.Notes, fmt.Sprintf("%s: protocol %s, %s", s.Name, s.Protocol, text.Count(s.Tools, "tool")))

@@ -144,6 +144,10 @@ type Total struct {
 	// TurnBytes and TurnTokens are RequestsPerTurn times the array.
 	TurnBytes  int `json:"turn_bytes"`
 	TurnTokens int `json:"turn_tokens"`
+	// Estimated is set when the array's tokens (and so the marginal
+	// ones) are estimated: it is over the size counted exactly (1 MiB,
+	// tokens.MaxExact).
+	Estimated bool `json:"estimated,omitempty"`
 	Split
 }
 
@@ -226,7 +230,7 @@ func Measure(ctx context.Context, entries []Entry, toolsJSON []byte, opts Option
 	array := tokens.NewText(string(toolsJSON))
 	arrayTokens := array.Count()
 	c.Total = Total{
-		Tools: len(entries), Bytes: len(toolsJSON), Tokens: arrayTokens,
+		Tools: len(entries), Bytes: len(toolsJSON), Tokens: arrayTokens, Estimated: array.Estimated(),
 		TurnBytes: opts.RequestsPerTurn * len(toolsJSON), TurnTokens: opts.RequestsPerTurn * arrayTokens,
 	}
 	for i, d := range parsed {

@@ -392,3 +392,37 @@ func TestWireTraceBudget(t *testing.T) {
 		t.Errorf("the messages after the one left out are not in the trace")
 	}
 }
+
+// TestHugeDescription: a tool whose description is 50 MB. Its catalog is
+// counted by an estimate (marked so), not by byte-pair merges over 50 MB
+// (minutes and 1.9 GB before issue 23), and the record warns that no
+// model's context holds it. Not parallel: it measures the heap.
+func TestHugeDescription(t *testing.T) {
+	spec := fixture("chaos")
+	spec.Args = []string{"-description-bytes", "50000000"}
+	var h *Host
+	alloc := allocated(func() {
+		h = startHost(t, Options{Servers: []ServerSpec{spec}})
+		_ = h.ToolDefs()
+	})
+	defs := h.ToolDefs()
+	if !defs.Estimated || defs.Bytes < 50_000_000 {
+		t.Errorf("tool defs %+v: want over 50 MB, estimated", defs)
+	}
+	// Prose and JSON are 3 to 5 bytes a token (the estimate's own
+	// arithmetic is tokens' TestCountBounded).
+	if defs.Tokens < defs.Bytes/5 || defs.Tokens > defs.Bytes/3 {
+		t.Errorf("%d tokens for %d bytes, want 3 to 5 bytes a token", defs.Tokens, defs.Bytes)
+	}
+	if !strings.Contains(defs.Warning, "about ") || !strings.Contains(defs.Warning, "fits no model's context") {
+		t.Errorf("warning %q, want one saying no model's context holds the catalog", defs.Warning)
+	}
+	// Reading 50 MB (the answer, decoded by the SDK, the host's table and
+	// its rendering) costs a few times its size; counting it, a sample.
+	if alloc > 1<<30 {
+		t.Errorf("starting the host allocated %d MiB, want at most 1 GiB", alloc>>20)
+	}
+	if testing.Verbose() {
+		t.Logf("allocated %d MiB; %+v", alloc>>20, defs)
+	}
+}

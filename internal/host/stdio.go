@@ -156,13 +156,20 @@ func (e *answerTooLarge) Error() string {
 	return fmt.Sprintf("an answer over the host's limit of %s for one message", sizeText(e.limit))
 }
 
-// sizeText writes a byte count as people read it: 64 MiB, 1.5 MiB, 300 KiB, 17 bytes.
+// sizeText writes a byte count as people read it: 64 MiB, 47.7 MiB,
+// 300 KiB, 17 bytes.
 func sizeText(n int) string {
+	unit := func(v float64, name string) string {
+		if v == float64(int64(v)) {
+			return strconv.FormatInt(int64(v), 10) + " " + name
+		}
+		return strconv.FormatFloat(v, 'f', 1, 64) + " " + name
+	}
 	switch {
 	case n >= 1<<20:
-		return strconv.FormatFloat(float64(n)/(1<<20), 'f', -1, 64) + " MiB"
+		return unit(float64(n)/(1<<20), "MiB")
 	case n >= 1<<10:
-		return strconv.FormatFloat(float64(n)/(1<<10), 'f', -1, 64) + " KiB"
+		return unit(float64(n)/(1<<10), "KiB")
 	}
 	return strconv.Itoa(n) + " bytes"
 }

@@ -93,7 +93,7 @@ type toolTable struct {
 	// json is the tools array as sent with every model request; tokens
 	// counts it on first use.
 	json   []byte
-	tokens func() int
+	tokens func() tokenCount
 	// model is the offered tools in the model's shape, made on first use.
 	model func() []model.Tool
 	// unknown lists names in the allow/deny lists and description overrides
@@ -166,7 +166,10 @@ func buildTable(servers []*serverConn, opts Options) (*toolTable, error) {
 		}
 	}
 	t.json = append(append([]byte("["), bytes.Join(defs, []byte(","))...), ']')
-	t.tokens = sync.OnceValue(func() int { return opts.Tokens.Count(string(t.json)) })
+	t.tokens = sync.OnceValue(func() tokenCount {
+		n, est := opts.Tokens.Measure(string(t.json))
+		return tokenCount{n, est}
+	})
 	t.model = sync.OnceValue(t.renderModelTools)
 	return t, nil
 }
@@ -259,7 +262,40 @@ func autoRunSet(s *serverConn) func(*mcp.Tool) bool {
 
 // toolDefs measures the tools array.
 func (t *toolTable) toolDefs() record.ToolDefs {
-	return record.ToolDefs{Tools: len(t.offered), Bytes: len(t.json), Tokens: t.tokens()}
+	n := t.tokens()
+	defs := record.ToolDefs{Tools: len(t.offered), Bytes: len(t.json), Tokens: n.n, Estimated: n.estimated}
+	defs.Warning = catalogWarning(defs)
+	return defs
+}
+
+// tokenCount is a count of tokens, and whether it is an estimate (a text
+// over tokens.MaxExact).
+type tokenCount struct {
+	n         int
+	estimated bool
+}
+
+// A catalog this large fits no model's context, or costs a request more
+// than anyone means to pay: the run says so (issue 23). Counting such a
+// catalog is bounded (its tokens are estimated past tokens.MaxExact), and
+// so is reading it (64 MiB a message).
+const (
+	warnTools  = 20_000
+	warnTokens = 640_000
+)
+
+// catalogWarning says what is wrong with the size of the tools array sent
+// with every model request, or "".
+func catalogWarning(d record.ToolDefs) string {
+	if d.Tools < warnTools && d.Tokens < warnTokens {
+		return ""
+	}
+	about := ""
+	if d.Estimated {
+		about = "about "
+	}
+	return fmt.Sprintf("the model is offered %d tools, %s%d tokens (%s) with every request: past %d tools or %d tokens a catalog fits no model's context; offer fewer (allow, deny)",
+		d.Tools, about, d.Tokens, sizeText(d.Bytes), warnTools, warnTokens)
 }
 
 // modelTools returns the offered tools in the model's shape. Every request

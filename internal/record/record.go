@@ -357,6 +357,12 @@ type ToolDefs struct {
 	Tools  int `json:"tools"`
 	Bytes  int `json:"bytes"`
 	Tokens int `json:"tokens"`
+	// Estimated is set when Tokens is an estimate: the array is over the
+	// size counted exactly (1 MiB, tokens.MaxExact).
+	Estimated bool `json:"estimated,omitempty"`
+	// Warning says the catalog is too large for any model (20,000 tools
+	// or 640,000 tokens a request).
+	Warning string `json:"warning,omitempty"`
 }
 
 // Expectation is the verdict on one expectation of a scenario.

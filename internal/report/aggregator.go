@@ -91,6 +91,11 @@ type aggregator struct {
 	// firstRunID is the first record's run_id: the run's ID when it has
 	// no run.json (a scan keeps no record to find it in later).
 	firstRunID string
+	// catalogWarnings are the host's warnings on the size of a catalog
+	// (record.ToolDefs.Warning), each once, with the first case that had
+	// it.
+	catalogWarnings []string
+	warned          map[string]bool
 	// routes gathers the routing figures of the cases made from dataset
 	// rows.
 	routes routeAggregator
@@ -185,6 +190,13 @@ func (a *aggregator) add(rec *record.Record, line int) {
 	a.addCase(&c, line)
 	a.addTools(rec)
 	a.routes.add(rec)
+	if w := rec.ToolDefs.Warning; w != "" && !a.warned[w] {
+		if a.warned == nil {
+			a.warned = map[string]bool{}
+		}
+		a.warned[w] = true
+		a.catalogWarnings = append(a.catalogWarnings, rec.CaseID+": "+w)
+	}
 }
 
 // addTools adds a record's calls to their tools' figures. Calls to a name
@@ -309,7 +321,7 @@ func (a *aggregator) summary(run *record.Run) *Summary {
 		Schema:   SummarySchema,
 		Run:      run.Info,
 		Groups:   []GroupStats{},
-		Warnings: slices.Clone(run.Warnings),
+		Warnings: append(slices.Clone(run.Warnings), a.catalogWarnings...),
 	}
 	if s.Warnings == nil {
 		s.Warnings = []string{}

@@ -155,7 +155,7 @@ const transcriptSource = `{{define "page"}}<!doctype html>
 {{with $t.Error}}<p class="fail" id="case-error">error: {{.}}</p>{{end}}
 {{with $t.Failed}}<div class="verdict-box" id="case-failed"><strong>Did not hold:</strong><ul>{{range .}}<li>{{expectation .}}</li>{{end}}</ul></div>{{end}}
 <ul class="servers">{{range $t.Servers}}<li>server {{serverLine .}}</li>{{end}}
-<li>{{$t.ToolDefs.Tools}} tools offered: {{$t.ToolDefs.Bytes}} B, {{$t.ToolDefs.Tokens}} tokens per request</li>
+<li>{{$t.ToolDefs.Tools}} tools offered: {{$t.ToolDefs.Bytes}} B, {{$t.ToolDefs.Tokens}} tokens per request{{if $t.ToolDefs.Estimated}} (estimated){{end}}</li>
 {{range $t.Notes}}<li class="warn">note: {{.}}</li>{{end}}</ul>
 </header>
 {{range $t.Turns}}<section class="turn-block" id="turn-{{.N}}">

@@ -308,7 +308,11 @@ func (t *Transcript) meta() string {
 
 // toolsLine describes the catalog offered.
 func (t *Transcript) toolsLine() string {
-	return fmt.Sprintf("%s offered: %s, %d tokens per request", plural(t.ToolDefs.Tools, "tool"), fmtSize(t.ToolDefs.Bytes), t.ToolDefs.Tokens)
+	estimated := ""
+	if t.ToolDefs.Estimated {
+		estimated = " (estimated)"
+	}
+	return fmt.Sprintf("%s offered: %s, %d tokens per request%s", plural(t.ToolDefs.Tools, "tool"), fmtSize(t.ToolDefs.Bytes), t.ToolDefs.Tokens, estimated)
 }
 
 // logNames are the case's log kinds in a fixed order.

@@ -193,3 +193,32 @@ func BenchmarkTextWithout(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkCount4MBDescription counts a tools array of one tool whose
+// description is 4 MB of prose: estimated (Count, over MaxExact) and, for
+// comparison, exact (what Count did before issue 23: 1 MB took 18 s and
+// 4 MB 66 s of a busy machine, and a 50 MB one minutes and 1.9 GB).
+func BenchmarkCount4MBDescription(b *testing.B) {
+	var desc strings.Builder
+	for desc.Len() < 4<<20 {
+		desc.WriteString("Returns the full record of one host, its owner and its on-call notes; ask for less with a filter. ")
+	}
+	def, err := json.Marshal([]any{map[string]any{"type": "function", "function": map[string]any{
+		"name": "chaos__verbose", "description": desc.String(), "parameters": map[string]any{"type": "object"}}}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	s := string(def)
+	for _, bb := range []struct {
+		name  string
+		count func(string) (int, bool)
+	}{{"estimated", Measure}, {"exact", countExact}} {
+		b.Run(bb.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				bb.count(s)
+			}
+			b.ReportMetric(float64(len(s))*float64(b.N)/b.Elapsed().Seconds()/1e6, "MB/s")
+		})
+	}
+}

@@ -18,6 +18,12 @@
 // byte-pair merges over the table, with far fewer allocations than
 // tiktoken-go's (BenchmarkCount, BenchmarkCountTiktoken).
 //
+// A text over MaxExact (1 MiB) is not counted but estimated, from an
+// exact count of its first 64 KiB (Measure says which): a server's tool
+// description of 50 MB took minutes and 1.9 GB to count, and the merges
+// over one long piece cost 2-3 µs a byte (BenchmarkCount4MBDescription:
+// 4 MB of prose 2.6 s and 227 MB exact, 59 ms and 3 MB estimated).
+//
 // The codec is built once per process and is immutable and safe for
 // concurrent use after.
 package tokens
@@ -41,19 +47,64 @@ var theCodec = sync.OnceValue(func() *codec {
 	return c
 })
 
-// Count returns the number of o200k_base tokens in s.
+// Count returns the number of o200k_base tokens in s: exact up to
+// MaxExact bytes, estimated past them (see Measure).
 func Count(s string) int {
+	n, _ := Measure(s)
+	return n
+}
+
+// MaxExact is the longest text counted exactly. Counting is about linear
+// in the text but slow, and worse on one long piece (a run of letters,
+// spaces or punctuation without a break: byte-pair merges over the whole
+// run, 2-3 µs a byte and 30 bytes of memory): a 50 MB tool description
+// took minutes and 1.9 GB (issue 23). A longer text is estimated.
+const MaxExact = 1 << 20
+
+// sampleBytes is how much of a text over MaxExact is counted exactly to
+// estimate the rest.
+const sampleBytes = 64 << 10
+
+// Measure returns the number of o200k_base tokens in s, and whether it is
+// an estimate: a text over MaxExact bytes is estimated from its first
+// 64 KiB, counted exactly and scaled to its length, so that counting is
+// linear in the text and bounded in time and memory whatever a server
+// sends. A count is an estimate also when the splitter gives up.
+func Measure(s string) (n int, estimated bool) {
+	if len(s) > MaxExact {
+		return estimateLong(s), true
+	}
+	return countExact(s)
+}
+
+// countExact counts s exactly, however long it is (estimated only when the
+// splitter gives up).
+func countExact(s string) (n int, estimated bool) {
 	c := theCodec()
 	s = validUTF8(s)
 	spans, err := c.pieces(s)
 	if err != nil {
-		return estimate(s)
+		return estimate(s), true
 	}
-	n := 0
 	for _, sp := range spans {
 		n += c.count(s[sp[0]:sp[1]])
 	}
-	return n
+	return n, false
+}
+
+// estimateLong estimates the tokens of a text over MaxExact: its first
+// sampleBytes (cut on a character's start) counted exactly, scaled to its
+// whole length.
+func estimateLong(s string) int {
+	cut := sampleBytes
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	if cut == 0 {
+		return estimate(s)
+	}
+	n, _ := Measure(s[:cut])
+	return int(float64(n) * float64(len(s)) / float64(cut))
 }
 
 // estimate stands in for a count when the splitter gives up (a match that
@@ -66,6 +117,9 @@ func estimate(s string) int { return (len(s) + 3) / 4 }
 // same tool definitions for every case; counting them once instead of in
 // every case is a third of what a case with shared servers costs. A nil
 // *Cache counts without remembering. It is safe for concurrent use.
+//
+// A text over MaxExact is not kept: its estimate is cheap, and a key of
+// tens of megabytes would be kept with it.
 type Cache struct {
 	mu sync.Mutex
 	m  map[string]int
@@ -88,25 +142,36 @@ func (c *Cache) Len() int {
 	return len(c.m)
 }
 
-// Count returns the number of o200k_base tokens in s.
+// Count returns the number of o200k_base tokens in s, as Count does.
 func (c *Cache) Count(s string) int {
-	if c == nil {
-		return Count(s)
+	n, _ := c.Measure(s)
+	return n
+}
+
+// Measure returns the number of o200k_base tokens in s and whether it is
+// an estimate, as Measure does.
+func (c *Cache) Measure(s string) (int, bool) {
+	if c == nil || len(s) > MaxExact {
+		return Measure(s)
 	}
 	c.mu.Lock()
 	n, ok := c.m[s]
 	c.mu.Unlock()
 	if ok {
-		return n
+		return n, false
 	}
-	n = Count(s)
+	n, estimated := Measure(s)
+	if estimated {
+		// The splitter gave up: a cheap estimate, not worth a key.
+		return n, true
+	}
 	c.mu.Lock()
 	if len(c.m) >= maxCached {
 		clear(c.m)
 	}
 	c.m[s] = n
 	c.mu.Unlock()
-	return n
+	return n, false
 }
 
 // Text is a text counted once, that then tells the count of the text with
@@ -134,12 +199,21 @@ type Text struct {
 	// slow is set when s is not valid UTF-8 or the splitter gave up:
 	// Without then counts the whole cut text.
 	slow bool
+	// estimated is set for a text over MaxExact (or one the splitter gave
+	// up on): Count is an estimate, and Without estimates the cut text
+	// from it, in proportion to the bytes left.
+	estimated bool
 }
 
 // NewText counts s and remembers its pieces.
 func NewText(s string) *Text {
 	c := theCodec()
 	t := &Text{s: s}
+	if len(s) > MaxExact {
+		t.slow, t.estimated = true, true
+		t.cum = []int{estimateLong(s)}
+		return t
+	}
 	if !utf8.ValidString(s) {
 		t.slow = true
 		t.cum = []int{Count(s)}
@@ -147,7 +221,7 @@ func NewText(s string) *Text {
 	}
 	spans, err := c.pieces(s)
 	if err != nil || !tiled(spans, len(s)) {
-		t.slow = true
+		t.slow, t.estimated = true, true
 		t.cum = []int{estimate(s)}
 		return t
 	}
@@ -181,6 +255,10 @@ func tiled(spans [][]int, n int) bool {
 // Count returns the tokens of the whole text.
 func (t *Text) Count() int { return t.cum[len(t.cum)-1] }
 
+// Estimated reports whether Count, and Without, are estimates: the text
+// is over MaxExact bytes, or the splitter gave up on it.
+func (t *Text) Estimated() bool { return t.estimated }
+
 // Without returns the tokens of the text with s[from:to] cut out: exactly
 // Count(s[:from] + s[to:]). It panics when the span is not within the text.
 func (t *Text) Without(from, to int) int {
@@ -189,6 +267,11 @@ func (t *Text) Without(from, to int) int {
 	}
 	if from == to {
 		return t.Count()
+	}
+	if t.estimated {
+		// In proportion: cutting each of many definitions out of a text
+		// of tens of megabytes must not copy it each time.
+		return int(float64(t.Count()) * float64(len(t.s)-(to-from)) / float64(len(t.s)))
 	}
 	if t.slow {
 		return Count(t.s[:from] + t.s[to:])

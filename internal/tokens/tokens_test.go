@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -160,5 +161,60 @@ func TestValidUTF8(t *testing.T) {
 	got := validUTF8("a\xffb\xe2\x82")
 	if want := "a\uFFFDb\uFFFD\uFFFD"; got != want || !utf8.ValidString(got) {
 		t.Errorf("validUTF8 = %q, want %q", got, want)
+	}
+}
+
+// scaled is n tokens of a sample of sample bytes scaled to size bytes.
+func scaled(n, size, sample int) int { return int(float64(n) * float64(size) / float64(sample)) }
+
+// TestCountBounded: a text over MaxExact is estimated, from an exact count
+// of its first 64 KiB scaled to its length, whatever it holds: counting is
+// bounded in memory (and so in time) by the sample, not by the text. A
+// text at the limit is still exact.
+func TestCountBounded(t *testing.T) {
+	atLimit := strings.Repeat("hello world ", MaxExact/12)
+	// Two tokens a "hello world ", and the last space a piece of its own.
+	if n, est := Measure(atLimit); est || n != 2*(MaxExact/12)+1 {
+		t.Errorf("a text of %d bytes: %d tokens, estimated %v; want %d, exact", len(atLimit), n, est, 2*(MaxExact/12)+1)
+	}
+	tests := []struct {
+		name string
+		text string
+		want int // hand-computed from the sample's exact count
+	}{
+		// "x" merges into tokens of 8: 64 KiB is 8192 tokens.
+		{"one long piece", strings.Repeat("x", 50<<20), 50 << 20 / 8},
+		// "hello world " is 2 tokens in 12 bytes: the sample cuts the
+		// 5462nd "hello world " after "hell" ("hell" is one token).
+		{"words", strings.Repeat("hello world ", (50<<20)/12), scaled(2*5461+1, 12*((50<<20)/12), 64<<10)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var n int
+			var est bool
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			n, est = Measure(tt.text)
+			runtime.ReadMemStats(&after)
+			if !est || n != tt.want {
+				t.Errorf("Measure of %d MiB: %d tokens, estimated %v; want %d, estimated", len(tt.text)>>20, n, est, tt.want)
+			}
+			if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 4<<20 {
+				t.Errorf("Measure of %d MiB allocated %d KiB, want at most 4 MiB (the sample's)", len(tt.text)>>20, alloc>>10)
+			}
+			text := NewText(tt.text)
+			if !text.Estimated() || text.Count() != tt.want {
+				t.Errorf("NewText: %d tokens, estimated %v; want %d, estimated", text.Count(), text.Estimated(), tt.want)
+			}
+			// Cutting a tenth out takes a tenth of the estimate.
+			if got, want := text.Without(0, len(tt.text)/10), int(float64(tt.want)*float64(len(tt.text)-len(tt.text)/10)/float64(len(tt.text))); got != want {
+				t.Errorf("Without a tenth: %d, want %d", got, want)
+			}
+		})
+	}
+	var c Cache
+	c.m = map[string]int{}
+	if n, est := c.Measure(strings.Repeat("x", MaxExact+8)); !est || n != (MaxExact+8)/8 || c.Len() != 0 {
+		t.Errorf("Cache.Measure over the limit: %d, %v, %d kept; want %d, estimated, none kept", n, est, c.Len(), (MaxExact+8)/8)
 	}
 }

@@ -37,6 +37,9 @@ var faultNames = []string{"deaf", "bad_utf8", "endless", "flood"}
 // config is what chaos's flags ask for.
 type config struct {
 	faults []string
+	// descriptionBytes, when not zero, adds the tool verbose, whose
+	// description is that long.
+	descriptionBytes int
 }
 
 // parseFlags reads the flags; a nil config with no error means the usage
@@ -45,8 +48,9 @@ func parseFlags(p *fixture.Process) (*config, error) {
 	fs := flag.NewFlagSet("chaos", flag.ContinueOnError)
 	fs.SetOutput(p.Stderr())
 	faults := fs.String("faults", "", "comma-separated fault tools to add: "+strings.Join(faultNames, ", "))
+	descriptionBytes := fs.Int("description-bytes", 0, "add the tool verbose, whose description is this many bytes of prose (e.g. 50000000)")
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "usage: chaos [-faults NAMES]\n\n"+
+		fmt.Fprintf(fs.Output(), "usage: chaos [-faults NAMES] [-description-bytes N]\n\n"+
 			"A server that fails on purpose. Example:\n  chaos -faults deaf\n\n")
 		fs.PrintDefaults()
 	}
@@ -59,7 +63,10 @@ func parseFlags(p *fixture.Process) (*config, error) {
 	if fs.NArg() > 0 {
 		return nil, fixture.Usagef("unexpected arguments %q", fs.Args())
 	}
-	cfg := &config{}
+	if *descriptionBytes < 0 {
+		return nil, fixture.Usagef("-description-bytes %d: want a number of bytes", *descriptionBytes)
+	}
+	cfg := &config{descriptionBytes: *descriptionBytes}
 	if *faults != "" {
 		for name := range strings.SplitSeq(*faults, ",") {
 			if !slices.Contains(faultNames, name) {
@@ -74,6 +81,16 @@ func parseFlags(p *fixture.Process) (*config, error) {
 func addFaults(srv *mcp.Server, p *fixture.Process, cfg *config) {
 	harmless := &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: new(false)}
 	empty := fixture.Schema[noInput](nil)
+	if n := cfg.descriptionBytes; n > 0 {
+		mcp.AddTool(srv, &mcp.Tool{
+			Name:        "verbose",
+			Description: verboseDescription(n),
+			Annotations: harmless,
+			InputSchema: empty,
+		}, func(context.Context, *mcp.CallToolRequest, noInput) (*mcp.CallToolResult, noteOut, error) {
+			return nil, noteOut{Note: "a tool whose description is long"}, nil
+		})
+	}
 	for _, name := range cfg.faults {
 		switch name {
 		case "deaf":
@@ -195,4 +212,10 @@ func flood(w io.Writer, n int) (int, error) {
 		}
 	}
 	return lines, nil
+}
+
+// verboseDescription is n bytes of prose: a sentence again and again.
+func verboseDescription(n int) string {
+	const sentence = "Returns the full record of one host, its owner and its on-call notes; ask for less with a filter. "
+	return strings.Repeat(sentence, n/len(sentence)+1)[:n]
 }
