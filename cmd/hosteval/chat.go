@@ -369,7 +369,7 @@ func (p *prompt) converse(ctx context.Context, conv *host.Conversation, ask stri
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(p.e.stdout, "\nassistant> %s\n", res.Answer)
+		fmt.Fprintf(p.e.stdout, "\nassistant> %s\n", answerText(res))
 		return nil
 	}
 	for {
@@ -387,8 +387,17 @@ func (p *prompt) converse(ctx context.Context, conv *host.Conversation, ask stri
 			fmt.Fprintf(p.e.stdout, "\n[host] the model did not answer: %v. Ask again, or /quit.\n", err)
 			continue
 		}
-		fmt.Fprintf(p.e.stdout, "\nassistant> %s\n", res.Answer)
+		fmt.Fprintf(p.e.stdout, "\nassistant> %s\n", answerText(res))
 	}
+}
+
+// answerText is a turn's answer as the person reads it: one the endpoint
+// cut short says so.
+func answerText(res host.TurnResult) string {
+	if res.Truncated == "" {
+		return res.Answer
+	}
+	return fmt.Sprintf("%s\n[host] the answer was cut short (finish_reason %s): it is not a whole answer.", res.Answer, res.Truncated)
 }
 
 // defaultSystem is the seed's system prompt.

@@ -42,6 +42,7 @@
 //	model_requests         requests to the model                                      per case, mean
 //	unknown_tools          calls to a tool not offered (nothing sent)                 sum
 //	model_errors           model requests answered by the model's malformed output    sum
+//	truncated              model answers cut short by the endpoint (length, filter)   sum
 //	bad_arguments          calls with arguments not a JSON object or too large        sum
 //	denied                 calls the person did not approve                           sum
 //	timeouts               calls with no answer within the tool timeout               sum

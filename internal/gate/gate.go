@@ -44,6 +44,7 @@ var metrics = [...]Metric{
 	{Name: "model_requests", Meaning: "requests to the model", Aggregation: "per case, mean"},
 	{Name: "unknown_tools", Meaning: "calls to a tool not offered (nothing sent)", Aggregation: "sum"},
 	{Name: "model_errors", Meaning: "model requests answered by the model's malformed output", Aggregation: "sum"},
+	{Name: "truncated", Meaning: "model answers cut short by the endpoint (length, filter)", Aggregation: "sum"},
 	{Name: "bad_arguments", Meaning: "calls with arguments not a JSON object or too large", Aggregation: "sum"},
 	{Name: "denied", Meaning: "calls the person did not approve", Aggregation: "sum"},
 	{Name: "timeouts", Meaning: "calls with no answer within the tool timeout", Aggregation: "sum"},

@@ -8,14 +8,16 @@ import (
 )
 
 // answered fills what a model request's event learns from the answer:
-// where it came from, its cost and endpoint figures, and whether it was
-// the model's own malformed output, which it reports. A response that
-// carries the endpoint's latency is timed by it, not by the wall clock
-// around Next (which also holds the waits for the run's endpoint limits):
-// so a replayed answer has the ms it was recorded with, and a run
-// replayed from its cassettes has the figures of the run that recorded
-// them.
-func answered(mr *record.ModelRequest, resp model.Response, err error) (modelError bool) {
+// where it came from, its cost and endpoint figures, and its outcome,
+// which it returns: record.OutcomeModelError for the model's own
+// malformed output, record.OutcomeTruncated for an answer the endpoint
+// cut short (finish_reason length or content_filter), "" otherwise. A
+// response that carries the endpoint's latency is timed by it, not by the
+// wall clock around Next (which also holds the waits for the run's
+// endpoint limits): so a replayed answer has the ms it was recorded with,
+// and a run replayed from its cassettes has the figures of the run that
+// recorded them.
+func answered(mr *record.ModelRequest, resp model.Response, err error) string {
 	if resp.Latency > 0 {
 		mr.MS = record.MS(resp.Latency)
 	}
@@ -25,9 +27,11 @@ func answered(mr *record.ModelRequest, resp model.Response, err error) (modelErr
 	mr.FinishReason = resp.FinishReason
 	mr.Reasoning = record.CutReasoning(resp.Reasoning)
 	var moe *model.ModelOutputError
-	if errors.As(err, &moe) {
+	switch {
+	case errors.As(err, &moe):
 		mr.Outcome = record.OutcomeModelError
-		return true
+	case err == nil && record.TruncatedBy(resp.FinishReason):
+		mr.Outcome = record.OutcomeTruncated
 	}
-	return false
+	return mr.Outcome
 }

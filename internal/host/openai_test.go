@@ -124,3 +124,43 @@ func TestModelFailureOfATurn(t *testing.T) {
 		})
 	}
 }
+
+// An answer the endpoint cut short ends the turn as its own outcome: the
+// text is kept and marked, and a call in it (which may be cut too) is
+// not run.
+func TestTruncatedAnswerEndsTheTurn(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, finish, message string
+		wantAnswer            string
+	}{
+		{"length", "length", `{"role":"assistant","content":"The owner of jump-prod-02 is"}`, "The owner of jump-prod-02 is"},
+		{"content filter", "content_filter", `{"role":"assistant","content":""}`, ""},
+		{"a call cut short", "length", `{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"cmdb__get_asset","arguments":"{\"hostname\":\"jump-pr"}}]}`, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "application/json")
+				fmt.Fprintf(w, `{"id":"x","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"finish_reason":%q,"message":%s}]}`, tt.finish, tt.message)
+			}))
+			defer srv.Close()
+			h := startHost(t, Options{Servers: []ServerSpec{fixture("cmdb")}})
+			m, err := model.NewOpenAI(model.OpenAIConfig{BaseURL: srv.URL, Model: "m"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := h.NewConversation(m, "").Ask(context.Background(), "who owns jump-prod-02?")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Answer != tt.wantAnswer || res.Truncated != tt.finish || len(res.Calls) != 0 || res.Steps != 0 {
+				t.Errorf("answer %q, truncated %q, %d calls; want %q, %q, none run", res.Answer, res.Truncated, len(res.Calls), tt.wantAnswer, tt.finish)
+			}
+			if len(res.Requests) != 1 || res.Requests[0].Outcome != "truncated" || res.Requests[0].FinishReason != tt.finish {
+				t.Errorf("requests %+v; want one, truncated, finish_reason %s", res.Requests, tt.finish)
+			}
+		})
+	}
+}

@@ -48,7 +48,10 @@ type TurnResult struct {
 	ToolChanges []record.ToolChange
 	// Stopped is set when the turn reached max_steps.
 	Stopped bool
-	MS      float64
+	// Truncated is the finish_reason of an answer the endpoint cut short
+	// (record.Turn.Truncated): Answer is what came, which is no answer.
+	Truncated string
+	MS        float64
 	// Ranks are the lexical router's ranking of the question, from the
 	// turn's first model request (none from another model).
 	Ranks []record.Rank
@@ -81,7 +84,7 @@ func (c *Conversation) Ask(ctx context.Context, question string) (TurnResult, er
 			ToolDefBytes: defs.Bytes, ToolDefTokens: defs.Tokens, MS: record.RoundMS(msSince(t0)),
 			ToolCalls: len(resp.ToolCalls), Usage: resp.Usage,
 		}
-		modelError := answered(&mr, resp, err)
+		outcome := answered(&mr, resp, err)
 		if err != nil {
 			mr.Error = err.Error()
 		}
@@ -90,9 +93,18 @@ func (c *Conversation) Ask(ctx context.Context, question string) (TurnResult, er
 		if i == 1 {
 			res.Ranks = resp.Ranks
 		}
-		if modelError {
+		switch outcome {
+		case record.OutcomeModelError:
 			// Scored, not retried: the turn ends without an answer.
 			h.step("model", "malformed output", map[string]any{"error": mr.Error})
+			res.MS = msSince(start)
+			return res, nil
+		case record.OutcomeTruncated:
+			// What came is kept, marked, and ends the turn; a call in it
+			// may be cut too, so none is run.
+			h.step("model", "answer cut short", map[string]any{"finish_reason": resp.FinishReason})
+			c.messages = append(c.messages, model.Message{Role: model.RoleAssistant, Content: resp.Text})
+			res.Answer, res.Truncated = resp.Text, resp.FinishReason
 			res.MS = msSince(start)
 			return res, nil
 		}
@@ -151,7 +163,7 @@ func (c *Conversation) Propose(ctx context.Context, question string) (TurnResult
 		ToolDefBytes: defs.Bytes, ToolDefTokens: defs.Tokens, MS: record.RoundMS(msSince(t0)),
 		ToolCalls: len(resp.ToolCalls), Usage: resp.Usage,
 	}
-	modelError := answered(&mr, resp, err)
+	outcome := answered(&mr, resp, err)
 	if err != nil {
 		mr.Error = err.Error()
 	}
@@ -160,7 +172,11 @@ func (c *Conversation) Propose(ctx context.Context, question string) (TurnResult
 	res.Ranks = resp.Ranks
 	res.MS = msSince(start)
 	switch {
-	case modelError:
+	case outcome == record.OutcomeModelError:
+		return res, nil, nil
+	case outcome == record.OutcomeTruncated:
+		// A proposal cut short proposes nothing.
+		res.Answer, res.Truncated = resp.Text, resp.FinishReason
 		return res, nil, nil
 	case err != nil:
 		return res, nil, modelFailure(c.model, err)

@@ -45,6 +45,9 @@ type Counts struct {
 	ModelErrors int
 	Replayed    int
 	Cached      int
+	// Truncated counts model requests whose answer the endpoint cut short
+	// (OutcomeTruncated).
+	Truncated int
 
 	// One count per outcome but ok, which is what is left.
 	UnknownTools int
@@ -88,8 +91,11 @@ func (r *Record) Counts() Counts {
 	}
 	for i := range r.ModelRequests {
 		mr := &r.ModelRequests[i]
-		if mr.Outcome == OutcomeModelError {
+		switch mr.Outcome {
+		case OutcomeModelError:
 			n.ModelErrors++
+		case OutcomeTruncated:
+			n.Truncated++
 		}
 		switch mr.Replayed {
 		case ReplayedCassette:

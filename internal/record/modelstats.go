@@ -17,6 +17,25 @@ import (
 // an answer; the case goes on with its next turn.
 const OutcomeModelError = "model_error"
 
+// OutcomeTruncated is the outcome of a model request whose answer the
+// endpoint cut short: finish_reason "length" (max_tokens, or the context,
+// ran out) or "content_filter". What came is no answer: it ends the turn
+// (any calls in it are not run), is kept as the turn's answer marked
+// Turn.Truncated, and fails the answer's expectations.
+const OutcomeTruncated = "truncated"
+
+// Finish reasons of an answer cut short (TruncatedBy).
+const (
+	FinishLength        = "length"
+	FinishContentFilter = "content_filter"
+)
+
+// TruncatedBy reports whether a finish_reason says the answer was cut
+// short.
+func TruncatedBy(finishReason string) bool {
+	return finishReason == FinishLength || finishReason == FinishContentFilter
+}
+
 // Sources of a replayed answer (ModelAnswer.Replayed).
 const (
 	ReplayedCassette = "cassette" // from the case's cassette
@@ -29,8 +48,9 @@ const MaxReasoningBytes = 8 << 10
 // ModelAnswer is what a model request's answer was, beyond its usage.
 // Every field is empty for a local (scripted, rules) model.
 type ModelAnswer struct {
-	// Outcome is OutcomeModelError for the model's malformed output, ""
-	// otherwise (an answer, tool calls, or an error in Error).
+	// Outcome is OutcomeModelError for the model's malformed output,
+	// OutcomeTruncated for an answer cut short, "" otherwise (an answer,
+	// tool calls, or an error in Error).
 	Outcome string `json:"outcome,omitempty"`
 	// Replayed says where an answer that did not come from the endpoint
 	// came from (ReplayedCassette, ReplayedCache); its usage, cost and ms

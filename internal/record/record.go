@@ -342,14 +342,18 @@ type Record struct {
 
 // Turn is one user turn of a case.
 type Turn struct {
-	Question string  `json:"question"`
-	Answer   string  `json:"answer"`
-	TraceID  string  `json:"trace_id"`
-	Steps    int     `json:"steps"` // tool calls in the turn
-	Requests int     `json:"model_requests"`
-	Stopped  bool    `json:"stopped,omitempty"` // ended by max_steps
-	MS       float64 `json:"ms"`
-	Error    string  `json:"error,omitempty"`
+	Question string `json:"question"`
+	Answer   string `json:"answer"`
+	TraceID  string `json:"trace_id"`
+	Steps    int    `json:"steps"` // tool calls in the turn
+	Requests int    `json:"model_requests"`
+	Stopped  bool   `json:"stopped,omitempty"` // ended by max_steps
+	// Truncated is the finish_reason (length, content_filter) of an
+	// answer the endpoint cut short: Answer is what came, and is no
+	// answer (see OutcomeTruncated).
+	Truncated string  `json:"truncated,omitempty"`
+	MS        float64 `json:"ms"`
+	Error     string  `json:"error,omitempty"`
 }
 
 // ToolDefs is the cost of the tool definitions offered to the model.

@@ -23,6 +23,7 @@ var metricValues = map[string]func(*GroupStats) float64{
 	"model_requests":        func(g *GroupStats) float64 { return g.MeanModelRequests },
 	"unknown_tools":         func(g *GroupStats) float64 { return float64(g.UnknownTools) },
 	"model_errors":          func(g *GroupStats) float64 { return float64(g.ModelErrors) },
+	"truncated":             func(g *GroupStats) float64 { return float64(g.Truncated) },
 	"bad_arguments":         func(g *GroupStats) float64 { return float64(g.BadArguments) },
 	"denied":                func(g *GroupStats) float64 { return float64(g.Denied) },
 	"timeouts":              func(g *GroupStats) float64 { return float64(g.Timeouts) },

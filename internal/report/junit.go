@@ -201,6 +201,9 @@ func caseOut(c *CaseStats) string {
 		c.CaseID, c.Steps, c.ModelRequests, c.UnknownTools, c.Timeouts, c.ProtocolErrors, c.AskedUser, c.ResultBytes, c.ToolDefTokens)
 	if !c.ModelFigures.none() {
 		fmt.Fprintf(&b, " model_errors=%d replayed_requests=%d cached_requests=%d cost=%s", c.ModelErrors, c.Replayed, c.Cached, fmtCost(c.Cost))
+		if c.Truncated > 0 {
+			fmt.Fprintf(&b, " truncated=%d", c.Truncated)
+		}
 	}
 	if r := c.Route; r != nil {
 		expected := strings.Join(r.Expected, ",")

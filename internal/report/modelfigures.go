@@ -17,6 +17,9 @@ type ModelFigures struct {
 	// ModelErrors counts model requests answered by the model's malformed
 	// output (record.OutcomeModelError).
 	ModelErrors int `json:"model_errors"`
+	// Truncated counts model requests whose answer the endpoint cut short
+	// (record.OutcomeTruncated).
+	Truncated int `json:"truncated,omitempty"`
 	// Replayed counts the requests (the model's and the judges')
 	// answered from a cassette; Cached those answered from the response
 	// cache. Their usage, cost and ms are as recorded.
@@ -32,11 +35,12 @@ type ModelFigures struct {
 
 // none reports whether f holds no figure at all (a run of local models).
 func (f ModelFigures) none() bool {
-	return f.ModelErrors == 0 && f.Replayed == 0 && f.Cached == 0 && f.Cost == 0 && len(f.Unpriced) == 0
+	return f.ModelErrors == 0 && f.Truncated == 0 && f.Replayed == 0 && f.Cached == 0 && f.Cost == 0 && len(f.Unpriced) == 0
 }
 
 func (f *ModelFigures) add(o ModelFigures) {
 	f.ModelErrors += o.ModelErrors
+	f.Truncated += o.Truncated
 	f.Replayed += o.Replayed
 	f.Cached += o.Cached
 	f.Cost += o.Cost
@@ -50,7 +54,7 @@ func (f *ModelFigures) add(o ModelFigures) {
 // modelFiguresOf counts a record's model figures.
 func modelFiguresOf(rec *record.Record) ModelFigures {
 	n := rec.Counts()
-	f := ModelFigures{ModelErrors: n.ModelErrors, Replayed: n.Replayed, Cached: n.Cached, Cost: rec.Cost, Unpriced: rec.Unpriced}
+	f := ModelFigures{ModelErrors: n.ModelErrors, Truncated: n.Truncated, Replayed: n.Replayed, Cached: n.Cached, Cost: rec.Cost, Unpriced: rec.Unpriced}
 	for _, j := range rec.Judgements {
 		switch j.Replayed {
 		case record.ReplayedCassette:
@@ -128,6 +132,9 @@ func modelNotes(s *Summary) []string {
 	}
 	if t.ModelErrors > 0 {
 		parts = append(parts, plural(t.ModelErrors, "model error")+" (malformed output)")
+	}
+	if t.Truncated > 0 {
+		parts = append(parts, plural(t.Truncated, "answer")+" cut short by the endpoint (truncated)")
 	}
 	if t.Cost > 0 {
 		parts = append(parts, "cost "+fmtCost(t.Cost))

@@ -92,9 +92,13 @@ func caseTable(s *Summary, failedOnly bool, limit int) *Table {
 		},
 	}
 	models := s.hasModelFigures()
+	truncated := s.Totals.Truncated > 0
 	if models {
 		t.Columns = append(t.Columns, Column{Name: "model err", Right: true, Priority: 2},
 			Column{Name: "replayed", Right: true, Priority: 14}, Column{Name: "cost", Right: true, Priority: 13})
+		if truncated {
+			t.Columns = append(t.Columns, Column{Name: "truncated", Right: true, Priority: 2})
+		}
 	}
 	for c := range s.allCases() {
 		if failedOnly && c.Passed() {
@@ -115,6 +119,9 @@ func caseTable(s *Summary, failedOnly bool, limit int) *Table {
 		}
 		if models {
 			row = append(row, badInt(c.ModelErrors), replayedCell(c.ModelFigures), costCell(c.Cost))
+			if truncated {
+				row = append(row, badInt(c.Truncated))
+			}
 		}
 		t.Rows = append(t.Rows, row)
 	}
@@ -155,9 +162,15 @@ func GroupTable(s *Summary) *Table {
 	if s.hasModelFigures() {
 		t.Columns = append(t.Columns, Column{Name: "model err", Right: true, Priority: 6},
 			Column{Name: "replayed", Right: true, Priority: 17}, Column{Name: "cost/case", Right: true, Priority: 16})
+		if s.Totals.Truncated > 0 {
+			t.Columns = append(t.Columns, Column{Name: "truncated", Right: true, Priority: 6})
+		}
 		for i := range s.Groups {
 			g := &s.Groups[i]
 			t.Rows[i] = append(t.Rows[i], badInt(g.ModelErrors), replayedCell(g.ModelFigures), costCell(g.MeanCost))
+			if s.Totals.Truncated > 0 {
+				t.Rows[i] = append(t.Rows[i], badInt(g.Truncated))
+			}
 		}
 		t.Notes = append(t.Notes, modelNotes(s)...)
 	}

@@ -66,9 +66,11 @@ type TranscriptTurn struct {
 	Answer   string
 	TraceID  string
 	Stopped  bool
-	Error    string
-	MS       float64
-	Requests []TranscriptRequest
+	// Truncated is the finish_reason of an answer the endpoint cut short.
+	Truncated string
+	Error     string
+	MS        float64
+	Requests  []TranscriptRequest
 }
 
 // TranscriptRequest is one request to the model and the calls it proposed.
@@ -255,7 +257,7 @@ func turnsOf(rec *record.Record, entry func(*record.Call) TranscriptCall) []Tran
 		if i < len(rec.Turns) {
 			rt := rec.Turns[i]
 			turns[i].Question, turns[i].Answer, turns[i].TraceID = rt.Question, rt.Answer, rt.TraceID
-			turns[i].Stopped, turns[i].Error, turns[i].MS = rt.Stopped, rt.Error, rt.MS
+			turns[i].Stopped, turns[i].Truncated, turns[i].Error, turns[i].MS = rt.Stopped, rt.Truncated, rt.Error, rt.MS
 			if rt.TraceID != "" {
 				byTrace[rt.TraceID] = i
 			}

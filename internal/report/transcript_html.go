@@ -165,7 +165,7 @@ const transcriptSource = `{{define "page"}}<!doctype html>
 {{with .Error}}<p class="fail">error: {{.}}</p>{{end}}
 {{range .Calls}}{{template "call" .}}{{end}}</div>
 {{end}}{{with .Error}}<p class="fail">error: {{.}}</p>{{end}}
-{{if .Stopped}}<p class="warn">stopped: the turn reached max_steps</p>{{end}}
+{{if .Stopped}}<p class="warn">stopped: the turn reached max_steps</p>{{end}}{{with .Truncated}}<p class="warn">truncated: the endpoint cut the answer short (finish_reason {{.}}); it is not a whole answer</p>{{end}}
 <div class="msg answer"><div class="who">answer</div><pre class="final-answer">{{.Answer}}</pre></div>
 </section>
 {{end}}

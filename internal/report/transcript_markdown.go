@@ -145,6 +145,10 @@ func WriteTranscriptMarkdown(w io.Writer, t *Transcript, links TranscriptLinks) 
 			p("> stopped: the turn reached max_steps")
 			p("")
 		}
+		if turn.Truncated != "" {
+			p("> truncated: the endpoint cut the answer short (finish_reason %s); it is not a whole answer", esc(turn.Truncated))
+			p("")
+		}
 		p("**Answer**")
 		p("")
 		fenced("", "", turn.Answer)

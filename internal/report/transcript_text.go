@@ -158,6 +158,8 @@ func requestLine(r *TranscriptRequest) string {
 	switch {
 	case r.Outcome == record.OutcomeModelError:
 		b.WriteString(" → the model's malformed output (model_error)")
+	case r.Outcome == record.OutcomeTruncated:
+		fmt.Fprintf(&b, " → an answer cut short by the endpoint (truncated, finish_reason %s)", r.FinishReason)
 	case r.Error != "":
 	case r.ToolCalls > 0:
 		fmt.Fprintf(&b, " → %s", plural(r.ToolCalls, "tool call"))
@@ -450,6 +452,9 @@ func WriteTranscriptText(w io.Writer, t *Transcript) error {
 		}
 		if turn.Stopped {
 			p(1, "stopped: the turn reached max_steps")
+		}
+		if turn.Truncated != "" {
+			p(1, "truncated: the endpoint cut the answer short (finish_reason %s); it is not a whole answer", turn.Truncated)
 		}
 		p(1, "answer:")
 		block(3, turn.Answer)

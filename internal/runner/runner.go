@@ -594,7 +594,7 @@ func (cr *caseRun) talk(ctx context.Context, h *host.Host, m model.Model) error 
 	for i, q := range c.Turns() {
 		res, err := conv.Ask(ctx, q)
 		turn := record.Turn{Question: q, Answer: res.Answer, TraceID: res.TraceID, Steps: res.Steps,
-			Requests: len(res.Requests), Stopped: res.Stopped, MS: record.RoundMS(res.MS)}
+			Requests: len(res.Requests), Stopped: res.Stopped, Truncated: res.Truncated, MS: record.RoundMS(res.MS)}
 		rec.Calls = append(rec.Calls, res.Calls...)
 		rec.ModelRequests = append(rec.ModelRequests, res.Requests...)
 		if i == 0 {
@@ -632,7 +632,7 @@ func (cr *caseRun) propose(ctx context.Context, h *host.Host, m model.Model) err
 	q := c.Turns()[0]
 	res, calls, err := conv.Propose(ctx, q)
 	rec.Turns = append(rec.Turns, record.Turn{Question: q, Answer: res.Answer, TraceID: res.TraceID,
-		Requests: len(res.Requests), MS: record.RoundMS(res.MS)})
+		Requests: len(res.Requests), Truncated: res.Truncated, MS: record.RoundMS(res.MS)})
 	rec.ModelRequests = append(rec.ModelRequests, res.Requests...)
 	for _, r := range res.Requests {
 		rec.Usage = rec.Usage.Add(r.Usage)

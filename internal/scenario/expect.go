@@ -413,6 +413,10 @@ func (c *caseExpect) evalAnswer(rec *finished) string {
 		n = c.turn
 	}
 	turn := rec.Turns[n-1]
+	if turn.Truncated != "" {
+		// What came is not an answer, whatever it matches.
+		return fmt.Sprintf("answer of turn %d was cut short by the endpoint (finish_reason %s): %q", n, turn.Truncated, text.Shorten(turn.Answer, 200))
+	}
 	ok := (c.answerMatches == nil || c.answerMatches.MatchString(turn.Answer)) &&
 		(c.answerNotMatches == nil || !c.answerNotMatches.MatchString(turn.Answer))
 	if ok {
@@ -447,6 +451,14 @@ func count(key string, rec *finished) (int, []string) {
 			}
 		}
 		return n.ModelErrors, turns
+	case "truncated":
+		var turns []string
+		for _, mr := range rec.ModelRequests {
+			if mr.Outcome == record.OutcomeTruncated {
+				turns = append(turns, fmt.Sprintf("turn %d request %d: %s", mr.Turn, mr.Index, mr.FinishReason))
+			}
+		}
+		return n.Truncated, turns
 	case "elicitations":
 		return n.Elicitations, nil
 	case "declined":

@@ -85,6 +85,7 @@ type caseExpectDoc struct {
 	ToolErrors       *intRange     `yaml:"tool_errors" doc:"Calls whose result was an error (isError)." example:"{max: 1}"`
 	Denied           *intRange     `yaml:"denied" doc:"Calls the person did not approve." example:"1"`
 	ModelErrors      *intRange     `yaml:"model_errors" doc:"Model requests answered by the model's own malformed output (a tool call the endpoint could not parse): scored, never retried." example:"0"`
+	Truncated        *intRange     `yaml:"truncated" doc:"Model requests whose answer the endpoint cut short (finish_reason length or content_filter): no answer, and the answer checks fail on it." example:"0"`
 	Steps            *intRange     `yaml:"steps" doc:"Tool calls the model proposed." example:"{max: 3}"`
 	ModelRequests    *intRange     `yaml:"model_requests" doc:"Requests to the model." example:"{max: 4}"`
 	Elicitations     *intRange     `yaml:"elicitations" doc:"Questions servers put to the person." example:"1"`
@@ -426,7 +427,7 @@ func (r *expectReader) caseExpect() checker {
 		r   *intRange
 	}{
 		{"unknown_tools", d.UnknownTools}, {"timeouts", d.Timeouts}, {"protocol_errors", d.ProtocolErrors}, {"tool_errors", d.ToolErrors},
-		{"denied", d.Denied}, {"model_errors", d.ModelErrors}, {"steps", d.Steps}, {"model_requests", d.ModelRequests}, {"elicitations", d.Elicitations}, {"declined", d.Declined},
+		{"denied", d.Denied}, {"model_errors", d.ModelErrors}, {"truncated", d.Truncated}, {"steps", d.Steps}, {"model_requests", d.ModelRequests}, {"elicitations", d.Elicitations}, {"declined", d.Declined},
 	} {
 		if k.r != nil {
 			c.counts = append(c.counts, countCheck{key: k.key, r: *k.r})

@@ -161,7 +161,11 @@ func (l *Lab) ask(question string) error {
 		case err != nil:
 			l.state.addItem(Item{Kind: "error", Turn: turn, TraceID: res.TraceID, Text: "The model did not answer: " + err.Error() + ". Ask again."})
 		default:
-			l.state.addItem(Item{Kind: "answer", Turn: turn, TraceID: res.TraceID, Text: res.Answer, Stopped: res.Stopped})
+			text := res.Answer
+			if res.Truncated != "" {
+				text += " [cut short by the endpoint (finish_reason " + res.Truncated + "): not a whole answer]"
+			}
+			l.state.addItem(Item{Kind: "answer", Turn: turn, TraceID: res.TraceID, Text: text, Stopped: res.Stopped})
 		}
 	})
 	return nil

@@ -85,6 +85,10 @@ type Rule struct {
 	// Fail, when set, answers the rule's first step with an error
 	// instead, e.g. llama.cpp's 500 for a tool call that did not parse.
 	Fail *Failure `yaml:"fail,omitempty"`
+	// Finish, when set, is the finish_reason of the answer (its last
+	// step): "length" for an answer max_tokens cut short (write the cut
+	// text as Answer), or "content_filter".
+	Finish string `yaml:"finish,omitempty"`
 }
 
 // Call is one tool call of a [Rule].
@@ -195,6 +199,11 @@ func New(cfg Config) (*Handler, error) {
 		}
 		if c.answer, err = parseTemplate(path+".answer", r.Answer); err != nil {
 			return nil, err
+		}
+		switch r.Finish {
+		case "", "stop", "length", "content_filter":
+		default:
+			return nil, fmt.Errorf("%s.finish: %q is not stop, length or content_filter", path, r.Finish)
 		}
 		if r.Fail != nil && (r.Fail.Status < 400 || r.Fail.Status > 599) {
 			return nil, fmt.Errorf("%s.fail.status: %d is not an HTTP error status", path, r.Fail.Status)
@@ -359,7 +368,7 @@ func (h *Handler) chat(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	msg, fail, err := h.reply(req)
+	msg, finish, fail, err := h.reply(req)
 	if err != nil {
 		writeError(w, http.StatusInternalServerError, "InternalServerError", err.Error())
 		return
@@ -372,7 +381,6 @@ func (h *Handler) chat(w http.ResponseWriter, r *http.Request) {
 	}
 	sum := sha256.Sum256(body.Bytes())
 	id := hex.EncodeToString(sum[:])
-	finish := "stop"
 	completion := len(deref(msg.Content)) + len(deref(msg.Reasoning)) + len(deref(msg.ReasoningContent))
 	for i := range msg.ToolCalls {
 		// Ids as vLLM makes them, derived from the request so that the
@@ -406,8 +414,9 @@ func deref(s *string) string {
 }
 
 // reply decides the next message: the step of the conversation since its
-// last user message picks the rule's call, or its answer.
-func (h *Handler) reply(req request) (answerMessage, *Failure, error) {
+// last user message picks the rule's call, or its answer, and its
+// finish_reason.
+func (h *Handler) reply(req request) (answerMessage, string, *Failure, error) {
 	last := -1
 	for i, m := range req.Messages {
 		if m.Role == "user" {
@@ -441,11 +450,11 @@ func (h *Handler) reply(req request) (answerMessage, *Failure, error) {
 	if r == nil {
 		text, err := execute(h.fallback, d)
 		out.Content = &text
-		return out, nil, err
+		return out, "stop", nil, err
 	}
 	d.Groups = r.match.FindStringSubmatch(d.Question)
 	if r.Fail != nil && step == 0 {
-		return out, r.Fail, nil
+		return out, "", r.Fail, nil
 	}
 	if r.Reasoning != "" {
 		reasoning := r.Reasoning
@@ -458,11 +467,11 @@ func (h *Handler) reply(req request) (answerMessage, *Failure, error) {
 	if step < len(r.Calls) {
 		args, err := execute(r.args[step], d)
 		out.ToolCalls = []toolCall{{Type: "function", Function: function{Name: r.Calls[step].Tool, Arguments: args}}}
-		return out, nil, err
+		return out, "tool_calls", nil, err
 	}
 	text, err := execute(r.answer, d)
 	out.Content = &text
-	return out, nil, err
+	return out, cmpOr(r.Finish, "stop"), nil, err
 }
 
 // pick returns the first rule that matches the question (and whose tool
