@@ -78,6 +78,11 @@ conversation asks something not recorded, saying what changed (a scenario's
 cassettes: does the same without a flag). Secrets never enter a cassette.
 -cache answers requests seen before from a local cache (docs/models.md).
 
+A slow suite: -cpuprofile FILE, -memprofile FILE and -trace FILE write Go's
+CPU profile, memory profile and execution trace of the hosteval process
+(loading, the cases, the reports; not the servers'), for go tool pprof FILE
+and go tool trace FILE.
+
 Exit codes: 0 all passed and every gate held, 1 a case or gate failed (a
 replayed conversation that left its cassette fails its case), 2 a usage,
 scenario or configuration error (also a model endpoint refusing the key,
@@ -91,13 +96,23 @@ examples:
   hosteval run -gates scenarios/gates.yaml -baseline results/baseline
   hosteval run -record scenarios/cassettes -model openai:gpt-oss-120b scenarios/ab.yaml
   hosteval run -replay scenarios/cassettes scenarios/ab.yaml
-  hosteval run -shard 2/4 -out results/shard-2 scenarios/`
+  hosteval run -shard 2/4 -out results/shard-2 scenarios/
+  hosteval run -cpuprofile cpu.pprof scenarios/ && go tool pprof -top cpu.pprof`
 
-func runRun(ctx context.Context, e *env, args []string) error {
+func runRun(ctx context.Context, e *env, args []string) (err error) {
 	f, err := parseRunFlags(e, args)
 	if err != nil {
 		return err
 	}
+	stopProfiles, err := f.profiles.start()
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if perr := stopProfiles(); perr != nil && err == nil {
+			err = perr
+		}
+	}()
 	plan, err := planRun(ctx, e, f)
 	if err != nil {
 		return err
@@ -168,6 +183,7 @@ type runFlags struct {
 	erasFile                     string
 	shards                       shardFlags
 	openBrowser                  bool
+	profiles                     profileFlags
 
 	paths     []string
 	filter    *regexp.Regexp
@@ -200,6 +216,7 @@ func parseRunFlags(e *env, args []string) (*runFlags, error) {
 	fs.StringVar(&f.erasFile, "eras-file", "", "remember the servers that never answer server/discover in this file, across runs, for a day (default: within this run only)")
 	f.shards.register(fs)
 	registerOpen(fs, &f.openBrowser)
+	f.profiles.register(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return nil, err
 	}

@@ -121,6 +121,16 @@ func TestScripts(t *testing.T) {
 					ts.Fatalf("%d of %d table lines do not fit %d columns:\n%s", len(problems), checked, width, strings.Join(problems, "\n"))
 				}
 			},
+			// profile cpu|mem|trace FILE checks that FILE is a CPU or
+			// memory profile in pprof's format, or a Go execution trace.
+			"profile": func(ts *testscript.TestScript, neg bool, args []string) {
+				if neg || len(args) != 2 {
+					ts.Fatalf("usage: profile cpu|mem|trace FILE")
+				}
+				if err := checkProfile(args[0], []byte(ts.ReadFile(args[1]))); err != nil {
+					ts.Fatalf("%s: %v", args[1], err)
+				}
+			},
 			// records DIR N checks that DIR/records.jsonl has N lines.
 			"records": func(ts *testscript.TestScript, neg bool, args []string) {
 				if len(args) != 2 {
