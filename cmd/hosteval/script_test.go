@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"flag"
+	"fmt"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -14,6 +15,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 	"gopkg.in/yaml.v3"
 
+	"github.com/hosteval/hosteval/internal/longtest"
 	"github.com/hosteval/hosteval/internal/table/tabletest"
 	"github.com/hosteval/hosteval/servers/fakeapi/endpoint"
 	"github.com/hosteval/hosteval/servers/fixturetest"
@@ -54,6 +56,15 @@ func TestScripts(t *testing.T) {
 			env.Setenv("NODE_MODULES", nodeModules)
 			env.Setenv("CI", "true")
 			return nil
+		},
+		// [long] holds with HOSTEVAL_LONG_TESTS=1 (internal/longtest):
+		// a script that runs the npm peers starts with
+		// [!long] skip '...'.
+		Condition: func(cond string) (bool, error) {
+			if cond == "long" {
+				return longtest.On(), nil
+			}
+			return false, fmt.Errorf("unknown condition %q", cond)
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			// status N cmd args... runs cmd and checks its exit code.
