@@ -63,7 +63,7 @@ ACTIONLINT := github.com/rhysd/actionlint/cmd/actionlint@$(ACTIONLINT_VERSION)
 GORELEASER_VERSION := v2.15.1
 GORELEASER := github.com/goreleaser/goreleaser/v2@$(GORELEASER_VERSION)
 
-.PHONY: all build run test test-load vet conformance node-deps bench bench-peers clean \
+.PHONY: all build run test test-load test-sdk fuzz-short vet conformance node-deps bench bench-peers clean \
 	fuzz browser-deps view cassettes release release-check image lint lint-docker lint-ci lint-k8s goreleaser-check
 
 all: build
@@ -102,8 +102,44 @@ test: build node-deps browser-deps vet $(TESTPROGRESS)
 	@$(PHASE) "go test -race ./... with the long tests (HOSTEVAL_LONG_TESTS=1; a line per package as it ends: several minutes)"
 	@set -o pipefail; HOSTEVAL_LONG_TESTS=1 HOSTEVAL_ARTIFACTS=$(CURDIR)/artifacts \
 		$(GO) test -race -json -timeout $(TEST_TIMEOUT) ./... 2>&1 | $(TESTPROGRESS) -phase 'go test -race ./...'
+	@$(MAKE) --no-print-directory test-sdk
+	@$(MAKE) --no-print-directory fuzz-short
 	@$(MAKE) --no-print-directory test-load
 	@$(PHASE) "make test passed"
+
+## test-sdk: the host's and the runner's tests, then the default suite, on
+## the go-sdk's code instead of the host's hand-written fast paths
+## (HOSTEVAL_TRANSPORT=sdk: docs/perf.md, "Hand-written fast paths")
+test-sdk: build node-deps $(TESTPROGRESS)
+	@$(PHASE) "the host's and the runner's tests on the go-sdk's code (HOSTEVAL_TRANSPORT=sdk)"
+	@set -o pipefail; HOSTEVAL_TRANSPORT=sdk $(GO) test -json -timeout $(TEST_TIMEOUT) ./internal/host/... ./internal/runner/... 2>&1 \
+		| $(TESTPROGRESS) -phase 'HOSTEVAL_TRANSPORT=sdk go test ./internal/host/... ./internal/runner/...'
+	@$(PHASE) "the default suite on the go-sdk's code (HOSTEVAL_TRANSPORT=sdk hosteval run scenarios/)"
+	@rm -rf results/sdk; out=$$(mktemp); \
+	if HOSTEVAL_TRANSPORT=sdk ./$(BIN)/hosteval run -out results -run-id sdk -logs failed scenarios/ >$$out 2>&1; then \
+		echo "    $$(tail -n 1 $$out)"; rm -f $$out; \
+	else cat $$out; rm -f $$out; echo "make test-sdk: the suite did not pass on the go-sdk's code; records in results/sdk" >&2; exit 1; fi
+
+## fuzz-short: the fuzz targets of the parsers that read what comes from
+## outside (scenario YAML, JSON-RPC frames, the host's raw readers and
+## writers), FUZZ_SHORT each; a failing input is written under the
+## package's testdata/fuzz, as go test -fuzz does. Part of make test; every
+## target's seed corpus runs in plain go test too.
+FUZZ_SHORT ?= 10s
+FUZZ_OUTSIDE := \
+	./internal/scenario:FuzzLoad ./internal/yamlx:FuzzParseTag ./internal/model:FuzzParseCall \
+	./internal/host:FuzzStdioFrames ./internal/host:FuzzDecodeEnvelope \
+	./internal/host:FuzzReadSentResult ./internal/host:FuzzFlatArguments ./internal/host:FuzzToolReaders \
+	./internal/host:FuzzRewriteParams ./internal/host:FuzzWithoutTTL ./internal/host:FuzzModelJSON
+fuzz-short:
+	@$(PHASE) "fuzzing the parsers that face the outside: $(words $(FUZZ_OUTSIDE)) targets, $(FUZZ_SHORT) each"
+	@out=$$(mktemp); trap 'rm -f $$out' EXIT; for t in $(FUZZ_OUTSIDE); do \
+		pkg=$${t%%:*} name=$${t##*:}; \
+		if $(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZ_SHORT) $$pkg >$$out 2>&1; then \
+			execs=$$(grep -o 'execs: [0-9]*' $$out | tail -n 1); \
+			printf '    %-20s %-20s %s\n' "$$name" "$${pkg#./}" "$${execs:-the seed corpus and baseline coverage only}"; \
+		else cat $$out; echo "make fuzz-short: $$name ($$pkg) failed: the input is under $$pkg/testdata/fuzz/$$name" >&2; exit 1; fi; \
+	done
 
 $(TESTPROGRESS): tools/testprogress/main.go
 	@mkdir -p $(BIN)

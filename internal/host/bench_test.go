@@ -92,6 +92,39 @@ func BenchmarkCallHostVsSDK(b *testing.B) {
 	)
 }
 
+// BenchmarkCallFastVsSDKPaths is what the host's hand-written fast paths
+// buy (docs/perf.md, "Hand-written fast paths"): blocks of 200 get_asset
+// calls through two hosts, each on its own cmdb process, one on its fast
+// paths and one on the go-sdk's code (Options.Paths sdk: the SDK's stdio
+// transport, encoding/json for the raw readers and writers), in turns. It
+// reports the ratio fast/sdk of time per call and each side's allocations.
+func BenchmarkCallFastVsSDKPaths(b *testing.B) {
+	ctx := context.Background()
+	start := func(paths Paths) *Host {
+		h, err := Start(ctx, Options{Servers: []ServerSpec{fixture("cmdb")}, Paths: paths})
+		if err != nil {
+			b.Fatal(err)
+		}
+		return h
+	}
+	fast, sdk := start(PathsFast), start(PathsSDK)
+	defer fast.Close()
+	defer sdk.Close()
+	const block = 200
+	req := CallRequest{Name: "cmdb__get_asset", Arguments: `{"hostname": "jump-prod-02"}`, TraceID: NewID(), Step: 1}
+	calls := func(h *Host) func() int {
+		return func() int {
+			for range block {
+				if _, ev := h.Call(ctx, req); ev.Outcome != "ok" {
+					b.Fatal(ev)
+				}
+			}
+			return block
+		}
+	}
+	interleave.Measure(b, 1, "call", interleave.Side{Name: "fast", Run: calls(fast)}, interleave.Side{Name: "sdk", Run: calls(sdk)})
+}
+
 // BenchmarkCallHostVsSDKSameMeta is BenchmarkCallHostVsSDK with the bare
 // SDK sending the _meta the host sends (session, trace, step, traceparent,
 // a progress token): what the host's own work costs over what its calls
