@@ -68,3 +68,34 @@ func TestPrintError(t *testing.T) {
 		})
 	}
 }
+
+// TestTerminalSummary: the one line a failed command leaves on the
+// terminal when its stderr goes to a file.
+func TestTerminalSummary(t *testing.T) {
+	load := &scenario.LoadError{Problems: []scenario.Problem{
+		{File: "s.yaml", Line: 3, Path: "host.protocol", Msg: "unknown protocol mode"},
+		{File: "s.yaml", Line: 9, Path: "turns", Msg: "want a list"},
+	}}
+	tests := []struct {
+		name string
+		err  error
+		code int
+		want string
+	}{
+		{"one line", usagef("-script: open script.yaml: no such file or directory"), exitUsage,
+			"hosteval: chat: -script: open script.yaml: no such file or directory (exit 2)"},
+		{"several lines", load, exitUsage,
+			"s.yaml:3: host.protocol: unknown protocol mode (exit 2; stderr has the rest)"},
+		{"already shown", shown{usageError{errors.New("flag provided but not defined: -x")}}, exitUsage,
+			"hosteval: chat: exit 2 (stderr says why)"},
+		{"infrastructure", errors.New("server cmdb: exited with status 1"), exitInfra,
+			"hosteval: chat: server cmdb: exited with status 1 (exit 3)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := terminalSummary("chat", tt.err, tt.code); got != tt.want {
+				t.Errorf("terminalSummary = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}

@@ -155,7 +155,14 @@ func runEnv(ctx context.Context, e *env, args []string) int {
 	for {
 		select {
 		case err := <-result:
-			return exit(e.stderr, c.name, err, interrupted)
+			code := exit(e.stderr, c.name, err, interrupted)
+			if code != exitOK && code != exitSignaled && isCharDevice(e.stdout) && !isCharDevice(e.stderr) {
+				// stderr goes to a file (2>host.log): the person at the
+				// terminal still learns that the command failed, and where
+				// to look.
+				fmt.Fprintln(e.stdout, terminalSummary(c.name, err, code))
+			}
+			return code
 		case <-first:
 			first, interrupted = nil, true
 			switch c.onInterrupt {
@@ -177,6 +184,33 @@ func runEnv(ctx context.Context, e *env, args []string) int {
 			}
 		}
 	}
+}
+
+// isCharDevice reports whether w is a terminal (or another character
+// device).
+func isCharDevice(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// terminalSummary is the one line a failed command leaves on the terminal
+// when its stderr goes elsewhere: the first line of what it printed there,
+// and the exit code.
+func terminalSummary(name string, err error, code int) string {
+	var b strings.Builder
+	printError(&b, name, err)
+	first, rest, _ := strings.Cut(strings.TrimSpace(b.String()), "\n")
+	switch {
+	case first == "":
+		return fmt.Sprintf("hosteval: %s: exit %d (stderr says why)", name, code)
+	case rest != "":
+		return fmt.Sprintf("%s (exit %d; stderr has the rest)", first, code)
+	}
+	return fmt.Sprintf("%s (exit %d)", first, code)
 }
 
 // findCommand returns the command named name, or nil.

@@ -8,12 +8,12 @@ import (
 
 var schemaCommand = command{
 	name:    "schema",
-	summary: "print the JSON Schema of scenario, servers or gates files",
+	summary: "print the JSON Schema of scenario, servers, gates, script or rules files",
 	usage:   schemaUsage,
 	run:     runSchema,
 }
 
-const schemaUsage = `usage: hosteval schema [scenario|servers|gates]
+const schemaUsage = `usage: hosteval schema [scenario|servers|gates|script|rules]
 
 Prints the JSON Schema (draft 2020-12) of a kind of file, scenario by
 default. It is generated from the structs hosteval reads these files into,

@@ -13,6 +13,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/hosteval/hosteval/internal/gate"
+	"github.com/hosteval/hosteval/internal/model"
 	"github.com/hosteval/hosteval/internal/yamlx"
 )
 
@@ -23,8 +24,9 @@ import (
 // rewritten with go test ./internal/scenario -update, and a test fails
 // when they are stale.
 
-// SchemaKinds are the kinds of file a schema is published for.
-var SchemaKinds = []string{"scenario", "servers", "gates"}
+// SchemaKinds are the kinds of file a schema is published for: the
+// suite's files, then the model files of chat and lab (-script, -rules).
+var SchemaKinds = []string{"scenario", "servers", "gates", "script", "rules"}
 
 const schemaBase = "https://github.com/hosteval/hosteval/docs/"
 
@@ -49,6 +51,12 @@ func schemaOf(kind string) (*jsonschema.Schema, error) {
 			"The servers scenarios name, and how to start or reach each: a servers.yaml is found by walking up from a scenario file."), nil
 	case "gates":
 		return gate.FileSchema(id), nil
+	case "script":
+		return yamlx.Schema(reflect.TypeFor[[]model.ScriptStep](), id, "hosteval script file",
+			"A scripted model for hosteval chat and lab (-script FILE): the list of steps of a scenario's model: {scripted: [...]}, on its own."), nil
+	case "rules":
+		return yamlx.Schema(reflect.TypeFor[model.RulesConfig](), id, "hosteval rules file",
+			"A rules model for hosteval chat and lab (-rules FILE): what a scenario's model: {rules: {...}} holds, on its own."), nil
 	}
 	return nil, fmt.Errorf("no schema for %q: want one of %s", kind, strings.Join(SchemaKinds, ", "))
 }
@@ -69,6 +77,8 @@ func marshalSchema(s *jsonschema.Schema) ([]byte, error) {
 var sections = map[string]struct{ title, intro string }{
 	"scenario":              {"Scenario files", "A scenario file holds one or more scenarios, as YAML documents separated by `---`. Every problem of every file is reported at once, with `file:line` and the field's path, before anything runs (exit 2)."},
 	"servers":               {"Servers files", "A `servers.yaml` maps names to servers; a scenario names them, and the nearest `servers.yaml` in its folder or a folder above is used (or `servers_file:`). In every string, `${VAR}` is the environment variable (an unset one is a problem), `${HERE}` the file's folder, `$$` a literal `$`; `${CASE_DIR}` is the case's own fresh folder, in args, env and dir only."},
+	"script":                {"Script files (`chat` and `lab` `-script`)", "A script file is a scenario's `model: {scripted: [...]}` list on its own: a YAML list of steps, each a [scripted: a step](#scripted-a-step), consumed across the session's turns (once it has run out, the model answers `done`). `docs/examples/script.yaml` is the README's. The file is read as strictly as a scenario, every problem with `file:line`."},
+	"rules":                 {"Rules files (`chat` and `lab` `-rules`)", "A rules file is what a scenario's `model: {rules: {...}}` holds, on its own: regular expressions on the question choose a call; templates (Go text/template) over the result write the answer. `docs/seed-rules.yaml` is the README's. The file is read as strictly as a scenario, every problem with `file:line`."},
 	"gates":                 {"Gates files", "Thresholds a run must hold (`hosteval gate -gates FILE`, `hosteval run -gates FILE`). A gate's right side is a number, or `baseline` (the same metric of the same group in the `-baseline` run), optionally `* 1.05`, `+ 2` or `- 0.1`."},
 	"hostDoc":               {"host", "The host's limits and settings, in a scenario's `host:` or a variant's."},
 	"serverDoc":             {"A server", "One server: `command` (a stdio server), `url` (a Streamable HTTP server) or `catalog` (a file of its tools, written by `hosteval catalog -save`), only one. Its `connect_timeout`, `discover_timeout` and `initialize_timeout` are its own, over the host's (a scenario's `host:` and the flags set those)."},
@@ -116,7 +126,7 @@ func Reference() ([]byte, error) {
 
 Every key below is what the loader reads, from the same Go structs: the
 JSON Schemas next to this file (scenario.schema.json, servers.schema.json,
-gates.schema.json, also printed by ` + "`hosteval schema scenario|servers|gates`" + `)
+gates.schema.json, also printed by ` + "`hosteval schema scenario|servers|gates|script|rules`" + `)
 let an editor complete and check a file. Put the line
 
     # yaml-language-server: $schema=../docs/scenario.schema.json
@@ -141,7 +151,11 @@ expansions" and the line of the alias.
 			return nil, err
 		}
 		w := refWriter{b: &b, defs: s.Defs, done: done}
-		w.object(kind, s, 2)
+		if s.Type == "array" {
+			w.list(kind, s)
+		} else {
+			w.object(kind, s, 2)
+		}
 		if w.err != nil {
 			return nil, w.err
 		}
@@ -217,6 +231,21 @@ func (w *refWriter) object(name string, s *jsonschema.Schema, level int) {
 		fmt.Fprintf(w.b, "| `%s`%s | %s | %s | %s |\n", key, req, w.typeOf(p), cell(p.Description), cell(example))
 	}
 	w.b.WriteString("\n")
+	for _, ref := range w.queue {
+		w.object(ref, w.defs[ref], 3)
+	}
+}
+
+// list writes the section of a file that is a list: what one item is.
+func (w *refWriter) list(name string, s *jsonschema.Schema) {
+	sec, ok := sections[name]
+	if !ok {
+		w.err = fmt.Errorf("no reference section for %s: give it a title and an intro in sections (internal/scenario/reference.go)", name)
+		return
+	}
+	fmt.Fprintf(w.b, "## %s\n\nSchema: [%s.schema.json](%s.schema.json).\n\n%s\n\n", sec.title, name, name, sec.intro)
+	w.queue = nil
+	fmt.Fprintf(w.b, "Each item: %s.\n\n", w.typeOf(s.Items))
 	for _, ref := range w.queue {
 		w.object(ref, w.defs[ref], 3)
 	}

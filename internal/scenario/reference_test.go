@@ -53,12 +53,17 @@ func TestSchemasAcceptTheSuite(t *testing.T) {
 			return "servers"
 		case "gates.yaml", "ci.yaml":
 			return "gates"
+		case "script.yaml":
+			return "script"
+		case "seed-rules.yaml":
+			return "rules"
 		}
 		return "scenario"
 	}
 	var files []string
 	for _, glob := range []string{"../../scenarios/*.yaml", "../../scenarios/*/*.yaml", "testdata/valid/*.yaml", "testdata/valid/scenarios/*.yaml",
-		"testdata/valid/scenarios/sub/*.yaml", "../gate/testdata/gates/*.yaml"} {
+		"testdata/valid/scenarios/sub/*.yaml", "../gate/testdata/gates/*.yaml",
+		"../../docs/examples/*.yaml", "../../docs/seed-rules.yaml"} {
 		found, _ := filepath.Glob(glob)
 		files = append(files, found...)
 	}
@@ -94,6 +99,8 @@ func TestSchemasAcceptTheSuite(t *testing.T) {
 		{"scenario", "question: q\nmodel: {scripted: []}\n"},
 		{"servers", "servers: {x: {comand: y}}\n"},
 		{"gates", "gates: [{gate: pass_rate >= 1, scenarios: x}]\n"},
+		{"script", "call: a__b\n"},
+		{"rules", "rules: [{match: x, cal: a__b}]\n"},
 	} {
 		var v yamlx.Value
 		if err := yamlx.Decode("bad.yaml", []byte(bad.text), &v, nil); err != nil {

@@ -17,7 +17,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -31,7 +30,7 @@ import (
 	"syscall"
 	"time"
 
-	"gopkg.in/yaml.v3"
+	"github.com/hosteval/hosteval/internal/yamlx"
 
 	"github.com/hosteval/hosteval/servers/fakeapi/endpoint"
 )
@@ -125,15 +124,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 
 // handler reads the rules file into an endpoint.
 func handler(path, now string) (*endpoint.Handler, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
+	// The strict reader of hosteval's own files: every problem with its
+	// line and key (docs/fakeapi.md is the reference).
 	var cfg endpoint.Config
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
-	if err := dec.Decode(&cfg); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+	if err := yamlx.DecodeFile(path, &cfg, nil); err != nil {
+		return nil, err
 	}
 	if now != "" {
 		t, err := time.Parse(time.RFC3339, now)

@@ -43,21 +43,21 @@ import (
 type Config struct {
 	// Model is the model name served; a request for another is answered
 	// 404 the way vLLM answers it. Empty serves any name.
-	Model string `yaml:"model,omitempty"`
+	Model string `yaml:"model,omitempty" doc:"The model name served; a request for another is answered 404, as vLLM answers it. Empty serves any name." example:"gpt-oss-120b"`
 	// APIKey, when set, must come as a bearer token (401 otherwise, as
 	// vLLM answers).
-	APIKey string `yaml:"api_key,omitempty"`
+	APIKey string `yaml:"api_key,omitempty" doc:"When set, requests must bring it as a bearer token (401 otherwise, as vLLM answers)." example:"test-key"`
 	// Rules are tried in order on the conversation's last user message.
-	Rules []Rule `yaml:"rules"`
+	Rules []Rule `yaml:"rules" doc:"Tried in order on the conversation's last user message; the first that matches (and whose description matches) answers."`
 	// Fallback is the answer (a template) when no rule matches. Default:
 	// DefaultFallback.
-	Fallback string `yaml:"fallback,omitempty"`
+	Fallback string `yaml:"fallback,omitempty" doc:"The answer (a template) when no rule matches. Default: I cannot help with that." example:"I cannot help with that."`
 	// ReasoningField is where reasoning text goes: "reasoning_content"
 	// (vLLM before 0.10, llama.cpp's server; the default) or "reasoning"
 	// (vLLM since, Ollama).
-	ReasoningField string `yaml:"reasoning_field,omitempty"`
+	ReasoningField string `yaml:"reasoning_field,omitempty" doc:"Where reasoning text goes: reasoning_content (vLLM before 0.10, llama.cpp's server; the default) or reasoning (vLLM since, Ollama)." example:"reasoning_content"`
 	// Delay is waited before every answer.
-	Delay time.Duration `yaml:"delay,omitempty"`
+	Delay time.Duration `yaml:"delay,omitempty" doc:"Waited before every answer: an endpoint's latency, for benchmarks." example:"200ms"`
 	// Now gives the answers' created time; nil is time.Now.
 	Now func() time.Time `yaml:"-"`
 }
@@ -68,41 +68,41 @@ const DefaultFallback = "I cannot help with that."
 // Rule is one behaviour of the fake model.
 type Rule struct {
 	// Match is a regular expression (RE2) on the last user message.
-	Match string `yaml:"match"`
+	Match string `yaml:"match" required:"true" doc:"A regular expression (RE2) on the last user message; its groups are .Groups in the templates." example:"'(?i)who owns ([a-z0-9-]+)'"`
 	// Description, when set, is a regular expression the description of
 	// the first call's tool must match in the request's tools; otherwise
 	// the rule is skipped, as a model that does not recognise the tool
 	// for the job would skip it.
-	Description string `yaml:"description,omitempty"`
+	Description string `yaml:"description,omitempty" doc:"A regular expression the description of the first call's tool must match in the request's tools, or the rule is skipped, as a model that does not recognise the tool for the job would skip it." example:"'(?i)exact hostname'"`
 	// Calls are made one per step: the first answers the question, each
 	// next one the previous call's result.
-	Calls []Call `yaml:"calls,omitempty"`
+	Calls []Call `yaml:"calls,omitempty" doc:"Made one per step: the first answers the question, each next one the previous call's result."`
 	// Answer is the final answer, a template, written after the last
 	// call's result (at once, without calls).
-	Answer string `yaml:"answer,omitempty"`
+	Answer string `yaml:"answer,omitempty" doc:"The final answer, a template, written after the last call's result (at once, without calls)." example:"'{{.JSON.owner}} owns {{index .Groups 1}}.'"`
 	// Reasoning is sent as the reasoning text of every step.
-	Reasoning string `yaml:"reasoning,omitempty"`
+	Reasoning string `yaml:"reasoning,omitempty" doc:"Sent as the reasoning text of every step." example:"The user names a host; get_asset looks it up."`
 	// Fail, when set, answers the rule's first step with an error
 	// instead, e.g. llama.cpp's 500 for a tool call that did not parse.
-	Fail *Failure `yaml:"fail,omitempty"`
+	Fail *Failure `yaml:"fail,omitempty" doc:"Answers the rule's first step with an error instead, e.g. llama.cpp's 500 for a tool call that did not parse."`
 	// Finish, when set, is the finish_reason of the answer (its last
 	// step): "length" for an answer max_tokens cut short (write the cut
 	// text as Answer), or "content_filter".
-	Finish string `yaml:"finish,omitempty"`
+	Finish string `yaml:"finish,omitempty" doc:"The finish_reason of the answer (its last step): length for an answer max_tokens cut short (write the cut text as answer), or content_filter." example:"length"`
 }
 
 // Call is one tool call of a [Rule].
 type Call struct {
-	Tool string `yaml:"tool"`
+	Tool string `yaml:"tool" required:"true" doc:"The tool's name as the host offers it (server__tool)." example:"cmdb__get_asset"`
 	// Args is the arguments text, a template; it may be invalid JSON on
 	// purpose. Empty is "{}".
-	Args string `yaml:"args,omitempty"`
+	Args string `yaml:"args,omitempty" doc:"The arguments text, a template; it may be invalid JSON on purpose. Empty is {}." example:"'{\"hostname\": {{json (index .Groups 1)}}}'"`
 }
 
 // Failure is an error answer.
 type Failure struct {
-	Status int    `yaml:"status"`
-	Body   string `yaml:"body"`
+	Status int    `yaml:"status" required:"true" doc:"The HTTP status." example:"500"`
+	Body   string `yaml:"body" doc:"The body, sent as written." example:"'{\"error\": {\"message\": \"Failed to parse tool call arguments as JSON\"}}'"`
 }
 
 // Data is what templates see.
