@@ -20,8 +20,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"mime"
 	"net"
 	"net/http"
+	"strings"
 	"time"
 )
 
@@ -69,7 +71,7 @@ func URL(ln net.Listener) string { return "http://" + ln.Addr().String() + "/" }
 // finish. It returns nil after a shutdown caused by ctx.
 func Serve(ctx context.Context, ln net.Listener, h http.Handler) error {
 	srv := &http.Server{
-		Handler:           Secure(h),
+		Handler:           Secure(Guard(h, listensOnLoopback(ln))),
 		ReadHeaderTimeout: 10 * time.Second,
 		BaseContext:       func(net.Listener) context.Context { return ctx },
 	}
@@ -89,6 +91,51 @@ func Serve(ctx context.Context, ln net.Listener, h http.Handler) error {
 		return err
 	}
 	return nil
+}
+
+// listensOnLoopback reports whether ln takes connections only from this
+// machine.
+func listensOnLoopback(ln net.Listener) bool {
+	host, _, err := net.SplitHostPort(ln.Addr().String())
+	return err == nil && isLoopback(host)
+}
+
+// Guard keeps other web sites out, the one guard of every page served
+// (Serve applies it): view shows every record, wire trace and transcript
+// of a results folder, and lab runs a host that acts for the person. On
+// the loopback interface (loopback), a request must name a loopback host,
+// or it is refused with 421: a page whose name an attacker rebinds to
+// 127.0.0.1 reaches the listener, but under its own name (DNS rebinding).
+// Whatever the interface, a request that may change something (not GET or
+// HEAD) must come from the page's own origin as JSON, which a form of
+// another site cannot send without a preflight that is never answered.
+func Guard(h http.Handler, loopback bool) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if loopback && !loopbackHost(r.Host) {
+			http.Error(w, "hosteval answers only on the loopback interface (127.0.0.1 or localhost)", http.StatusMisdirectedRequest)
+			return
+		}
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			if origin := r.Header.Get("Origin"); origin != "" && origin != "http://"+r.Host {
+				http.Error(w, "a page of another origin may not send requests here", http.StatusForbidden)
+				return
+			}
+			if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt != "application/json" {
+				http.Error(w, "want a JSON body (Content-Type: application/json)", http.StatusUnsupportedMediaType)
+				return
+			}
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// loopbackHost reports whether a Host header names this machine.
+func loopbackHost(hostport string) bool {
+	host, _, err := net.SplitHostPort(hostport)
+	if err != nil {
+		host = hostport
+	}
+	return isLoopback(strings.Trim(host, "[]"))
 }
 
 // contentSecurityPolicy allows the page's own scripts, styles and images

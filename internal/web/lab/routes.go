@@ -6,8 +6,6 @@ import (
 	"errors"
 	"html/template"
 	"io/fs"
-	"mime"
-	"net"
 	"net/http"
 	"strings"
 
@@ -118,7 +116,8 @@ func (l *Lab) routes() http.Handler {
 		l.stop()
 		web.WriteJSON(w, http.StatusOK, map[string]string{"ok": "stopped"})
 	})
-	return guard(mux)
+	// web.Serve guards it (web.Guard): no other site drives the lab.
+	return mux
 }
 
 // reply answers a request that starts something: 202, or 409 while
@@ -144,41 +143,4 @@ func decode(w http.ResponseWriter, r *http.Request, v any) bool {
 		return false
 	}
 	return true
-}
-
-// guard keeps other web sites out. The lab runs a host that acts for the
-// person, on the loopback interface: a page of another origin must not
-// drive it. A request must name a loopback host (no DNS rebinding), and a
-// POST must come from the lab's own origin as JSON, which a form of
-// another site cannot send without a preflight the lab never answers.
-func guard(h http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !loopbackHost(r.Host) {
-			http.Error(w, "the lab answers only on the loopback interface (127.0.0.1 or localhost)", http.StatusMisdirectedRequest)
-			return
-		}
-		if r.Method != http.MethodGet && r.Method != http.MethodHead {
-			if origin := r.Header.Get("Origin"); origin != "" && origin != "http://"+r.Host {
-				http.Error(w, "a page of another origin may not drive the lab", http.StatusForbidden)
-				return
-			}
-			if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt != "application/json" {
-				http.Error(w, "want a JSON body (Content-Type: application/json)", http.StatusUnsupportedMediaType)
-				return
-			}
-		}
-		h.ServeHTTP(w, r)
-	})
-}
-
-func loopbackHost(hostport string) bool {
-	host, _, err := net.SplitHostPort(hostport)
-	if err != nil {
-		host = hostport
-	}
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(strings.Trim(host, "[]"))
-	return ip != nil && ip.IsLoopback()
 }
