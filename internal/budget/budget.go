@@ -42,6 +42,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -104,11 +105,26 @@ type Field struct {
 // struct in place. It panics when a field lacks a tag it needs or has a
 // type no budget has: a budget declared by half fails every test that
 // touches it.
-func Fields[T any]() []Field { return fieldsOf(reflect.TypeFor[T]()) }
+func Fields[T any]() []Field { return slices.Clone(fieldsOf(reflect.TypeFor[T]())) }
 
 var durationType = reflect.TypeFor[time.Duration]()
 
+// fieldCache holds each struct type's fields once worked out: a pure
+// function of the type, cached as encoding/json caches its fields, because
+// every case merges its budgets several times ([Over], [Defaults]) and
+// reading the tags again was half of a route-only case's CPU.
+var fieldCache sync.Map // reflect.Type -> []Field
+
+// fieldsOf returns t's fields, shared: callers must not change them.
 func fieldsOf(t reflect.Type) []Field {
+	if fs, ok := fieldCache.Load(t); ok {
+		return fs.([]Field)
+	}
+	fs, _ := fieldCache.LoadOrStore(t, readFields(t))
+	return fs.([]Field)
+}
+
+func readFields(t reflect.Type) []Field {
 	var out []Field
 	for i := range t.NumField() {
 		sf := t.Field(i)
@@ -116,7 +132,7 @@ func fieldsOf(t reflect.Type) []Field {
 			continue
 		}
 		if sf.Anonymous && sf.Type.Kind() == reflect.Struct {
-			for _, f := range fieldsOf(sf.Type) {
+			for _, f := range readFields(sf.Type) {
 				f.Index = append([]int{i}, f.Index...)
 				out = append(out, f)
 			}

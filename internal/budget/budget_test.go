@@ -213,3 +213,26 @@ func TestCheckField(t *testing.T) {
 		}
 	}
 }
+
+// TestFieldsAreCopies holds the cache of fields behind Fields to its
+// promise: what a caller does to the list it got changes nobody else's.
+func TestFieldsAreCopies(t *testing.T) {
+	a := Fields[Budgets]()
+	a[0].Key = "changed"
+	if b := Fields[Budgets](); b[0].Key != "connect_timeout" {
+		t.Errorf("Fields[Budgets]()[0].Key = %q after a caller changed its copy, want connect_timeout", b[0].Key)
+	}
+}
+
+// BenchmarkOver is the merge every case does several times: a scenario's
+// host: block over the defaults.
+func BenchmarkOver(b *testing.B) {
+	base := Defaults[Budgets]()
+	over := Budgets{ToolTimeout: 2 * time.Second, MaxSteps: 3}
+	for b.Loop() {
+		base = Over(base, over, "progress_extends")
+	}
+	if base.MaxSteps != 3 {
+		b.Fatalf("MaxSteps = %d, want 3", base.MaxSteps)
+	}
+}

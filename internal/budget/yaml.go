@@ -32,7 +32,7 @@ func (*Connect) FieldSchema(key string, _ *yamlx.Reflector) *jsonschema.Schema {
 
 // field finds the budget of T written under key.
 func field[T any](key string) (Field, bool) {
-	for _, f := range Fields[T]() {
+	for _, f := range fieldsOf(reflect.TypeFor[T]()) {
 		if f.Key == key {
 			return f, true
 		}
