@@ -3,6 +3,7 @@ package table
 import (
 	"bytes"
 	"encoding/csv"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -340,6 +341,30 @@ func TestFitEastAsian(t *testing.T) {
 	for _, line := range strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n") {
 		if w := DisplayWidth(line); w > 20 {
 			t.Errorf("%q is %d columns wide, want at most 20", line, w)
+		}
+	}
+}
+
+// TestWriteTextChunks: a table of more rows than tablewriter lays out at
+// once is one table: one header, one rule, every row in order and as
+// wide as the rule (the last column is right-aligned).
+func TestWriteTextChunks(t *testing.T) {
+	n := 2*chunkRows + 7
+	tbl := large(n)
+	var b bytes.Buffer
+	if err := tbl.WriteText(&b); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
+	if len(lines) != 3+n {
+		t.Fatalf("%d lines, want title, header, rule and %d rows", len(lines), n)
+	}
+	if !strings.HasPrefix(lines[1], "case ") || strings.Trim(lines[2], "-") != "" {
+		t.Fatalf("header %q, rule %q", lines[1], lines[2])
+	}
+	for i, line := range lines[3:] {
+		if !strings.HasPrefix(line, fmt.Sprintf("lookup/variant-%d/scripted#%d ", i%7, i)) || len(line) != len(lines[2]) {
+			t.Fatalf("row %d: %q, want the row, %d columns wide", i, line, len(lines[2]))
 		}
 	}
 }
