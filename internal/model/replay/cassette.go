@@ -25,6 +25,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -72,13 +73,21 @@ func ParseMode(s string) (Mode, error) {
 }
 
 // FormatVersion is the version of the cassette file format; a cassette
-// of another version is refused rather than misread.
-const FormatVersion = 1
+// of another version is refused rather than misread. Version 2 keeps each
+// distinct tools array once, in the file's tools section, and a request
+// names it (tools: !tools <id>); version 1 repeated the array in every
+// request, and is still read.
+const FormatVersion = 2
+
+// oldestVersion is the oldest format still read.
+const oldestVersion = 1
 
 const header = `A hosteval cassette: the model requests of one case and the endpoint's answers,
 request and response bodies as they were on the wire (no headers, URLs or keys).
 Replay is strict: a request that differs from every one recorded here fails the
-case with what changed. Record again with hosteval run -record (docs/models.md).`
+case with what changed. Record again with hosteval run -record (docs/models.md).
+Each tools array sent is kept once, under tools:, and a request names it by its
+id (tools: !tools <id>).`
 
 // Cassette holds the exchanges of one case in one YAML file. It is safe
 // for concurrent use (a case's judge may ask while its model does).
@@ -247,18 +256,40 @@ func writeAtomic(path string, data []byte) error {
 	return err
 }
 
-// The file: a mapping with the format version and a list of exchanges,
-// each a mapping with request, status, latency_ms and response (or
-// response_text, for an answer body that is not JSON).
+// The file: a mapping with the format version, the tools arrays the
+// requests sent (each once, by id) and a list of exchanges, each a
+// mapping with request, status, latency_ms and response (or
+// response_text, for an answer body that is not JSON). A request's tools
+// array is written as a reference to its entry in tools.
 func encodeFile(exchanges []stored) ([]byte, error) {
+	return encodeVersion(exchanges, FormatVersion)
+}
+
+// encodeVersion writes the file in the format of version, 1 or 2 (1 for
+// the tests that measure what version 2 saves).
+func encodeVersion(exchanges []stored, version int) ([]byte, error) {
 	list := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq"}
 	if len(exchanges) == 0 {
 		list.Style = yaml.FlowStyle
 	}
+	toolsets := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
+	ids := map[string]string{} // a tools array's compact JSON -> its id
 	for i, s := range exchanges {
 		req, err := parse(s.Request)
 		if err != nil {
 			return nil, fmt.Errorf("exchange %d: request body is not JSON: %w", i+1, err)
+		}
+		if version >= 2 {
+			req = referTools(req, func(tools []any) string {
+				text := string(compact(tools))
+				id, ok := ids[text]
+				if !ok {
+					id = toolsID(text, ids)
+					ids[text] = id
+					toolsets.Content = append(toolsets.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: id}, toNode(tools))
+				}
+				return id
+			})
 		}
 		ex := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
 		add := func(key string, v *yaml.Node) {
@@ -277,10 +308,12 @@ func encodeFile(exchanges []stored) ([]byte, error) {
 	doc := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", HeadComment: header}
 	doc.Content = []*yaml.Node{
 		{Kind: yaml.ScalarNode, Tag: "!!str", Value: "hosteval_cassette"},
-		{Kind: yaml.ScalarNode, Tag: "!!int", Value: strconv.Itoa(FormatVersion)},
-		{Kind: yaml.ScalarNode, Tag: "!!str", Value: "exchanges"},
-		list,
+		{Kind: yaml.ScalarNode, Tag: "!!int", Value: strconv.Itoa(version)},
 	}
+	if len(toolsets.Content) > 0 {
+		doc.Content = append(doc.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: "tools"}, toolsets)
+	}
+	doc.Content = append(doc.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: "exchanges"}, list)
 	var buf bytes.Buffer
 	enc := yaml.NewEncoder(&buf)
 	enc.SetIndent(2)
@@ -304,6 +337,46 @@ func encodeFile(exchanges []stored) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
+// toolsRef stands for a request's tools array in the file: the id of its
+// entry in the tools section.
+type toolsRef string
+
+// toolsTag marks a reference to the tools section.
+const toolsTag = "!tools"
+
+// referTools returns req with its tools array, when it has one, replaced
+// by the reference ref gives it; req itself is unchanged.
+func referTools(req any, ref func(tools []any) string) any {
+	o, ok := req.(*object)
+	if !ok {
+		return req
+	}
+	for i, k := range o.keys {
+		if tools, ok := o.vals[i].([]any); ok && k == "tools" && len(tools) > 0 {
+			c := &object{keys: o.keys, vals: slices.Clone(o.vals)}
+			c.vals[i] = toolsRef(ref(tools))
+			return c
+		}
+	}
+	return req
+}
+
+// toolsID names a tools array: the first 12 hex digits of the SHA-256 of
+// its compact JSON, longer in the unlikely case that they name another
+// array of the file already.
+func toolsID(text string, taken map[string]string) string {
+	sum := keyOf([]byte(text))
+	used := make(map[string]bool, len(taken))
+	for _, id := range taken {
+		used[id] = true
+	}
+	for n := 12; ; n += 4 {
+		if id := sum[:min(n, len(sum))]; !used[id] || n >= len(sum) {
+			return id
+		}
+	}
+}
+
 func number(s string) *yaml.Node {
 	return toNode(json.Number(s))
 }
@@ -325,6 +398,7 @@ func decodeFile(data []byte) ([]stored, error) {
 	var (
 		version  int
 		list     *yaml.Node
+		toolsets *yaml.Node
 		versions bool
 	)
 	for i := 0; i+1 < len(root.Content); i += 2 {
@@ -335,6 +409,11 @@ func decodeFile(data []byte) ([]stored, error) {
 				return nil, fmt.Errorf("line %d: hosteval_cassette: %w", v.Line, err)
 			}
 			versions = true
+		case "tools":
+			if v.Kind != yaml.MappingNode {
+				return nil, fmt.Errorf("line %d: tools: want a mapping of ids to tools arrays", v.Line)
+			}
+			toolsets = v
 		case "exchanges":
 			if v.Kind != yaml.SequenceNode {
 				return nil, fmt.Errorf("line %d: exchanges: want a list", v.Line)
@@ -344,15 +423,22 @@ func decodeFile(data []byte) ([]stored, error) {
 			return nil, fmt.Errorf("line %d: unknown field %s", k.Line, k.Value)
 		}
 	}
-	if !versions || version != FormatVersion {
-		return nil, fmt.Errorf("hosteval_cassette: version %d, want %d (record it again)", version, FormatVersion)
+	if !versions || version < oldestVersion || version > FormatVersion {
+		return nil, fmt.Errorf("hosteval_cassette: version %d, want %d to %d (record it again)", version, oldestVersion, FormatVersion)
+	}
+	if toolsets != nil && version < 2 {
+		return nil, fmt.Errorf("line %d: unknown field tools (a version %d cassette)", toolsets.Line, version)
+	}
+	tools, err := decodeToolsets(toolsets)
+	if err != nil {
+		return nil, err
 	}
 	if list == nil {
 		return nil, nil
 	}
 	out := make([]stored, 0, len(list.Content))
 	for i, n := range list.Content {
-		s, err := decodeExchange(n)
+		s, err := decodeExchange(n, tools)
 		if err != nil {
 			return nil, fmt.Errorf("exchanges[%d]: %w", i, err)
 		}
@@ -361,7 +447,57 @@ func decodeFile(data []byte) ([]stored, error) {
 	return out, nil
 }
 
-func decodeExchange(n *yaml.Node) (stored, error) {
+// decodeToolsets reads the tools section: each id's tools array.
+func decodeToolsets(n *yaml.Node) (map[string][]any, error) {
+	if n == nil {
+		return nil, nil
+	}
+	out := make(map[string][]any, len(n.Content)/2)
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		if k.Kind != yaml.ScalarNode || k.Value == "" {
+			return nil, fmt.Errorf("line %d: tools: an id must be a string", k.Line)
+		}
+		if _, dup := out[k.Value]; dup {
+			return nil, fmt.Errorf("line %d: tools.%s: given twice", k.Line, k.Value)
+		}
+		arr, err := fromNode(v)
+		if err != nil {
+			return nil, fmt.Errorf("tools.%s: %w", k.Value, err)
+		}
+		a, ok := arr.([]any)
+		if !ok {
+			return nil, fmt.Errorf("line %d: tools.%s: want a list of tools", v.Line, k.Value)
+		}
+		out[k.Value] = a
+	}
+	return out, nil
+}
+
+// resolveTools puts back the tools array a request's reference names.
+func resolveTools(req any, n *yaml.Node, tools map[string][]any) (any, error) {
+	o, ok := req.(*object)
+	if !ok {
+		return req, nil
+	}
+	for i, v := range o.vals {
+		ref, ok := v.(toolsRef)
+		if !ok {
+			continue
+		}
+		if o.keys[i] != "tools" {
+			return nil, fmt.Errorf("line %d: request.%s: only tools may name the cassette's tools (%s %s)", n.Line, o.keys[i], toolsTag, ref)
+		}
+		arr, ok := tools[string(ref)]
+		if !ok {
+			return nil, fmt.Errorf("line %d: request.tools: no %s in the cassette's tools", n.Line, ref)
+		}
+		o.vals[i] = arr
+	}
+	return o, nil
+}
+
+func decodeExchange(n *yaml.Node, tools map[string][]any) (stored, error) {
 	if n.Kind != yaml.MappingNode {
 		return stored{}, fmt.Errorf("line %d: want a mapping", n.Line)
 	}
@@ -373,9 +509,12 @@ func decodeExchange(n *yaml.Node) (stored, error) {
 		k, v := n.Content[i], n.Content[i+1]
 		switch k.Value {
 		case "request":
-			req, err := fromNode(v)
+			req, err := fromNodeRefs(v)
 			if err != nil {
 				return stored{}, fmt.Errorf("request: %w", err)
+			}
+			if req, err = resolveTools(req, v, tools); err != nil {
+				return stored{}, err
 			}
 			s.Request, s.request, haveReq = compact(req), req, true
 		case "status":

@@ -112,15 +112,7 @@ func TestCassetteFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	exchanges := []Exchange{
-		{Request: body(t, "0", tools, sys, question), Status: 200, Response: toolCallAnswer, Latency: 812431 * time.Microsecond},
-		{Request: body(t, "0", tools, sys, question, call, result), Status: 200, Response: finalAnswer, Latency: 95 * time.Millisecond},
-		{
-			Request: body(t, "0", tools, sys, `{"role":"user","content":"Open a ticket."}`), Status: 500, Latency: time.Second,
-			Response: []byte(`{"error":{"code":500,"message":"The model produced output that does not match the expected peg-native format","type":"server_error"}}`),
-		},
-		{Request: body(t, "0", "", `{"role":"user","content":"hi"}`), Status: 500, Response: []byte("upstream died\n"), Latency: time.Millisecond},
-	}
+	exchanges := fileExchanges(t)
 	for _, ex := range exchanges {
 		if err := c.Add(ex); err != nil {
 			t.Fatal(err)
@@ -346,6 +338,16 @@ func TestCassetteMiss(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// The same exchanges as a version 1 cassette, which repeats the tools
+	// in each request: its misses read the same.
+	pathV1 := filepath.Join(t.TempDir(), "case-v1.yaml")
+	v1, err := encodeVersion(c.exchanges, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(pathV1, v1, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	changedResult := strings.Replace(result, "platform", "security", 1)
 	tests := []struct {
 		name    string
@@ -393,32 +395,42 @@ func TestCassetteMiss(t *testing.T) {
 		},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			r, err := Open(path, Replay)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for i := range tt.before {
-				if _, _, err := r.Find(recorded[i]); err != nil {
-					t.Fatal(err)
-				}
-			}
-			_, ok, err := r.Find(tt.req)
-			var miss *Miss
-			if ok || !errors.As(err, &miss) {
-				t.Fatalf("Find = %v, %v; want a *Miss", ok, err)
-			}
-			if miss.Nearest != tt.nearest || miss.Request != tt.before+1 || miss.Path != path {
-				t.Errorf("Miss = request %d, nearest %d, path %s; want %d, %d, %s", miss.Request, miss.Nearest, miss.Path, tt.before+1, tt.nearest, path)
-			}
-			if diff := cmp.Diff(tt.want, miss.Changes); diff != "" {
-				t.Errorf("Changes mismatch (-want +got):\n%s", diff)
-			}
-			wantErr := fmt.Sprintf("cassette %s: request %d is not recorded; against recorded request %d: %s", path, tt.before+1, tt.nearest, strings.Join(tt.want, "; "))
-			if err.Error() != wantErr {
-				t.Errorf("error = %s\nwant    %s", err, wantErr)
-			}
-		})
+		for _, path := range []string{path, pathV1} {
+			t.Run(tt.name+"/"+filepath.Base(path), func(t *testing.T) {
+				testMiss(t, path, recorded, tt.before, tt.req, tt.nearest, tt.want)
+			})
+		}
+	}
+}
+
+// testMiss replays the first before requests recorded in the cassette at
+// path, then req, which must miss with the nearest request and the
+// changes given.
+func testMiss(t *testing.T, path string, recorded [][]byte, before int, req []byte, nearest int, want []string) {
+	t.Helper()
+	r, err := Open(path, Replay)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range before {
+		if _, _, err := r.Find(recorded[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, ok, err := r.Find(req)
+	var miss *Miss
+	if ok || !errors.As(err, &miss) {
+		t.Fatalf("Find = %v, %v; want a *Miss", ok, err)
+	}
+	if miss.Nearest != nearest || miss.Request != before+1 || miss.Path != path {
+		t.Errorf("Miss = request %d, nearest %d, path %s; want %d, %d, %s", miss.Request, miss.Nearest, miss.Path, before+1, nearest, path)
+	}
+	if diff := cmp.Diff(want, miss.Changes); diff != "" {
+		t.Errorf("Changes mismatch (-want +got):\n%s", diff)
+	}
+	wantErr := fmt.Sprintf("cassette %s: request %d is not recorded; against recorded request %d: %s", path, before+1, nearest, strings.Join(want, "; "))
+	if err.Error() != wantErr {
+		t.Errorf("error = %s\nwant    %s", err, wantErr)
 	}
 }
 
@@ -442,8 +454,15 @@ func TestCassetteBadFiles(t *testing.T) {
 		name, text, want string
 	}{
 		{"not a mapping", "- 1\n", "not a cassette"},
-		{"no version", "exchanges: []\n", "hosteval_cassette: version 0, want 1"},
-		{"future version", "hosteval_cassette: 2\nexchanges: []\n", "version 2, want 1"},
+		{"no version", "exchanges: []\n", "hosteval_cassette: version 0, want 1 to 2"},
+		{"future version", "hosteval_cassette: 3\nexchanges: []\n", "version 3, want 1 to 2"},
+		{"tools in version 1", "hosteval_cassette: 1\ntools: {}\nexchanges: []\n", "line 2: unknown field tools (a version 1 cassette)"},
+		{"tools not a mapping", "hosteval_cassette: 2\ntools: []\nexchanges: []\n", "line 2: tools: want a mapping"},
+		{"tools not a list", "hosteval_cassette: 2\ntools: {abc: {}}\nexchanges: []\n", "tools.abc: want a list of tools"},
+		{"tools twice", "hosteval_cassette: 2\ntools: {abc: [], abc: []}\nexchanges: []\n", "tools.abc: given twice"},
+		{"unknown tools", "hosteval_cassette: 2\ntools: {abc: []}\nexchanges:\n  - request: {tools: !tools abd}\n    status: 200\n    response: {}\n", "line 4: request.tools: no abd in the cassette's tools"},
+		{"tools named elsewhere", "hosteval_cassette: 2\ntools: {abc: []}\nexchanges:\n  - request: {functions: !tools abc}\n    status: 200\n    response: {}\n", "request.functions: only tools may name the cassette's tools"},
+		{"tools named deeper", "hosteval_cassette: 2\ntools: {abc: []}\nexchanges:\n  - request: {x: {tools: !tools abc}}\n    status: 200\n    response: {}\n", "!tools values have no JSON form"},
 		{"unknown field", "hosteval_cassette: 1\nexchange: []\n", "line 2: unknown field exchange"},
 		{"no response", "hosteval_cassette: 1\nexchanges:\n  - request: {model: m}\n    status: 200\n", "exchanges[0]: line 3: response: required"},
 		{"alias", "hosteval_cassette: 1\nexchanges:\n  - request: &r {model: m}\n    status: 200\n    response: *r\n", "aliases are not allowed"},

@@ -54,6 +54,8 @@ func toNode(v any) *yaml.Node {
 			n.Content = append(n.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: k}, toNode(t.vals[i]))
 		}
 		return n
+	case toolsRef:
+		return &yaml.Node{Kind: yaml.ScalarNode, Tag: toolsTag, Value: string(t)}
 	}
 	panic(fmt.Sprintf("replay: toNode %T", v))
 }
@@ -85,10 +87,16 @@ func literalFits(s string) bool {
 // hand within JSON's values: an alias, a key that is not a string or a
 // number JSON cannot hold is an error naming its line.
 func fromNode(n *yaml.Node) (any, error) {
-	return fromNodeDepth(n, 0)
+	return fromNodeDepth(n, 0, false)
 }
 
-func fromNodeDepth(n *yaml.Node, depth int) (any, error) {
+// fromNodeRefs is fromNode of a request, whose top-level values may be
+// references to the cassette's tools ([toolsRef]).
+func fromNodeRefs(n *yaml.Node) (any, error) {
+	return fromNodeDepth(n, 0, true)
+}
+
+func fromNodeDepth(n *yaml.Node, depth int, refs bool) (any, error) {
 	if depth > maxDepth {
 		return nil, fmt.Errorf("line %d: nested more than %d deep", n.Line, maxDepth)
 	}
@@ -110,12 +118,16 @@ func fromNodeDepth(n *yaml.Node, depth int) (any, error) {
 			return json.Number(n.Value), nil
 		case "!!str":
 			return n.Value, nil
+		case toolsTag:
+			if refs && depth == 1 {
+				return toolsRef(n.Value), nil
+			}
 		}
 		return nil, fmt.Errorf("line %d: %s values have no JSON form", n.Line, n.ShortTag())
 	case yaml.SequenceNode:
 		a := make([]any, 0, len(n.Content))
 		for _, c := range n.Content {
-			v, err := fromNodeDepth(c, depth+1)
+			v, err := fromNodeDepth(c, depth+1, false)
 			if err != nil {
 				return nil, err
 			}
@@ -129,7 +141,7 @@ func fromNodeDepth(n *yaml.Node, depth int) (any, error) {
 			if k.Kind != yaml.ScalarNode || k.ShortTag() != "!!str" {
 				return nil, fmt.Errorf("line %d: a key must be a string", k.Line)
 			}
-			v, err := fromNodeDepth(n.Content[i+1], depth+1)
+			v, err := fromNodeDepth(n.Content[i+1], depth+1, refs)
 			if err != nil {
 				return nil, err
 			}
