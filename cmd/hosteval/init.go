@@ -10,8 +10,10 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/hosteval/hosteval/internal/host"
+	"github.com/hosteval/hosteval/internal/record"
 	"github.com/hosteval/hosteval/internal/scaffold"
 	"github.com/hosteval/hosteval/internal/shellwords"
 )
@@ -139,7 +141,8 @@ func runInit(ctx context.Context, e *env, args []string) error {
 	}
 	defer cleanup()
 
-	opts := host.Options{Protocol: mode, Servers: []host.ServerSpec{running}, Groups: e.groups}
+	person := &trialPerson{}
+	opts := host.Options{Protocol: mode, Servers: []host.ServerSpec{running}, Groups: e.groups, Elicitor: person, Approver: person}
 	budgets.apply(&opts)
 	h, err := host.Start(ctx, opts)
 	if err != nil {
@@ -154,6 +157,7 @@ func runInit(ctx context.Context, e *env, args []string) error {
 		written.Name = scaffold.ServerName(info.ServerName)
 	}
 	s := scaffold.Server{Spec: written, ServerName: info.ServerName, ServerVersion: info.ServerVersion, Protocol: info.Protocol}
+	var trials []*host.Tool
 	for _, t := range h.Tools() {
 		tool := scaffold.Tool{Name: t.MCP.Name, Description: t.MCP.Description, InputSchema: t.MCP.InputSchema, ReadOnly: t.AutoRun}
 		if a := t.MCP.Annotations; a != nil && a.DestructiveHint != nil {
@@ -161,8 +165,33 @@ func runInit(ctx context.Context, e *env, args []string) error {
 		}
 		if !t.Offered {
 			tool.NotOffered = "it needs task augmentation"
+		} else {
+			trials = append(trials, t)
 		}
 		s.Tools = append(s.Tools, tool)
+	}
+	// Each scenario runs once before anything is written, as the suite
+	// will run it: a server shared by every case is called in this one
+	// process; any other gets a process (and a ${CASE_DIR}) of its own
+	// for each call, so that no call sees what another changed.
+	fmt.Fprintf(e.stderr, "%s: %d tools; calling each once, as its scenario will\n", written.Name, len(s.Tools))
+	for _, t := range trials {
+		i := slices.IndexFunc(s.Tools, func(st scaffold.Tool) bool { return st.Name == t.MCP.Name })
+		th := h
+		if !s.Shareable() {
+			fresh, cleanupFresh, err := startTrialHost(ctx, spec, *dir, e.getenv, opts)
+			if err != nil {
+				return err
+			}
+			th = fresh
+			defer cleanupFresh()
+		}
+		if s.Tools[i].Trial, err = trialCall(ctx, th, person, t.Name, s.Tools[i], written.Name); err != nil {
+			return err
+		}
+		if th != h {
+			th.Close()
+		}
 	}
 	files, err := scaffold.Write(*dir, s)
 	if errors.Is(err, scaffold.ErrExists) {
@@ -175,6 +204,87 @@ func runInit(ctx context.Context, e *env, args []string) error {
 	fmt.Fprintf(e.stderr, "next: replace the TODO values in %s, then: hosteval run -gates %s %s\n",
 		filepath.Join(*dir, scaffold.ScenarioFile(written.Name)), filepath.Join(*dir, scaffold.GatesFile), *dir)
 	return nil
+}
+
+// startTrialHost starts a host of its own for one trial call, with the
+// server's ${VAR}s expanded afresh (a new ${CASE_DIR}).
+func startTrialHost(ctx context.Context, spec host.ServerSpec, dir string, getenv func(string) string, opts host.Options) (*host.Host, func(), error) {
+	running, cleanup, err := expandSpec(spec, dir, getenv)
+	if err != nil {
+		return nil, cleanup, err
+	}
+	opts.Servers = []host.ServerSpec{running}
+	h, err := host.Start(ctx, opts)
+	if err != nil {
+		cleanup()
+		return nil, func() {}, err
+	}
+	if info := h.Servers()[0]; info.Error != "" {
+		h.Close()
+		cleanup()
+		return nil, func() {}, fmt.Errorf("server did not connect: %s", info.Error)
+	}
+	return h, cleanup, nil
+}
+
+// trialCall calls a tool once, as its scenario will (the same arguments,
+// approved, the server's questions answered as the scenario answers them),
+// so that the scenario init writes expects what happened and passes as
+// written. The questions name the server as the files do (written).
+func trialCall(ctx context.Context, h *host.Host, person *trialPerson, name string, t scaffold.Tool, written string) (*scaffold.Trial, error) {
+	args, err := scaffold.Args(t.InputSchema)
+	if err != nil {
+		return nil, fmt.Errorf("the arguments of %s: %w", t.Name, err)
+	}
+	person.start()
+	text, call := h.Call(ctx, host.CallRequest{Name: name, Arguments: string(args), TraceID: "init-" + t.Name, Step: 1})
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	tr := &scaffold.Trial{Outcome: call.Outcome, Questions: person.questions(written)}
+	if call.Outcome != record.OutcomeOK {
+		tr.Error = text
+	}
+	return tr, nil
+}
+
+// trialPerson is the person during init's trial calls: it approves every
+// call (each scenario approves its tool) and answers every form with the
+// answer its scenario will hold (scaffold.Answer), noting the questions.
+type trialPerson struct {
+	mu    sync.Mutex
+	asked []scaffold.Question
+}
+
+func (p *trialPerson) start() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.asked = nil
+}
+
+// questions are the questions since start, their server named as the
+// files name it.
+func (p *trialPerson) questions(server string) []scaffold.Question {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	qs := slices.Clone(p.asked)
+	for i := range qs {
+		qs[i].Server = server
+	}
+	return qs
+}
+
+func (p *trialPerson) Approve(context.Context, host.ApprovalRequest) (bool, error) { return true, nil }
+
+func (p *trialPerson) Elicit(_ context.Context, req host.ElicitRequest) (host.ElicitAnswer, error) {
+	if req.Mode == "url" {
+		return host.ElicitAnswer{Action: host.ActionDecline}, nil
+	}
+	p.mu.Lock()
+	p.asked = append(p.asked, scaffold.Question{Server: req.Server, Key: req.Key, Message: req.Message, Schema: req.Schema})
+	p.mu.Unlock()
+	_, content := scaffold.Answer(req.Schema)
+	return host.ElicitAnswer{Action: host.ActionAccept, Content: content}, nil
 }
 
 // initSpec is the server as the command line gives it, before names and

@@ -60,6 +60,57 @@ func arguments(schema any) (*yaml.Node, []string) {
 	return args, optional
 }
 
+// Args is the arguments of the call a tool's scenario makes, as JSON: the
+// values its args: mapping holds.
+func Args(schema any) ([]byte, error) {
+	n, _ := arguments(schema)
+	return nodeJSON(n)
+}
+
+// Answer is the content of a canned answer to a form with the requested
+// schema: every required field, and each optional one the schema gives a
+// value for (a default, a const, an example, the first of an enum); a
+// value made up from a field's type is marked TODO. It returns the content
+// as written and as the value it stands for.
+func Answer(schema map[string]any) (*yaml.Node, map[string]any) {
+	f := filler{root: schema}
+	content := &yaml.Node{Kind: yaml.MappingNode, Style: yaml.FlowStyle}
+	props := asObject(schema["properties"])
+	required := requiredOf(schema)
+	todo := false
+	for _, name := range sortedKeys(props) {
+		p := f.resolve(asObject(props[name]))
+		v, note := f.value(p, 1)
+		if !slices.Contains(required, name) && note != "" {
+			continue // optional, and nothing says what it should be
+		}
+		if note != "" {
+			todo = true
+		}
+		content.Content = append(content.Content, str(name), v)
+	}
+	if todo {
+		content.LineComment = "TODO: values made up from their types"
+	}
+	var value map[string]any
+	if err := content.Decode(&value); err != nil || value == nil {
+		value = map[string]any{}
+	}
+	return content, value
+}
+
+// nodeJSON is a YAML value as JSON.
+func nodeJSON(n *yaml.Node) ([]byte, error) {
+	var v any
+	if err := n.Decode(&v); err != nil {
+		return nil, err
+	}
+	if v == nil {
+		v = map[string]any{}
+	}
+	return json.Marshal(v)
+}
+
 // filler fills in values below the root schema, whose $defs a $ref names.
 type filler struct {
 	root map[string]any

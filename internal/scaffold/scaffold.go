@@ -41,6 +41,43 @@ type Server struct {
 	Tools                               []Tool
 }
 
+// Shareable reports whether every tool the server lists is read-only
+// (and it lists one): no case can change what another sees, so one
+// process may serve every case of a run.
+// A server given a ${CASE_DIR} is each case's own, whatever its tools.
+func (s Server) Shareable() bool {
+	for _, v := range append(slices.Clone(s.Spec.Args), s.Spec.Env...) {
+		if strings.Contains(v, "${CASE_DIR}") {
+			return false
+		}
+	}
+	for _, t := range s.Tools {
+		if !t.ReadOnly {
+			return false
+		}
+	}
+	return len(s.Tools) > 0
+}
+
+// Trial is what happened when init called a tool once, with the
+// arguments its scenario gives, before writing the files: the scenario
+// expects what happened, and answers the questions the server asked.
+type Trial struct {
+	// Outcome is the call's outcome (record.Outcome*), Error its text
+	// when it failed.
+	Outcome, Error string
+	// Questions are the server's questions to the person during the call,
+	// answered with Answer's content.
+	Questions []Question
+}
+
+// Question is a server's question to the person during a trial call.
+type Question struct {
+	Server, Key, Message string
+	// Schema is the form's requested schema.
+	Schema map[string]any
+}
+
 // Tool is one tool the server listed.
 type Tool struct {
 	// Name is the server's own name for it.
@@ -55,6 +92,8 @@ type Tool struct {
 	// NotOffered, when set, says why the host does not offer the tool to
 	// a model (it cannot be called through this host).
 	NotOffered string
+	// Trial is init's call of the tool; nil when it was not called.
+	Trial *Trial
 }
 
 // Files are the names of the files written, in a folder.
@@ -168,6 +207,11 @@ func serversFile(s Server) []byte {
 		}
 	} else {
 		add(entry, "command", str(spec.Command))
+		if s.Shareable() {
+			v := &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!bool", Value: "true"}
+			v.LineComment = "every tool it lists is read-only: one process serves every case of a run"
+			add(entry, "shareable", v)
+		}
 		if len(spec.Args) > 0 {
 			args := &yaml.Node{Kind: yaml.SequenceNode, Style: yaml.FlowStyle}
 			for _, a := range spec.Args {
@@ -197,8 +241,9 @@ func serversFile(s Server) []byte {
 		about+".",
 		"A relative command resolves against this folder; ${VAR} is read from the",
 		"environment when the suite loads (keep secrets there, not here); ${CASE_DIR} is",
-		"each case's own fresh folder. Add shareable: true to a stateless server to",
-		"start it once per run. Reference: docs/scenarios.md in the hosteval repository."))})
+		"each case's own fresh folder. shareable: true starts a server once per run,",
+		"for every case: only for a server whose state no case changes.",
+		"Reference: docs/scenarios.md in the hosteval repository."))})
 }
 
 func gatesFile(s Server, dir string) []byte {
@@ -313,6 +358,21 @@ func toolScenario(server, name string, t Tool) *yaml.Node {
 		}
 	}
 
+	outcome := "ok"
+	if tr := t.Trial; tr != nil {
+		if tr.Outcome == "ok" {
+			about = append(about, "init called it once with these arguments: it answered.")
+		} else {
+			outcome = tr.Outcome
+			about = append(about, fmt.Sprintf("init called it once with these arguments: %s (%s).", tr.Outcome, oneLine(tr.Error, 120)),
+				"TODO: give arguments that work against your server, then expect outcome: ok.")
+		}
+		if len(tr.Questions) > 0 {
+			about = append(about, "The server asked the person: the answers below are made from its form",
+				"(a default, the first choice; TODO marks a value made up from its type).")
+		}
+	}
+
 	root := &yaml.Node{Kind: yaml.MappingNode}
 	add(root, "name", str(name))
 	add(root, "servers", flowSeq(server))
@@ -333,8 +393,29 @@ func toolScenario(server, name string, t Tool) *yaml.Node {
 	question := str("Use " + t.Name + ".")
 	question.LineComment = "what a person would ask, for a real model"
 	add(root, "question", question)
+	if t.Trial != nil && len(t.Trial.Questions) > 0 {
+		answers := &yaml.Node{Kind: yaml.SequenceNode}
+		for _, q := range t.Trial.Questions {
+			a := &yaml.Node{Kind: yaml.MappingNode}
+			add(a, "server", str(q.Server))
+			if q.Key != "" {
+				add(a, "key", str(q.Key))
+			} else {
+				add(a, "message", str("^"+regexp.QuoteMeta(q.Message)+"$"))
+			}
+			add(a, "action", str("accept"))
+			content, _ := Answer(q.Schema)
+			add(a, "content", content)
+			answers.Content = append(answers.Content, a)
+		}
+		add(root, "elicitation", answers)
+	}
 	expect := &yaml.Node{Kind: yaml.SequenceNode}
-	expect.Content = append(expect.Content, flowMapping("tool", str(full), "outcome", str("ok")))
+	want := flowMapping("tool", str(full), "outcome", str(outcome))
+	if t.Trial != nil && len(t.Trial.Questions) > 0 {
+		add(want, "asked_user", &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!bool", Value: "true"})
+	}
+	expect.Content = append(expect.Content, want)
 	add(root, "expect", expect)
 	return doc(root, strings.Join(about, "\n"))
 }
