@@ -8,7 +8,10 @@
 // A, ...), and each one's time is given as the median over its runs and
 // as the median of its ratios to the floor's run of the same round, so
 // that a busy machine's load weighs on all alike. `make bench-peers` runs
-// it; BenchmarkEcho100VsSDK is the same comparison as a Go benchmark.
+// it; BenchmarkEcho100VsSDK is the same comparison as a Go benchmark. Each
+// one's CPU time (its process and the servers it reaped) is given beside
+// its wall time: on a busy machine the wall time moves with the load, the
+// CPU time much less.
 package main
 
 import (
@@ -117,7 +120,10 @@ func run(w io.Writer, root string, rounds, calls int) error {
 		ready = append(ready, p)
 	}
 	times := make([][]time.Duration, len(ready))
+	cpus := make([][]time.Duration, len(ready))
 	ratios := make([][]float64, len(ready))
+	cpuRatios := make([][]float64, len(ready))
+	loadBefore := loadAverage()
 	for r := range rounds {
 		order := make([]int, len(ready))
 		for i := range order {
@@ -126,37 +132,50 @@ func run(w io.Writer, root string, rounds, calls int) error {
 		if r%2 == 1 {
 			slices.Reverse(order)
 		}
-		took := make([]time.Duration, len(ready))
+		took := make([]measured, len(ready))
 		for _, i := range order {
-			d, err := timeRun(dir, ready[i])
+			m, err := timeRun(dir, ready[i])
 			if err != nil {
 				return fmt.Errorf("%s: %w", ready[i].name, err)
 			}
-			took[i] = d
+			took[i] = m
 		}
 		for i := range ready {
-			times[i] = append(times[i], took[i])
-			ratios[i] = append(ratios[i], float64(took[i])/float64(took[0]))
+			times[i] = append(times[i], took[i].wall)
+			cpus[i] = append(cpus[i], took[i].cpu)
+			ratios[i] = append(ratios[i], float64(took[i].wall)/float64(took[0].wall))
+			cpuRatios[i] = append(cpuRatios[i], float64(took[i].cpu)/float64(took[0].cpu))
 		}
 	}
-	fmt.Fprintf(w, "%d calls of echo on server-everything, whole processes, %d rounds in turns; load average %s\n", calls, rounds, loadAverage())
-	fmt.Fprintf(w, "%-10s %10s %10s\n", "", "median", "vs sdk")
+	fmt.Fprintf(w, "%d calls of echo on server-everything, whole processes, %d rounds in turns, %s; load average %s before, %s after\n",
+		calls, rounds, time.Now().UTC().Format("2006-01-02 15:04Z"), loadBefore, loadAverage())
+	fmt.Fprintf(w, "%-10s %10s %9s %10s %9s\n", "", "wall", "vs sdk", "cpu", "vs sdk")
 	for i, p := range ready {
-		fmt.Fprintf(w, "%-10s %10s %9.2fx\n", p.name, median(times[i]).Round(time.Millisecond), medianF(ratios[i]))
+		fmt.Fprintf(w, "%-10s %10s %8.3fx %10s %8.3fx\n", p.name, median(times[i]).Round(time.Millisecond), medianF(ratios[i]),
+			median(cpus[i]).Round(time.Millisecond), medianF(cpuRatios[i]))
 	}
+	fmt.Fprintln(w, "(medians over the rounds; a ratio is the median of the rounds' ratios to the sdk run of the same round;")
+	fmt.Fprintln(w, " cpu is user and system time of the process and of the children it waited for, its servers among them)")
 	return nil
 }
 
-func timeRun(dir string, p peer) (time.Duration, error) {
+// measured is one run of a peer: its wall time, and the CPU time of its
+// process and of the processes it reaped (the servers it started).
+type measured struct {
+	wall, cpu time.Duration
+}
+
+func timeRun(dir string, p peer) (measured, error) {
 	cmd := exec.Command(p.args[0], p.args[1:]...)
 	cmd.Dir = dir
 	cmd.Env = append(append(os.Environ(), "CI=true", "NO_COLOR=1"), p.env...)
 	start := time.Now()
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		return 0, fmt.Errorf("%v\n%s", err, tail(out))
+		return measured{}, fmt.Errorf("%v\n%s", err, tail(out))
 	}
-	return time.Since(start), nil
+	wall := time.Since(start)
+	return measured{wall: wall, cpu: cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()}, nil
 }
 
 func tail(b []byte) string {

@@ -1,8 +1,12 @@
-// Command sdkcall is the floor of hosteval's whole-process benchmarks: a
-// program of its own that does with the bare go-sdk client what a run of
-// hosteval does for one scenario, and nothing else. It starts one stdio
-// server, connects, lists its tools, calls one tool n times in a row with
-// the same arguments, and exits; any error exits 1.
+// Command sdkcall is the floor of hosteval's whole-process benchmarks: the
+// least a program does to make n calls of one tool on a stdio server with
+// the bare go-sdk client. It starts the server, connects (the SDK's own
+// handshake), calls the tool n times in a row, and ends the server the way
+// hosteval ends it (its input closed, SIGTERM after the same grace), and
+// nothing else: it lists no tools, as a call needs none (hosteval must list
+// them to offer them to a model, and that is part of its ratio). The server
+// is reaped on every path: an error, a failed handshake the SDK does not
+// clean up after, Ctrl-C or SIGTERM. Any error exits 1.
 //
 //	sdkcall -n 100 -tool echo -args '{"message":"hello"}' -- node server-everything/dist/index.js stdio
 package main
@@ -14,44 +18,54 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"os/signal"
+	"syscall"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
+// grace is how long the server gets to exit after its input is closed
+// before SIGTERM: hosteval's default (host.Options.TerminateGrace), so that
+// a server that ignores the end of its input costs both sides alike.
+const grace = 100 * time.Millisecond
+
 func main() {
-	if err := run(); err != nil {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:])
+	stop()
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "sdkcall:", err)
 		os.Exit(1)
 	}
 }
 
-func run() error {
-	n := flag.Int("n", 100, "calls to make")
-	tool := flag.String("tool", "echo", "the tool to call")
-	args := flag.String("args", `{"message":"hello"}`, "its arguments, a JSON object")
-	flag.Parse()
-	if flag.NArg() == 0 {
+func run(ctx context.Context, args []string) (err error) {
+	fs := flag.NewFlagSet("sdkcall", flag.ContinueOnError)
+	n := fs.Int("n", 100, "calls to make")
+	tool := fs.String("tool", "echo", "the tool to call")
+	argsJSON := fs.String("args", `{"message":"hello"}`, "its arguments, a JSON object")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() == 0 {
 		return fmt.Errorf("want the server's command after the flags")
 	}
 	var arguments map[string]any
-	if err := json.Unmarshal([]byte(*args), &arguments); err != nil {
+	if err := json.Unmarshal([]byte(*argsJSON), &arguments); err != nil {
 		return fmt.Errorf("-args: %w", err)
 	}
-	ctx := context.Background()
-	cmd := exec.Command(flag.Arg(0), flag.Args()[1:]...)
-	cmd.Env = os.Environ()
+	cmd := exec.Command(fs.Arg(0), fs.Args()[1:]...)
+	endWithParent(cmd)
+	defer reap(cmd)
 	client := mcp.NewClient(&mcp.Implementation{Name: "sdkcall", Version: "1"}, nil)
-	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: 100 * time.Millisecond}, nil)
+	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: grace}, nil)
 	if err != nil {
 		return err
 	}
-	// A server that does not exit on its own within the grace is stopped:
-	// that is no error of the calls.
+	// Closing ends the server: its input closed, then SIGTERM after the
+	// grace (an exit by SIGTERM is no error of the calls).
 	defer cs.Close()
-	if _, err := cs.ListTools(ctx, nil); err != nil {
-		return err
-	}
 	params := &mcp.CallToolParams{Name: *tool, Arguments: arguments}
 	for range *n {
 		res, err := cs.CallTool(ctx, params)
@@ -63,4 +77,19 @@ func run() error {
 		}
 	}
 	return nil
+}
+
+// reap kills the server if it still runs and waits for it: the backstop
+// for a path on which no session closed it (the SDK's Connect does not
+// close what it started on every failure). The session's Close, and
+// reap, need sdkcall to run its deferred calls, which a signal's default
+// action does not let it: main turns Ctrl-C and SIGTERM into a cancelled
+// context, and on Linux the server is killed if sdkcall dies anyway
+// (endWithParent).
+func reap(cmd *exec.Cmd) {
+	if cmd.Process == nil || cmd.ProcessState != nil {
+		return
+	}
+	_ = cmd.Process.Kill()
+	_ = cmd.Wait()
 }
