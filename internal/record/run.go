@@ -59,6 +59,10 @@ type RunInfo struct {
 	// order; MissingShards those a partial merge did without.
 	Shards        []ShardRun `json:"shards,omitempty"`
 	MissingShards []Shard    `json:"missing_shards,omitempty"`
+	// NotRecorded are the cases whose records could not be written (a
+	// full disk): the run stopped at the first. When the disk is full,
+	// run.json may not be written either.
+	NotRecorded []string `json:"not_recorded,omitempty"`
 }
 
 // Run is the content of one run folder.
@@ -243,21 +247,60 @@ func (r *Reader) Warnings() []string { return r.warnings }
 // is appended at once, and Write returns when a sync that began after the
 // append has finished. Syncing once per record under a lock made every case
 // of a fast run wait in line for the disk.
+//
+// A write that fails (a full disk) is taken back: the file is cut to the
+// end of the last whole record before it, so that it never ends inside a
+// line, and the Writer writes nothing more. The error is a *NotWritten
+// naming the cases whose records are not in the file, then and after.
 type Writer struct {
 	mu   sync.Mutex
 	cond *sync.Cond // signalled when a sync ends
-	f    *os.File
+	f    File
 	// written counts lines appended; synced how many of them a finished
 	// sync covers; syncing is set while a sync runs (outside mu).
 	written, synced int
 	syncing         bool
+	// size is the file's length after the last write, syncedSize after
+	// the last sync; failed is the first failure, after which nothing
+	// more is written.
+	size, syncedSize int64
+	failed           error
 }
+
+// File is what a Writer writes records to: the records file, or, in a
+// test, a wrapper of it that fails as a full disk does.
+type File interface {
+	io.Writer
+	Sync() error
+	Truncate(size int64) error
+	Close() error
+}
+
+// NotWritten is the error of records that are not in the file: the write
+// failed (Err), or an earlier one did.
+type NotWritten struct {
+	Cases []string // the case IDs
+	Err   error
+}
+
+func (e *NotWritten) Error() string {
+	if len(e.Cases) == 1 {
+		return fmt.Sprintf("record of %s not written: %v", e.Cases[0], e.Err)
+	}
+	return fmt.Sprintf("%d records not written: %v", len(e.Cases), e.Err)
+}
+
+func (e *NotWritten) Unwrap() error { return e.Err }
 
 // OpenWriter opens path for appending records, creating it if needed. When
 // the file ends in a partial line (a crash mid-write), a newline is written
 // first, so that the partial line is skipped by readers and the next record
 // stays whole.
-func OpenWriter(path string) (*Writer, error) {
+func OpenWriter(path string) (*Writer, error) { return OpenWriterOn(path, nil) }
+
+// OpenWriterOn is OpenWriter writing through wrap(file) (nil: the file
+// itself): the seam of the tests of a full disk.
+func OpenWriterOn(path string, wrap func(*os.File) File) (*Writer, error) {
 	// Read and write: the last byte is read to find a partial line.
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {
@@ -267,9 +310,29 @@ func OpenWriter(path string) (*Writer, error) {
 		f.Close()
 		return nil, fmt.Errorf("open records: %w", err)
 	}
-	w := &Writer{f: f}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("open records: %w", err)
+	}
+	w := &Writer{f: f, size: st.Size(), syncedSize: st.Size()}
+	if wrap != nil {
+		w.f = wrap(f)
+	}
 	w.cond = sync.NewCond(&w.mu)
 	return w, nil
+}
+
+// fail takes back what was written since the last sync, which failed
+// with err: the file is cut to the end of the last record synced, and
+// nothing more is written. The caller holds mu.
+func (w *Writer) fail(cases []string, err error) error {
+	w.size = w.syncedSize
+	if terr := w.f.Truncate(w.size); terr != nil {
+		err = fmt.Errorf("%w (and cutting the file back to its last whole record: %v)", err, terr)
+	}
+	w.failed = err
+	return &NotWritten{Cases: cases, Err: err}
 }
 
 func terminateLastLine(f *os.File) error {
@@ -300,11 +363,19 @@ func (w *Writer) Write(rec *Record) error {
 	if w.f == nil {
 		return fmt.Errorf("write record %s: %w", rec.CaseID, os.ErrClosed)
 	}
+	for w.syncing {
+		// A failed sync cuts the file back: no append meanwhile.
+		w.cond.Wait()
+	}
+	if w.failed != nil {
+		return &NotWritten{Cases: []string{rec.CaseID}, Err: w.failed}
+	}
 	// One write call per line: with O_APPEND the line lands whole at the
 	// end even if another process appends to the same file.
 	if _, err := w.f.Write(data); err != nil {
-		return fmt.Errorf("write record %s: %w", rec.CaseID, err)
+		return w.fail([]string{rec.CaseID}, fmt.Errorf("write records: %w", err))
 	}
+	w.size += int64(len(data))
 	w.written++
 	mine := w.written
 	for w.synced < mine {
@@ -312,19 +383,28 @@ func (w *Writer) Write(rec *Record) error {
 			w.cond.Wait()
 			continue
 		}
-		// Sync everything appended so far, letting others append meanwhile.
+		if w.failed != nil {
+			return &NotWritten{Cases: []string{rec.CaseID}, Err: w.failed}
+		}
+		// Sync everything appended so far.
 		w.syncing = true
-		upTo, f := w.written, w.f
+		upTo, upToSize, f := w.written, w.size, w.f
 		w.mu.Unlock()
 		err := f.Sync()
 		w.mu.Lock()
 		w.syncing = false
 		if err == nil {
 			w.synced = max(w.synced, upTo)
+			w.syncedSize = max(w.syncedSize, upToSize)
+		} else {
+			// What the sync covered may not be on disk: cut back to the
+			// last record synced. The records appended since are lost
+			// with it, and their writers told (failed).
+			err = w.fail([]string{rec.CaseID}, fmt.Errorf("write records: %w", err))
 		}
 		w.cond.Broadcast()
 		if err != nil {
-			return fmt.Errorf("write record %s: %w", rec.CaseID, err)
+			return err
 		}
 	}
 	return nil
@@ -338,6 +418,9 @@ func (w *Writer) Write(rec *Record) error {
 func (w *Writer) WriteBatch(recs []*Record) error {
 	var buf []byte
 	var errs []error
+	// ends[i] is where the line of lined[i] ends in buf.
+	var lined []*Record
+	var ends []int
 	for _, rec := range recs {
 		line, err := marshalLine(rec)
 		if err != nil {
@@ -345,6 +428,7 @@ func (w *Writer) WriteBatch(recs []*Record) error {
 			continue
 		}
 		buf = append(buf, line...)
+		lined, ends = append(lined, rec), append(ends, len(buf))
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -354,16 +438,45 @@ func (w *Writer) WriteBatch(recs []*Record) error {
 	for w.syncing {
 		w.cond.Wait()
 	}
+	if w.failed != nil {
+		return &NotWritten{Cases: caseIDs(recs), Err: w.failed}
+	}
 	if len(buf) > 0 {
 		// One write call: with O_APPEND the lines land whole at the end.
-		if _, err := w.f.Write(buf); err != nil {
-			return fmt.Errorf("write %d records: %w", len(recs), err)
+		n, err := w.f.Write(buf)
+		if err != nil {
+			// A full disk took the first n bytes: the records whose
+			// lines are whole in them are kept, if they can be synced.
+			kept := 0
+			for kept < len(ends) && ends[kept] <= n {
+				kept++
+			}
+			if kept > 0 {
+				end := int64(ends[kept-1])
+				if terr := w.f.Truncate(w.size + end); terr == nil && w.f.Sync() == nil {
+					w.size += end
+					w.syncedSize = w.size
+				} else {
+					kept = 0
+				}
+			}
+			return w.fail(caseIDs(lined[kept:]), fmt.Errorf("write records: %w", err))
 		}
 		if err := w.f.Sync(); err != nil {
-			return fmt.Errorf("write %d records: %w", len(recs), err)
+			return w.fail(caseIDs(lined), fmt.Errorf("write records: %w", err))
 		}
+		w.size += int64(len(buf))
+		w.syncedSize = w.size
 	}
 	return errors.Join(errs...)
+}
+
+func caseIDs(recs []*Record) []string {
+	ids := make([]string, len(recs))
+	for i, r := range recs {
+		ids[i] = r.CaseID
+	}
+	return ids
 }
 
 // marshalLine encodes rec as one line of records.jsonl.

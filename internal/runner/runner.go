@@ -99,6 +99,10 @@ type Options struct {
 	// it before the first case starts, and closes its idle connections
 	// when the run ends.
 	Endpoints *model.Endpoints
+	// RecordsFile, if set, wraps the records file the run writes to: the
+	// seam of the tests of a full disk (a writer that fails after N
+	// bytes).
+	RecordsFile func(*os.File) record.File
 	// Eras remembers the servers that never answer server/discover, so
 	// that only the first connection to each (in the preflight, or the
 	// first case) waits to find out; Run makes one for the run when nil.
@@ -123,6 +127,10 @@ type Result struct {
 	ConfigErrors int
 	Interrupted  bool
 	Elapsed      time.Duration
+	// NotRecorded are the cases that finished, or were cancelled, after
+	// a record could not be written (a full disk): the run stopped, and
+	// their records are not in records.jsonl. Ran counts none of them.
+	NotRecorded []string
 }
 
 // Run runs the cases concurrently, each with fresh servers (except shared
@@ -148,7 +156,7 @@ func Run(ctx context.Context, cases []*scenario.Case, opts Options) (*Result, er
 	start := time.Now()
 	info := record.RunInfo{RunID: opts.RunID, Started: start.UTC(), Args: opts.Args, Version: host.Version,
 		Suite: opts.Suite, Cases: len(cases), Shard: opts.Shard, Texts: texts(cases)}
-	records, err := openRun(opts.Dir, info)
+	records, err := openRun(opts.Dir, info, opts.RecordsFile)
 	if err != nil {
 		return nil, err
 	}
@@ -180,7 +188,10 @@ func Run(ctx context.Context, cases []*scenario.Case, opts Options) (*Result, er
 		}
 	}
 
-	t := &tally{res: Result{Dir: opts.Dir, Total: len(cases)}, onCase: opts.OnCase}
+	// A record that cannot be written stops the run: no case starts, and
+	// those running are cancelled (their records, not written either, are
+	// named with the first).
+	t := &tally{res: Result{Dir: opts.Dir, Total: len(cases)}, onCase: opts.OnCase, stop: func() { stopStarting(); cancel() }}
 	commits := newCommitter(records, t.commit)
 	defer commits.close() // also on an early return; closing again is a no-op
 	finished := startCases(starting, stopStarting, cases, opts, func(c *scenario.Case) record.Record {
@@ -240,14 +251,14 @@ func withDefaults(opts Options) Options {
 
 // openRun makes the run folder dir with its cases/ folder, writes the
 // first run.json, and opens records.jsonl.
-func openRun(dir string, info record.RunInfo) (*record.Writer, error) {
+func openRun(dir string, info record.RunInfo, wrap func(*os.File) record.File) (*record.Writer, error) {
 	if err := os.MkdirAll(filepath.Join(dir, "cases"), 0o755); err != nil {
 		return nil, fmt.Errorf("create run folder: %w", err)
 	}
 	if err := record.WriteRunInfo(dir, info); err != nil {
 		return nil, err
 	}
-	return record.OpenWriter(filepath.Join(dir, record.RecordsFile))
+	return record.OpenWriterOn(filepath.Join(dir, record.RecordsFile), wrap)
 }
 
 // sharedServers are the servers kept across cases (Options.Share): their
@@ -306,14 +317,36 @@ type tally struct {
 	res    Result
 	werr   error
 	onCase func(rec *record.Record, tally Result)
+	// stop stops the run: no case starts, running ones are cancelled.
+	stop func()
 }
 
 // commit counts a batch of records the committer has synced, or failed
-// to write (err).
+// to write (err). A batch not written stops the run; its cases are not
+// counted or reported finished (a case whose record is lost must not read
+// PASS), but named in Result.NotRecorded and the run's error.
 func (t *tally) commit(batch []*record.Record, err error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if err != nil && t.werr == nil {
+	var lost *record.NotWritten
+	if errors.As(err, &lost) {
+		if t.werr == nil {
+			t.werr = lost.Err
+			t.stop()
+		}
+		t.res.NotRecorded = append(t.res.NotRecorded, lost.Cases...)
+		written := map[string]bool{}
+		for _, id := range lost.Cases {
+			written[id] = true
+		}
+		kept := batch[:0:0]
+		for _, rec := range batch {
+			if !written[rec.CaseID] {
+				kept = append(kept, rec)
+			}
+		}
+		batch = kept
+	} else if err != nil && t.werr == nil {
 		t.werr = err
 	}
 	for _, rec := range batch {
@@ -351,13 +384,29 @@ func (t *tally) finish(ctx context.Context, opts Options, info record.RunInfo, s
 	if ctx.Err() != nil {
 		t.res.Interrupted = true
 	}
+	if len(t.res.NotRecorded) > 0 {
+		// The run stopped itself; a person may have interrupted it too.
+		t.res.Interrupted = isClosed(opts.Drain) || isClosed(opts.Abort)
+	}
 	t.res.Elapsed = time.Since(start)
 	info.Finished, info.Interrupted = time.Now().UTC(), t.res.Interrupted
 	info.Cache, info.Endpoints = runStats(opts)
+	info.NotRecorded = t.res.NotRecorded
 	if err := record.WriteRunInfo(opts.Dir, info); err != nil && t.werr == nil {
 		t.werr = err
 	}
+	if n := len(t.res.NotRecorded); n > 0 {
+		return t.res, fmt.Errorf("%s: %w; the run stopped, and %d %s not recorded: %s",
+			record.RecordsFile, t.werr, n, plural(n, "case was", "cases were"), strings.Join(t.res.NotRecorded, ", "))
+	}
 	return t.res, t.werr
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 // startCases starts a goroutine per case, at most opts.Concurrency
