@@ -26,6 +26,7 @@ func answered(mr *record.ModelRequest, resp model.Response, err error) string {
 	mr.Cost = record.RoundCost(resp.Cost)
 	mr.FinishReason = resp.FinishReason
 	mr.Reasoning = record.CutReasoning(resp.Reasoning)
+	mr.Attempts, mr.WaitedMS = resp.Attempts, record.MS(resp.Waited)
 	var moe *model.ModelOutputError
 	switch {
 	case errors.As(err, &moe):

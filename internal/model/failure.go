@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"time"
 )
 
 // FailureClass sorts the ways an endpoint can fail a request, because
@@ -42,9 +43,21 @@ type EndpointError struct {
 	StatusCode int
 	// Message is the endpoint's error message, or what went wrong.
 	Message string
-	// Attempts counts the HTTP requests made.
+	// Attempts counts the HTTP requests made; Waited is the time spent
+	// waiting before and between them (backoff, Retry-After, limits).
 	Attempts int
-	Err      error
+	Waited   time.Duration
+	// TooLong is set when the endpoint asked for a wait (Retry-After)
+	// over the cap, so that a retry left was not made.
+	TooLong *TooLongWait
+	Err     error
+}
+
+// TooLongWait is a wait an endpoint asked for that is longer than the cap.
+type TooLongWait struct {
+	Asked, Cap time.Duration
+	// Capped says the cap is max_retry_delay, not the default.
+	Capped bool
 }
 
 func (e *EndpointError) Error() string {
@@ -67,6 +80,13 @@ func (e *EndpointError) Error() string {
 	}
 	if hint := e.hint(); hint != "" {
 		b.WriteString("; not retried: " + hint)
+	}
+	if w := e.TooLong; w != nil {
+		cap := "the default cap of " + w.Cap.String() + " (max_retry_delay sets it)"
+		if w.Capped {
+			cap = "the cap of " + w.Cap.String() + " (max_retry_delay)"
+		}
+		fmt.Fprintf(&b, "; not retried: the endpoint asked to wait %s (Retry-After), longer than %s", w.Asked.Round(time.Millisecond), cap)
 	}
 	b.WriteString(")")
 	return b.String()

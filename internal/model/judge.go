@@ -76,6 +76,9 @@ type Grade struct {
 	Cost               float64
 	Latency            time.Duration
 	Replayed           Source
+	// Attempts and Waited are as in [Response].
+	Attempts int
+	Waited   time.Duration
 }
 
 //go:embed judge.tmpl
@@ -168,15 +171,15 @@ func (j *OpenAIJudge) Grade(ctx context.Context, g Grading) (Grade, error) {
 	if err != nil {
 		return Grade{}, fmt.Errorf("%s: %w", j.Name(), err)
 	}
-	ex, src, err := j.m.exchange(ctx, body)
+	ex, src, t, err := j.m.exchange(ctx, body)
 	if err != nil {
-		return Grade{}, err
+		return Grade{Attempts: t.attempts, Waited: t.waited}, err
 	}
 	res, err := j.m.answer(ex, 0)
 	out := Grade{
 		Threshold: threshold, Judge: j.Name(),
 		Usage: res.Usage, CachedPromptTokens: res.CachedPromptTokens, Cost: res.Cost,
-		Latency: ex.Latency, Replayed: src,
+		Latency: ex.Latency, Replayed: src, Attempts: t.attempts, Waited: t.waited,
 	}
 	if err != nil {
 		return out, err

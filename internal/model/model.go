@@ -103,6 +103,13 @@ type Response struct {
 	// Replayed says where a response that did not come from the endpoint
 	// just now came from; its Usage and Latency are as recorded.
 	Replayed Source
+	// Attempts counts the HTTP requests the answer took (retries are the
+	// ones after the first), and Waited the time spent waiting before
+	// and between them: backoff, Retry-After, the endpoint's limits and a
+	// 429's pause. Both are zero for a local model and a replayed answer,
+	// and set on an endpoint's failure too.
+	Attempts int
+	Waited   time.Duration
 	// Ranks are the lexical router's best tools for the question, best
 	// first, with their scores: what a routing record keeps to say why.
 	Ranks []record.Rank

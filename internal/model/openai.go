@@ -260,12 +260,12 @@ func (m *OpenAI) Next(ctx context.Context, req Request) (Response, error) {
 	if err != nil {
 		return Response{}, fmt.Errorf("%s: %w", m.Name(), err)
 	}
-	ex, src, err := m.exchange(ctx, body)
+	ex, src, t, err := m.exchange(ctx, body)
 	if err != nil {
-		return Response{}, err
+		return Response{Attempts: t.attempts, Waited: t.waited}, err
 	}
 	out, err := m.answer(ex, callCount(req.Messages))
-	out.Latency, out.Replayed = ex.Latency, src
+	out.Latency, out.Replayed, out.Attempts, out.Waited = ex.Latency, src, t.attempts, t.waited
 	return out, err
 }
 
@@ -286,19 +286,28 @@ func (m *OpenAI) sampling(params *openai.ChatCompletionNewParams) {
 	}
 }
 
+// tries is what getting one answer from the endpoint took: the HTTP
+// requests made, and the time spent waiting between and before them
+// (backoff, Retry-After, the endpoint's limits and a 429's pause).
+type tries struct {
+	attempts int
+	waited   time.Duration
+}
+
 // exchange gets the answer to a request body: from the cassette, the cache
 // or the endpoint, recording what did not come from the cassette. The
 // answer is a completion (status 200) or the model's malformed output
 // (the endpoint's error answer, kept so that a replay scores it the same).
-func (m *OpenAI) exchange(ctx context.Context, body []byte) (replay.Exchange, Source, error) {
+// tries is zero for an answer that did not come from the endpoint.
+func (m *OpenAI) exchange(ctx context.Context, body []byte) (replay.Exchange, Source, tries, error) {
 	c := m.wire.Cassette
 	if c != nil {
 		ex, ok, err := c.Find(body)
 		if err != nil {
-			return replay.Exchange{}, FromEndpoint, fmt.Errorf("%s: %w", m.Name(), err)
+			return replay.Exchange{}, FromEndpoint, tries{}, fmt.Errorf("%s: %w", m.Name(), err)
 		}
 		if ok {
-			return ex, FromCassette, nil
+			return ex, FromCassette, tries{}, nil
 		}
 	}
 	src := FromCache
@@ -309,10 +318,11 @@ func (m *OpenAI) exchange(ctx context.Context, body []byte) (replay.Exchange, So
 	if m.wire.Cache != nil && (c == nil || c.Mode() == replay.Replay) {
 		ex, ok = m.wire.Cache.Get(m.cacheEndpoint(), body)
 	}
+	var t tries
 	if !ok {
 		var err error
-		if ex, err = m.send(ctx, body); err != nil {
-			return replay.Exchange{}, FromEndpoint, err
+		if ex, t, err = m.send(ctx, body); err != nil {
+			return replay.Exchange{}, FromEndpoint, t, err
 		}
 		src = FromEndpoint
 		// The model's errors are not kept (an error status, a choice
@@ -323,10 +333,10 @@ func (m *OpenAI) exchange(ctx context.Context, body []byte) (replay.Exchange, So
 	}
 	if c != nil {
 		if err := c.Add(ex); err != nil {
-			return replay.Exchange{}, FromEndpoint, fmt.Errorf("%s: %w", m.Name(), err)
+			return replay.Exchange{}, FromEndpoint, t, fmt.Errorf("%s: %w", m.Name(), err)
 		}
 	}
-	return ex, src, nil
+	return ex, src, t, nil
 }
 
 // cacheEndpoint is the URL the response cache keys m's answers on: its
@@ -343,19 +353,24 @@ func (m *OpenAI) cacheEndpoint() string {
 // maxAnswerBytes bounds an answer body; a completion is far smaller.
 const maxAnswerBytes = 32 << 20
 
-// send posts the body to the endpoint, retrying transport failures.
-func (m *OpenAI) send(ctx context.Context, body []byte) (replay.Exchange, error) {
+// send posts the body to the endpoint, retrying transport failures, and
+// says what that took.
+func (m *OpenAI) send(ctx context.Context, body []byte) (replay.Exchange, tries, error) {
 	estimate := len(body)/4 + m.cfg.MaxTokens
+	var t tries
 	for attempt := 1; ; attempt++ {
+		t.attempts = attempt
+		waiting := time.Now()
 		release, err := m.ep.acquire(ctx, estimate)
+		t.waited += time.Since(waiting)
 		if err != nil {
-			return replay.Exchange{}, fmt.Errorf("%s: %w", m.Name(), err)
+			return replay.Exchange{}, t, fmt.Errorf("%s: %w", m.Name(), err)
 		}
 		status, header, answer, latency, err := m.post(ctx, body)
 		release(usedTokens(status, answer))
 		if ctx.Err() != nil {
 			// The caller gave up (case deadline, Ctrl-C): not the endpoint's fault.
-			return replay.Exchange{}, fmt.Errorf("%s: %w", m.Name(), ctx.Err())
+			return replay.Exchange{}, t, fmt.Errorf("%s: %w", m.Name(), ctx.Err())
 		}
 		e := &EndpointError{Model: m.cfg.Model, Class: FailureTransport, StatusCode: status, Attempts: attempt, Err: err}
 		switch {
@@ -372,13 +387,13 @@ func (m *OpenAI) send(ctx context.Context, body []byte) (replay.Exchange, error)
 			// kept as it came, like any completion: answer scores it as
 			// the model's error.
 			m.ep.succeeded()
-			return replay.Exchange{Request: body, Status: status, Response: answer, Latency: latency}, nil
+			return replay.Exchange{Request: body, Status: status, Response: answer, Latency: latency}, t, nil
 		default:
 			e.Message = errorMessage(answer)
 			e.Class = classify(status, e.Message)
 		}
 		if e.Class == FailureModelOutput {
-			return replay.Exchange{Request: body, Status: status, Response: answer, Latency: latency}, nil
+			return replay.Exchange{Request: body, Status: status, Response: answer, Latency: latency}, t, nil
 		}
 		retry := e.Class == FailureTransport
 		switch header.Get("X-Should-Retry") {
@@ -393,8 +408,14 @@ func (m *OpenAI) send(ctx context.Context, body []byte) (replay.Exchange, error)
 			// included: acquire waits for it.
 			m.ep.throttled(min(wait, defaultMaxRetryAfter), given)
 		}
+		if tooLong && retry && attempt <= m.retries {
+			// Said, since it is why a retry the endpoint asked for was
+			// not made.
+			e.TooLong = &TooLongWait{Asked: wait, Cap: m.maxRetryAfter(), Capped: m.cfg.MaxRetryDelay > 0}
+		}
 		if !retry || attempt > m.retries || tooLong {
-			return replay.Exchange{}, e
+			e.Waited = t.waited
+			return replay.Exchange{}, t, e
 		}
 		if status == http.StatusTooManyRequests {
 			continue
@@ -402,8 +423,11 @@ func (m *OpenAI) send(ctx context.Context, body []byte) (replay.Exchange, error)
 		if !given {
 			wait = backoff(attempt-1, m.cfg.MaxRetryDelay)
 		}
-		if err := sleep(ctx, wait); err != nil {
-			return replay.Exchange{}, fmt.Errorf("%s: %w", m.Name(), err)
+		sleeping := time.Now()
+		err = sleep(ctx, wait)
+		t.waited += time.Since(sleeping)
+		if err != nil {
+			return replay.Exchange{}, t, fmt.Errorf("%s: %w", m.Name(), err)
 		}
 	}
 }
@@ -445,6 +469,9 @@ func (m *OpenAI) maxRetryAfter() time.Duration {
 const (
 	defaultMaxBackoff    = 8 * time.Second
 	defaultMaxRetryAfter = 2 * time.Minute
+	// maxRetryAfterRead bounds a Retry-After as read (no duration
+	// overflows).
+	maxRetryAfterRead = 24 * time.Hour
 )
 
 // backoff is 0.5 s * 2^n, capped at limit (default 8 s), less up to a
@@ -458,9 +485,9 @@ func backoff(n int, limit time.Duration) time.Duration {
 }
 
 // retryAfter reads the wait an answer asks for: Retry-After-Ms, or
-// Retry-After in seconds or as an HTTP date. tooLong reports a wait beyond
-// limit, which ends the retries (the wait is still returned, for the
-// endpoint's pause).
+// Retry-After in seconds or as an HTTP date (at most a day). tooLong
+// reports a wait beyond limit, which ends the retries (the wait is still
+// returned, for the endpoint's pause and the error's words).
 func retryAfter(h http.Header, limit time.Duration) (wait time.Duration, given, tooLong bool) {
 	if h == nil {
 		return 0, false, false
@@ -475,13 +502,11 @@ func retryAfter(h http.Header, limit time.Duration) (wait time.Duration, given, 
 			unit = time.Millisecond
 		}
 		if f, err := strconv.ParseFloat(v, 64); err == nil && f >= 0 && !math.IsInf(f, 0) {
-			if f*float64(unit) > float64(limit) {
-				return min(time.Duration(f*float64(unit)), defaultMaxRetryAfter), true, true
-			}
-			return time.Duration(f * float64(unit)), true, false
+			d := time.Duration(min(f*float64(unit), float64(maxRetryAfterRead)))
+			return d, true, d > limit
 		}
 		if t, err := http.ParseTime(v); err == nil {
-			d := max(time.Until(t), 0)
+			d := min(max(time.Until(t), 0), maxRetryAfterRead)
 			return d, true, d > limit
 		}
 	}

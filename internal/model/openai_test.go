@@ -132,8 +132,10 @@ func okReply(message string) reply {
 
 func ptr[T any](v T) *T { return &v }
 
-// ignoreLatency leaves out the one figure of a live answer a test cannot know.
-var ignoreLatency = cmpopts.IgnoreFields(Response{}, "Latency")
+// ignoreLatency leaves out the figures of a live answer a test cannot know
+// (its time, its waits), and the attempts, which only a live answer has
+// (TestOpenAIRetryFigures holds them).
+var ignoreLatency = cmpopts.IgnoreFields(Response{}, "Latency", "Waited", "Attempts")
 
 func newTestOpenAI(t *testing.T, srv *chatServer, cfg OpenAIConfig) *OpenAI {
 	t.Helper()
@@ -482,13 +484,20 @@ func TestOpenAIRetries(t *testing.T) {
 		},
 		{
 			// Retry-After is read: a wait longer than max_retry_delay ends
-			// the retries at once, with the endpoint's answer.
+			// the retries at once, with the endpoint's answer, saying why.
 			name:         "Retry-After beyond max_retry_delay",
 			cfg:          OpenAIConfig{MaxRetryDelay: 50 * time.Millisecond},
 			replies:      []reply{{status: 429, header: map[string]string{"Retry-After": "5"}, body: `{"error":"rate limited"}`}, ok},
 			wantRequests: 1,
 			wantStatus:   429,
-			wantMessage:  "openai:gpt-oss-120b: status 429 Too Many Requests: rate limited (1 attempt)",
+			wantMessage:  "openai:gpt-oss-120b: status 429 Too Many Requests: rate limited (1 attempt; not retried: the endpoint asked to wait 5s (Retry-After), longer than the cap of 50ms (max_retry_delay))",
+		},
+		{
+			name:         "Retry-After beyond the default cap",
+			replies:      []reply{{status: 429, header: map[string]string{"Retry-After": "300"}, body: `{"error":"rate limited"}`}, ok},
+			wantRequests: 1,
+			wantStatus:   429,
+			wantMessage:  "openai:gpt-oss-120b: status 429 Too Many Requests: rate limited (1 attempt; not retried: the endpoint asked to wait 5m0s (Retry-After), longer than the default cap of 2m0s (max_retry_delay sets it))",
 		},
 		{
 			name:         "x-should-retry false",
@@ -762,5 +771,27 @@ limits: {concurrency: 4, requests_per_minute: 60, tokens_per_minute: 100000}
 	}
 	if err := decodeStrict(t, "modle: x", &got); err == nil || !strings.Contains(err.Error(), `unknown field "modle" (did you mean "model"?)`) {
 		t.Errorf("decoding a misspelt field: error = %v, want the unknown field modle", err)
+	}
+}
+
+// Each answer says how many HTTP requests it took and how long it waited
+// before and between them: here one 503 with Retry-After-Ms 200 (a wait
+// the client must honour), then the answer.
+func TestOpenAIRetryFigures(t *testing.T) {
+	srv := newChatServer(t, reply{status: 503, header: map[string]string{"Retry-After-Ms": "200"}, body: `{"error":"busy"}`}, okReply(okText))
+	got, err := newTestOpenAI(t, srv, OpenAIConfig{}).Next(context.Background(), Request{Messages: []Message{{Role: RoleUser, Content: "hi"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Attempts != 2 || got.Waited < 200*time.Millisecond {
+		t.Errorf("Attempts %d, Waited %v; want 2 and at least the 200ms asked for", got.Attempts, got.Waited)
+	}
+
+	// A failure carries them too.
+	failing := newChatServer(t, reply{status: 503, header: map[string]string{"Retry-After-Ms": "10"}, body: `{"error":"busy"}`})
+	res, err := newTestOpenAI(t, failing, OpenAIConfig{MaxRetries: ptr(2)}).Next(context.Background(), Request{Messages: []Message{{Role: RoleUser, Content: "hi"}}})
+	var ee *EndpointError
+	if !errors.As(err, &ee) || ee.Attempts != 3 || res.Attempts != 3 || res.Waited < 20*time.Millisecond || ee.Waited != res.Waited {
+		t.Errorf("error %v, Response %+v; want 3 attempts and at least 20ms waited on both", err, res)
 	}
 }

@@ -66,7 +66,16 @@ type ModelAnswer struct {
 	// Reasoning is the model's reasoning text, when the endpoint returned
 	// it, cut to MaxReasoningBytes.
 	Reasoning string `json:"reasoning,omitempty"`
+	// Attempts counts the HTTP requests the answer took (the retries are
+	// those after the first); WaitedMS is the time spent waiting before
+	// and between them: backoff, Retry-After, the endpoint's limits and a
+	// 429's pause. Absent for a local model and a replayed answer.
+	Attempts int     `json:"attempts,omitempty"`
+	WaitedMS float64 `json:"waited_ms,omitempty"`
 }
+
+// Retries is how many of the answer's attempts were retries.
+func (a *ModelAnswer) Retries() int { return max(a.Attempts-1, 0) }
 
 // CaseModels are a case's figures of real models: cost, judges, cassette.
 type CaseModels struct {

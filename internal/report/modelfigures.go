@@ -31,11 +31,17 @@ type ModelFigures struct {
 	// Unpriced names the models that answered without a price
 	// (record.CaseModels.Unpriced): Cost leaves them out.
 	Unpriced []string `json:"unpriced,omitempty"`
+	// Retries counts the requests (the model's and the judges') sent
+	// again after a failure; WaitedMS sums the time requests waited
+	// before and between their attempts (backoff, Retry-After, limits).
+	Retries  int     `json:"retries,omitempty"`
+	WaitedMS float64 `json:"waited_ms,omitempty"`
 }
 
 // none reports whether f holds no figure at all (a run of local models).
 func (f ModelFigures) none() bool {
-	return f.ModelErrors == 0 && f.Truncated == 0 && f.Replayed == 0 && f.Cached == 0 && f.Cost == 0 && len(f.Unpriced) == 0
+	return f.ModelErrors == 0 && f.Truncated == 0 && f.Replayed == 0 && f.Cached == 0 && f.Cost == 0 && len(f.Unpriced) == 0 &&
+		f.Retries == 0 && f.WaitedMS == 0
 }
 
 func (f *ModelFigures) add(o ModelFigures) {
@@ -44,6 +50,8 @@ func (f *ModelFigures) add(o ModelFigures) {
 	f.Replayed += o.Replayed
 	f.Cached += o.Cached
 	f.Cost += o.Cost
+	f.Retries += o.Retries
+	f.WaitedMS = record.RoundMS(f.WaitedMS + o.WaitedMS)
 	for _, m := range o.Unpriced {
 		if !slices.Contains(f.Unpriced, m) {
 			f.Unpriced = append(f.Unpriced, m)
@@ -62,7 +70,15 @@ func modelFiguresOf(rec *record.Record) ModelFigures {
 		case record.ReplayedCache:
 			f.Cached++
 		}
+		f.Retries += j.Retries()
+		f.WaitedMS += j.WaitedMS
 	}
+	for i := range rec.ModelRequests {
+		mr := &rec.ModelRequests[i]
+		f.Retries += mr.Retries()
+		f.WaitedMS += mr.WaitedMS
+	}
+	f.WaitedMS = record.RoundMS(f.WaitedMS)
 	if f.Cost == 0 {
 		// Records written without the case's sum: the requests' own.
 		for _, mr := range rec.ModelRequests {
@@ -135,6 +151,10 @@ func modelNotes(s *Summary) []string {
 	}
 	if t.Truncated > 0 {
 		parts = append(parts, plural(t.Truncated, "answer")+" cut short by the endpoint (truncated)")
+	}
+	if t.Retries > 0 || t.WaitedMS >= 1 {
+		parts = append(parts, fmt.Sprintf("%d %s, %s s waiting on the endpoints (backoff, Retry-After, limits)",
+			t.Retries, oneOr(t.Retries, "retry", "retries"), strconv.FormatFloat(t.WaitedMS/1000, 'f', 1, 64)))
 	}
 	if t.Cost > 0 {
 		parts = append(parts, "cost "+fmtCost(t.Cost))

@@ -152,6 +152,12 @@ func requestLine(r *TranscriptRequest) string {
 	if r.Replayed != "" {
 		fmt.Fprintf(&b, ", replayed from the %s (usage and time as recorded)", r.Replayed)
 	}
+	if r.Attempts > 1 {
+		fmt.Fprintf(&b, ", %d attempts", r.Attempts)
+	}
+	if r.WaitedMS >= 1 {
+		fmt.Fprintf(&b, ", waited %s (backoff, Retry-After, limits)", fmtDur(r.WaitedMS))
+	}
 	for _, ch := range r.ToolChanges {
 		fmt.Fprintf(&b, "; %s", toolChangeText(ch))
 	}

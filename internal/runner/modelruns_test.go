@@ -110,12 +110,16 @@ func figures(rec record.Record) record.Record {
 			c.Asks[j].PersonMS = 0
 		}
 	}
+	// Attempts and waits are what the endpoint put the recording through,
+	// not what it answered: a replay sends nothing and has none.
 	for i := range rec.ModelRequests {
 		mr := &rec.ModelRequests[i]
 		mr.Time, mr.SessionID, mr.TraceID, mr.Replayed = time.Time{}, "", "", ""
+		mr.Attempts, mr.WaitedMS = 0, 0
 	}
 	for i := range rec.Judgements {
 		rec.Judgements[i].Replayed = ""
+		rec.Judgements[i].Attempts, rec.Judgements[i].WaitedMS = 0, 0
 	}
 	return rec
 }
@@ -322,22 +326,22 @@ func TestReplayWithoutACassetteFails(t *testing.T) {
 func TestTheCacheAnswersARerun(t *testing.T) {
 	testEnv(t)
 	srv, endpoint := fakeEndpoint(t, "")
-	cases := suite(t, ownerScenario(srv.URL, "Get a host's CMDB record."))
-	// No cassettes: the run's choice keeps none.
+	// No cassettes: a case that records is never answered by the cache.
+	cases := suite(t, strings.ReplaceAll(ownerScenario(srv.URL, "Get a host's CMDB record."), "cassettes: {dir: cas}\n", ""))
 	cache, err := replay.OpenCache(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	run := func(id string) *report.Summary {
+	run := func(id string, cassettes *Cassettes) *report.Summary {
 		dir := filepath.Join(t.TempDir(), id)
-		if _, err := Run(context.Background(), cases, Options{Dir: dir, RunID: id, Cassettes: &Cassettes{Dir: t.TempDir(), Mode: replay.Record}, Cache: cache}); err != nil {
+		if _, err := Run(context.Background(), cases, Options{Dir: dir, RunID: id, Cassettes: cassettes, Cache: cache}); err != nil {
 			t.Fatal(err)
 		}
 		return summarize(t, dir)
 	}
-	first := run("first")
+	first := run("first", nil)
 	sent := endpoint.Requests()
-	second := run("second")
+	second := run("second", nil)
 	// All but the malformed answer, which is not cached (an error answer
 	// never is), come from the cache.
 	if endpoint.Requests() != sent+1 {
@@ -348,6 +352,12 @@ func TestTheCacheAnswersARerun(t *testing.T) {
 	}
 	if c := second.Run.Cache; c == nil || c.Hits != 7 || c.Misses != 9 {
 		t.Errorf("run.json's cache = %+v, want the cache's hits and misses so far (7 and 9)", c)
+	}
+	// Recording (-record with -cache): every request goes to the endpoint.
+	sent = endpoint.Requests()
+	third := run("third", &Cassettes{Dir: t.TempDir(), Mode: replay.Record})
+	if endpoint.Requests() != sent+8 || third.Totals.Cached != 0 {
+		t.Errorf("recording with the cache on sent %d requests, %d cached; want 8, none cached", endpoint.Requests()-sent, third.Totals.Cached)
 	}
 }
 

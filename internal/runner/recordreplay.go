@@ -259,6 +259,7 @@ func grade(ctx context.Context, c *scenario.Case, rec *record.Record, w *caseWir
 		g, err := j.Grade(ctx, spec.Grading(c, rec))
 		jr.Usage, jr.MS = g.Usage, record.MS(g.Latency)
 		jr.Replayed, jr.Cost, jr.CachedPromptTokens = string(g.Replayed), record.RoundCost(g.Cost), g.CachedPromptTokens
+		jr.Attempts, jr.WaitedMS = g.Attempts, record.MS(g.Waited)
 		var moe *model.ModelOutputError
 		switch {
 		case errors.As(err, &moe):

@@ -103,6 +103,12 @@ type Call struct {
 type Failure struct {
 	Status int    `yaml:"status" required:"true" doc:"The HTTP status." example:"500"`
 	Body   string `yaml:"body" doc:"The body, sent as written." example:"'{\"error\": {\"message\": \"Failed to parse tool call arguments as JSON\"}}'"`
+	// Headers are sent with it, e.g. Retry-After.
+	Headers map[string]string `yaml:"headers,omitempty" doc:"Headers sent with it, e.g. Retry-After." example:"{Retry-After: \"2\"}"`
+	// Times, when positive, fails only the first Times requests of the
+	// rule's first step, and answers the later ones: an endpoint that
+	// recovers, for a client's retries.
+	Times int `yaml:"times,omitempty" doc:"Fail only the first N requests of the rule's first step, then answer (an endpoint that recovers); 0: every one." example:"1"`
 }
 
 // Data is what templates see.
@@ -131,6 +137,8 @@ type Handler struct {
 
 type rule struct {
 	Rule
+	// failed counts the failures answered (Failure.Times).
+	failed      *atomic.Int64
 	match       *regexp.Regexp
 	description *regexp.Regexp
 	args        []*template.Template
@@ -172,7 +180,7 @@ func New(cfg Config) (*Handler, error) {
 	}
 	for i, r := range cfg.Rules {
 		path := fmt.Sprintf("rules[%d]", i)
-		c := rule{Rule: r}
+		c := rule{Rule: r, failed: new(atomic.Int64)}
 		if c.match, err = regexp.Compile(r.Match); err != nil {
 			return nil, fmt.Errorf("%s.match: %w", path, err)
 		}
@@ -374,6 +382,9 @@ func (h *Handler) chat(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if fail != nil {
+		for k, v := range fail.Headers {
+			w.Header().Set(k, v)
+		}
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(fail.Status)
 		w.Write([]byte(fail.Body))
@@ -453,7 +464,7 @@ func (h *Handler) reply(req request) (answerMessage, string, *Failure, error) {
 		return out, "stop", nil, err
 	}
 	d.Groups = r.match.FindStringSubmatch(d.Question)
-	if r.Fail != nil && step == 0 {
+	if r.Fail != nil && step == 0 && (r.Fail.Times <= 0 || r.failed.Add(1) <= int64(r.Fail.Times)) {
 		return out, "", r.Fail, nil
 	}
 	if r.Reasoning != "" {
