@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"runtime"
 
@@ -90,6 +91,17 @@ func runLab(ctx context.Context, e *env, args []string) error {
 			return err
 		}
 		opts.System = sf.system
+	}
+	if sf.log == "" {
+		// The servers' and the host's logs would scroll the address off the
+		// terminal: they go to a file, in a folder of the lab's own that
+		// outlives it, and the line says where.
+		dir, err := os.MkdirTemp("", "hosteval-lab-")
+		if err != nil {
+			return err
+		}
+		sf.log = filepath.Join(dir, "lab.log")
+		fmt.Fprintf(e.stderr, "hosteval lab: logs in %s (-log FILE to choose)\n", sf.log)
 	}
 	closeLogs, err := sf.openLogs(e, &opts.Host)
 	if err != nil {

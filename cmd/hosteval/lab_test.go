@@ -165,6 +165,40 @@ turns: ["who owns jump-prod-02?", "open a ticket for it"]
 	}
 }
 
+// TestLabLogsToAFile: without -log, the host's and the servers' logs go
+// to a file in a folder the lab names on stderr, so that nothing follows
+// the address on the terminal.
+func TestLabLogsToAFile(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	fixturetest.WriteFiles(t, dir, map[string]string{
+		"servers.yaml": "servers:\n  cmdb:\n    command: " + filepath.Join(fixtureBin, "cmdb") + "\n",
+	})
+	p := startLabCommand(t, func(string) string { return "" }, "-servers-file", filepath.Join(dir, "servers.yaml"))
+	m := regexp.MustCompile(`(?m)^hosteval lab: logs in (\S+/lab\.log) \(-log FILE to choose\)$`).FindStringSubmatch(p.stderr.String())
+	if m == nil {
+		t.Fatalf("stderr names no log file:\n%s", p.stderr.String())
+	}
+	t.Cleanup(func() { os.RemoveAll(filepath.Dir(m[1])) })
+	deadline := time.Now().Add(time.Minute)
+	for {
+		data, _ := os.ReadFile(m[1])
+		if strings.Contains(string(data), `"operation":"mcp.request"`) && strings.Contains(string(data), `"operation":"host.connect"`) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s has no server or host records:\n%s", m[1], data)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if strings.Contains(p.stderr.String(), `"operation"`) {
+		t.Errorf("a log record reached the terminal:\n%s", p.stderr.String())
+	}
+	if lines := strings.Split(strings.TrimSpace(p.stdout.String()), "\n"); !strings.HasPrefix(lines[len(lines)-1], "hosteval lab: http://127.0.0.1:") {
+		t.Errorf("the last line on stdout is %q, want the address", lines[len(lines)-1])
+	}
+}
+
 func jsonEqual(a, b any) bool {
 	ja, _ := json.Marshal(a)
 	jb, _ := json.Marshal(b)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -218,6 +219,9 @@ func TestManualPanelInChromium(t *testing.T) {
 	s := startLab(t, Options{Host: host.Options{Servers: []host.ServerSpec{fixture("cmdb"), fixture("tickets")}}})
 	b := webtest.Browser(t)
 	do(t, b, chromedp.Navigate(s.url+"/"), chromedp.WaitVisible(chromedp.CSS("#tool")))
+	// The options come with the session's first state, after the page
+	// shows the select: wait for them rather than read too early.
+	until(t, b, "the tools in the panel", `document.querySelectorAll("#tool option").length === 4`)
 	tools := js[[]string](t, b, `[...document.querySelectorAll("#tool option")].map(o => o.value)`)
 	if !slices.Equal(tools, []string{"cmdb__find_assets", "cmdb__get_asset", "tickets__list_tickets", "tickets__open_ticket"}) {
 		t.Errorf("the panel offers %q", tools)
@@ -433,4 +437,91 @@ func (r renamed) Next(ctx context.Context, req model.Request) (model.Response, e
 		}
 	}
 	return resp, err
+}
+
+// Expressions over the page's layout.
+const (
+	// overflow is how far the page is wider than the window (0 when it
+	// fits).
+	overflow = `Math.max(0, document.documentElement.scrollWidth - window.innerWidth)`
+	// inView says whether the element is within the window, whole or (when
+	// taller than the window) from its top.
+	inViewFn = `(sel => { const e = document.querySelector(sel); if (!e) return false; const r = e.getBoundingClientRect();
+		return r.top >= 0 && r.left >= 0 && r.right <= window.innerWidth && (r.bottom <= window.innerHeight || r.top < window.innerHeight / 2); })`
+)
+
+// TestLabAtWindowSizesInChromium: at 1,400, 1,000 and 600 px the page is
+// never wider than the window, also with a long conversation and long log
+// lines; the pending approval and form are in view without scrolling and
+// have the focus; and side by side (1,400) the calls and logs stay in
+// view while the conversation scrolls.
+func TestLabAtWindowSizesInChromium(t *testing.T) {
+	question := "who owns jump-prod-02? Open a ticket for it"
+	for _, width := range []int64{1400, 1000, 600} {
+		t.Run(fmt.Sprint(width), func(t *testing.T) {
+			s := startLab(t, Options{
+				Host:  host.Options{Servers: []host.ServerSpec{fixture("cmdb"), fixture("tickets")}},
+				Model: rulesModel(t, seedRules(t)), Title: "The host side",
+			})
+			b := webtest.Browser(t)
+			do(t, b, chromedp.EmulateViewport(width, 800), chromedp.Navigate(s.url+"/"), chromedp.WaitVisible(chromedp.CSS("#question")))
+			ask := func() {
+				t.Helper()
+				do(t, b, chromedp.WaitEnabled(chromedp.CSS("#send")), chromedp.SendKeys(chromedp.CSS("#question"), question), chromedp.Click(chromedp.CSS("#send")))
+			}
+			// A long conversation first: three turns, each answered no.
+			for i := range 3 {
+				ask()
+				do(t, b, chromedp.WaitVisible(chromedp.CSS(pendingApprv+" button.deny")), chromedp.Click(chromedp.CSS(pendingApprv+" button.deny")))
+				until(t, b, fmt.Sprintf("answer %d", i+1), fmt.Sprintf(`document.querySelectorAll("[data-kind=answer]").length === %d`, i+1))
+			}
+			until(t, b, "the logs", `document.querySelectorAll("#logs li").length > 10`)
+			if got := js[float64](t, b, overflow); got > 0 {
+				webtest.Screenshot(t, b, "overflow")
+				t.Errorf("after three turns the page is %v px wider than the window", got)
+			}
+
+			// The approval: in view without scrolling, its button focused.
+			js[bool](t, b, `window.scrollTo(0, 0) === undefined`)
+			ask()
+			do(t, b, chromedp.WaitVisible(chromedp.CSS(pendingApprv+" button.approve")))
+			until(t, b, "the approval in view", inViewFn+`(".card.approval.pending")`)
+			if got := js[string](t, b, `document.activeElement && document.activeElement.className`); !strings.Contains(got, "approve") {
+				t.Errorf("the focus is on %q, want the Approve button", got)
+			}
+			if got := js[float64](t, b, overflow); got > 0 {
+				t.Errorf("with the approval pending the page is %v px wider than the window", got)
+			}
+			webtest.Screenshot(t, b, "approval")
+
+			// The form: in view, its first field focused.
+			do(t, b, chromedp.Click(chromedp.CSS(pendingApprv+" button.approve")), chromedp.WaitVisible(chromedp.CSS(pendingForm+" select")))
+			until(t, b, "the form in view", inViewFn+`(".card.elicitation.pending")`)
+			until(t, b, "the form's field focused", `document.activeElement === document.querySelector(".card.elicitation.pending select")`)
+			if got := js[float64](t, b, overflow); got > 0 {
+				t.Errorf("with the form pending the page is %v px wider than the window", got)
+			}
+			webtest.Screenshot(t, b, "form")
+			do(t, b, choose(pendingForm+" select", "P1"), chromedp.Click(chromedp.CSS(pendingForm+" button.accept")))
+			until(t, b, "the answer naming INC-4100", answerHas("Opened INC-4100 (P1) for jump-prod-02."))
+
+			// A log row opened: its record as JSON, still within the window.
+			do(t, b, chromedp.Click(chromedp.CSS("#logs li:last-child")))
+			until(t, b, "the record shown", `getComputedStyle(document.querySelector("#logs li:last-child pre.json")).display !== "none"`)
+			if got := js[float64](t, b, overflow); got > 0 {
+				t.Errorf("with a log record open the page is %v px wider than the window", got)
+			}
+			if got := js[string](t, b, `document.querySelector("#logs li:last-child .time").textContent`); !regexp.MustCompile(`^\d\d:\d\d:\d\d`).MatchString(got) {
+				t.Errorf("a log row's time = %q, want hh:mm:ss", got)
+			}
+
+			if width == 1400 {
+				// Side by side: scrolled to the end of the conversation, the
+				// calls' heading is still in view.
+				js[bool](t, b, `window.scrollTo(0, document.documentElement.scrollHeight) === undefined`)
+				until(t, b, "the calls in view", inViewFn+`(".side h2")`)
+			}
+			webtest.Screenshot(t, b, "end")
+		})
+	}
 }

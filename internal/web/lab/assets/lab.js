@@ -167,7 +167,15 @@ function showItem(it) {
   if (old) old.replaceWith(node);
   else $("items").append(node);
   page.items.set(it.id, node);
-  if (!old) node.scrollIntoView({ block: "nearest" });
+  if (it.kind === "question" && it.question.state === "pending") {
+    // What waits for the person is in view and has the focus, however
+    // long the conversation above it.
+    node.scrollIntoView({ block: "center" });
+    const first = node.querySelector("input, select, textarea, button.approve");
+    if (first) first.focus({ preventScroll: true });
+  } else if (!old) {
+    node.scrollIntoView({ block: "nearest" });
+  }
 }
 
 function renderItem(it) {
@@ -382,14 +390,46 @@ function wireList(messages) {
 
 // ---- the logs ----
 
+// The fields a log row shows, in this order, when its record has them;
+// the rest are in its JSON.
+const logFields = ["method", "tool", "outcome", "error_code", "error", "decision", "ms", "protocol", "msg", "level"];
+
+// logTime is a record's time as hh:mm:ss.mmm, or "".
+function logTime(rec) {
+  const ts = rec.ts || rec.time;
+  if (typeof ts !== "string") return "";
+  const m = ts.match(/T(\d\d:\d\d:\d\d(?:\.\d{1,3})?)/);
+  return m ? m[1] : "";
+}
+
 function logItem(l) {
   const who = l.source === "host" ? "host" : l.server || "server";
+  let rec = null;
+  try { rec = JSON.parse(l.text); } catch { rec = null; }
+  if (rec === null || typeof rec !== "object" || Array.isArray(rec)) rec = null;
+  const fields = el("span", { class: "fields" });
+  if (rec) {
+    for (const k of logFields) {
+      const v = rec[k];
+      if (v === undefined || v === null || v === "" || (k === "error_code" && v === 0)) continue;
+      const bad = (k === "outcome" && v !== "ok") || k === "error" || k === "error_code";
+      fields.append(el("span", { class: "k", text: `${k} ` }), el("span", { class: bad ? "v bad" : "v", text: typeof v === "string" ? v : JSON.stringify(v) }));
+    }
+  } else {
+    fields.append(el("span", { class: "v", text: l.text }));
+  }
   const node = el("li", { class: `log ${l.source}`, "data-trace": l.trace_id || "", "data-step": String(l.step || ""), "data-server": l.source === "host" ? "host" : l.server || "" },
-    el("span", { class: "src", text: who }), " ",
+    el("span", { class: "time", text: rec ? logTime(rec) : "" }),
+    el("span", { class: "src", text: who }),
     el("span", { class: "op", text: l.operation || "" }),
     l.trace_id ? el("span", { class: "trace muted", text: l.step ? `${l.trace_id.slice(0, 8)}·${l.step}` : l.trace_id.slice(0, 8) }) : null,
-    el("code", { class: "line", text: l.text }));
-  node.addEventListener("click", () => node.classList.toggle("expanded"));
+    fields,
+    el("pre", { class: "json", text: rec ? JSON.stringify(rec, null, 2) : l.text }));
+  node.title = "Click for the whole record";
+  node.addEventListener("click", (e) => {
+    if (e.target.closest("pre.json") && window.getSelection().toString()) return; // selecting text in it
+    node.classList.toggle("expanded");
+  });
   return node;
 }
 
