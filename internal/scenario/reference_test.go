@@ -51,7 +51,7 @@ func TestSchemasAcceptTheSuite(t *testing.T) {
 		switch filepath.Base(path) {
 		case "servers.yaml", "other-servers.yaml":
 			return "servers"
-		case "gates.yaml", "ci.yaml":
+		case "gates.yaml", "ci.yaml", "ci-gates.yaml":
 			return "gates"
 		case "script.yaml":
 			return "script"
