@@ -4,8 +4,11 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
 	"strings"
+
+	"golang.org/x/sync/errgroup"
 
 	"github.com/hosteval/hosteval/internal/table"
 )
@@ -92,19 +95,39 @@ func Findings(ctx context.Context, entries []Entry, opts Options) ([]Finding, er
 	}
 	c := &Catalog{Kind: Kind, Schema: Schema, Encoding: Encoding, Form: opts.Form, RequestsPerTurn: 1, LongTokens: opts.LongTokens,
 		Tools: make([]Tool, len(entries)), Findings: []Finding{}}
+	// Each definition is parsed, and its description counted when it may
+	// be long, on its own: spread over the cores.
 	parsed := make([]*def, len(entries))
-	for i, e := range entries {
-		if i%256 == 0 {
-			if err := ctx.Err(); err != nil {
-				return nil, err
+	descTokens := make([]int, len(entries))
+	g, gctx := errgroup.WithContext(ctx)
+	workers := runtime.GOMAXPROCS(0)
+	for w := range workers {
+		g.Go(func() error {
+			for i := w; i < len(entries); i += workers {
+				if i%64 == w%64 && gctx.Err() != nil {
+					return gctx.Err()
+				}
+				e := entries[i]
+				d, err := parseDef(e)
+				if err != nil {
+					return fmt.Errorf("tool %s: %w", e.Name, err)
+				}
+				parsed[i] = d
+				content := descContent(e.Def)
+				descTokens[i] = len(content) // at most; never over the limit
+				if len(content) > opts.LongTokens {
+					descTokens[i] = count(content)
+				}
 			}
-		}
-		d, err := parseDef(e)
-		if err != nil {
-			return nil, fmt.Errorf("tool %s: %w", e.Name, err)
-		}
-		parsed[i] = d
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	for i, e := range entries {
 		c.Tools[i] = Tool{Name: e.Name, Server: e.Server}
+		c.Tools[i].Description.Tokens = descTokens[i]
 	}
 	f := finder{c: c, defs: parsed, bytesOnly: true}
 	return f.all(ctx)
@@ -128,17 +151,9 @@ func (f *finder) all(ctx context.Context) ([]Finding, error) {
 	return out, nil
 }
 
-// descTokens are the tokens of definition i's description as sent.
-func (f *finder) descTokens(i int) int {
-	if !f.bytesOnly {
-		return f.c.Tools[i].Description.Tokens
-	}
-	content := descContent(f.defs[i].Def)
-	if len(content) <= f.c.LongTokens {
-		return len(content) // at most; never over the limit
-	}
-	return count(content)
-}
+// descTokens are the tokens of definition i's description as sent (for
+// Findings: counted only when it may be over the limit, else its bytes).
+func (f *finder) descTokens(i int) int { return f.c.Tools[i].Description.Tokens }
 
 // change is one definition changed in one way.
 type change struct {
