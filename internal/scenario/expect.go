@@ -659,12 +659,32 @@ func (s *stateExpect) eval(rec *finished) (bool, string) {
 }
 
 // mismatch describes the first place where got does not match want: every
-// key of a wanted object must be in got and match (objects as subsets, all
-// other values equal). It returns "" when got matches.
+// key of a wanted object must be in got and match (objects as subsets, at
+// any depth); a wanted array must have as many items as got's, in the same
+// order, each matching the same way (so objects inside arrays are subsets
+// too, as Jest's toMatchObject has it: a list of tickets is checked by the
+// fields that matter, and a missing or extra ticket still fails); all
+// other values are equal. It returns "" when got matches.
 func mismatch(want, got any, path string) string {
 	at := path
 	if at == "" {
 		at = "result"
+	}
+	if wl, isList := want.([]any); isList {
+		gl, ok := got.([]any)
+		switch {
+		case !ok:
+			return fmt.Sprintf("%s: got %s, want an array", at, text.Shorten(render(got), 200))
+		case len(gl) != len(wl):
+			return fmt.Sprintf("%s: got %s, want %s: an array matches item by item, and it has %s",
+				at, text.Shorten(render(got), 200), text.Count(len(wl), "item"), text.Count(len(gl), "item"))
+		}
+		for i := range wl {
+			if d := mismatch(wl[i], gl[i], yamlx.Join(path, fmt.Sprintf("[%d]", i))); d != "" {
+				return d
+			}
+		}
+		return ""
 	}
 	w, isMap := want.(map[string]any)
 	if !isMap {

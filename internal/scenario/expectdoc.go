@@ -58,7 +58,7 @@ type serverExpectDoc struct {
 // what its result must hold.
 type stateExpectDoc struct {
 	State         string         `yaml:"state" required:"true" doc:"A call (name and arguments) the harness makes after the conversation, e.g. to read what a tool changed." example:"'tickets__list_tickets {}'"`
-	Matches       map[string]any `yaml:"matches" doc:"The result, read as a JSON object, must hold these keys and values (objects as subsets)." example:"{total: 1}"`
+	Matches       map[string]any `yaml:"matches" doc:"The result, read as a JSON object, must hold these keys and values. Objects match as subsets (other keys may be there), at any depth; an array matches item by item: as many items, in the same order, objects inside it as subsets too ({tickets: [{id: INC-4100}]} holds for one ticket INC-4100 whatever its other fields). Numbers compare by value, other values equal." example:"{total: 1}"`
 	ResultMatches *yamlx.Regexp  `yaml:"result_matches" doc:"A regular expression on the result." example:"INC-\\\\d+"`
 }
 
