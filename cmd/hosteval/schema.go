@@ -2,32 +2,38 @@ package main
 
 import (
 	"context"
+	"slices"
+	"strings"
 
 	"github.com/hosteval/hosteval/internal/scenario"
 )
 
 var schemaCommand = command{
 	name:    "schema",
-	summary: "print the JSON Schema of scenario, servers, gates, script or rules files",
+	summary: "print the JSON Schema of an input file or a run folder's output",
 	usage:   schemaUsage,
 	run:     runSchema,
 }
 
-const schemaUsage = `usage: hosteval schema [scenario|servers|gates|script|rules]
+const schemaUsage = `usage: hosteval schema [KIND]
 
 Prints the JSON Schema (draft 2020-12) of a kind of file, scenario by
-default. It is generated from the structs hosteval reads these files into,
-so an editor checks a file by the loader's own rules; docs/ holds the same
-schemas, and docs/scenarios.md is the reference of every key. With a YAML
-language server (VS Code's YAML extension, for one), a line at the top of a
-file is enough:
+default. Input files: scenario, servers, gates, script, rules. Output
+files of a run folder: record (a line of records.jsonl), run (run.json),
+summary (summary.json). Each is generated from the struct hosteval reads
+or writes the file with, so an editor checks a file by the loader's own
+rules and a program checks what it parses; docs/ holds the same schemas,
+and docs/scenarios.md is the reference of every input key. With a YAML
+language server (VS Code's YAML extension, for one), a line at the top of
+a file is enough:
 
   # yaml-language-server: $schema=../docs/scenario.schema.json
 
 examples:
   hosteval schema > scenario.schema.json
   hosteval schema servers
-  hosteval schema gates`
+  hosteval schema gates
+  hosteval schema summary > summary.schema.json`
 
 func runSchema(_ context.Context, e *env, args []string) error {
 	fs := newFlags(e, "schema", schemaUsage)
@@ -42,9 +48,21 @@ func runSchema(_ context.Context, e *env, args []string) error {
 	default:
 		return usagef("want one kind of file, got %q", fs.Args())
 	}
-	data, err := scenario.Schema(kind)
+	data, ok, err := outputSchema(kind)
 	if err != nil {
-		return usagef("%v", err)
+		return err
+	}
+	if !ok {
+		if !slices.Contains(scenario.SchemaKinds, kind) {
+			kinds := slices.Clone(scenario.SchemaKinds)
+			for _, k := range outputKinds {
+				kinds = append(kinds, k.kind)
+			}
+			return usagef("no schema for %q: want one of %s", kind, strings.Join(kinds, ", "))
+		}
+		if data, err = scenario.Schema(kind); err != nil {
+			return err
+		}
 	}
 	_, err = e.stdout.Write(data)
 	return err
