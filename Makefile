@@ -54,7 +54,7 @@ RELEASE_NAME := hosteval_$(RELEASE_VERSION:v%=%)
 RELEASE_PLATFORMS := linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 windows/arm64
 SHA256SUM := $(shell command -v sha256sum >/dev/null 2>&1 && echo sha256sum || echo shasum -a 256)
 
-FIXTURE_SERVERS := ./servers/cmdb ./servers/tickets ./servers/support ./servers/legacy ./servers/chaos ./servers/fakeapi
+FIXTURE_SERVERS := ./servers/cmdb ./servers/tickets ./servers/support ./servers/legacy ./servers/chaos ./servers/poison ./servers/fakeapi
 IMAGE ?= hosteval:$(or $(VERSION),dev)
 
 # Tools that run from the Go module proxy, pinned here and never in go.mod.
