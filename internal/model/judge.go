@@ -167,7 +167,7 @@ func (j *OpenAIJudge) Grade(ctx context.Context, g Grading) (Grade, error) {
 		},
 	}
 	j.m.sampling(&params)
-	body, err := requestBody(params, nil)
+	body, err := spliceTools(params, nil)
 	if err != nil {
 		return Grade{}, fmt.Errorf("%s: %w", j.Name(), err)
 	}
@@ -175,7 +175,7 @@ func (j *OpenAIJudge) Grade(ctx context.Context, g Grading) (Grade, error) {
 	if err != nil {
 		return Grade{Attempts: t.attempts, Waited: t.waited}, err
 	}
-	res, err := j.m.answer(ex, 0)
+	res, err := j.m.answer(ex, t.parsed, 0)
 	out := Grade{
 		Threshold: threshold, Judge: j.Name(),
 		Usage: res.Usage, CachedPromptTokens: res.CachedPromptTokens, Cost: res.Cost,

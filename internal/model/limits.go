@@ -52,9 +52,10 @@ func (l Limits) check(prefix string) error {
 // earlier case's opened. The runner owns one per run; it is safe for
 // concurrent use.
 type Endpoints struct {
-	client *http.Client
-	mu     sync.Mutex
-	byName map[string]*endpoint
+	client  *http.Client
+	library bool
+	mu      sync.Mutex
+	byName  map[string]*endpoint
 }
 
 // EndpointsOptions configures a registry. The zero value is usable.
@@ -70,6 +71,10 @@ type EndpointsOptions struct {
 	// RootCAs, when set, are the certificate authorities an https
 	// endpoint must chain to instead of the system's (tests).
 	RootCAs *x509.CertPool
+	// Library has the models write every request with openai-go's
+	// encoder instead of their own (encode.go): the switch back from
+	// the fast path, which the runner sets from HOSTEVAL_TRANSPORT=sdk.
+	Library bool
 }
 
 // DefaultIdleConns is the idle connections kept per endpoint when
@@ -82,7 +87,7 @@ func NewEndpoints(opts *EndpointsOptions) *Endpoints {
 	if opts != nil {
 		o = *opts
 	}
-	return &Endpoints{client: &http.Client{Transport: newTransport(o)}, byName: map[string]*endpoint{}}
+	return &Endpoints{client: &http.Client{Transport: newTransport(o)}, library: o.Library, byName: map[string]*endpoint{}}
 }
 
 // newTransport is the standard library's default transport with room for

@@ -142,6 +142,10 @@ type OpenAI struct {
 	client  *http.Client
 	wire    Wire
 	ep      *endpoint
+	// library sends every request through openai-go's encoder and reads
+	// every answer with its decoder, instead of the fast paths
+	// (EndpointsOptions.Library).
+	library bool
 }
 
 // NewOpenAI checks cfg and builds the client. It does not contact the
@@ -230,6 +234,7 @@ func (m *OpenAI) With(w Wire) *OpenAI {
 	if w.Endpoints != nil {
 		c.ep, _ = w.Endpoints.endpoint(m.cfg, false) // not strict: never fails
 		c.client = w.Endpoints.client
+		c.library = w.Endpoints.library
 	}
 	return &c
 }
@@ -241,22 +246,7 @@ func (m *OpenAI) With(w Wire) *OpenAI {
 // endpoint failure an [*EndpointError], a request a replaying cassette
 // does not hold a [*replay.Miss].
 func (m *OpenAI) Next(ctx context.Context, req Request) (Response, error) {
-	params := openai.ChatCompletionNewParams{Model: m.cfg.Model}
-	var err error
-	if params.Messages, err = chatMessages(req.Messages); err != nil {
-		return Response{}, fmt.Errorf("%s: %w", m.Name(), err)
-	}
-	tools, err := toolsArray(req)
-	if err != nil {
-		return Response{}, fmt.Errorf("%s: %w", m.Name(), err)
-	}
-	if tools != nil {
-		params.ToolChoice = openai.ChatCompletionToolChoiceOptionUnionParam{
-			OfAuto: openai.String(string(openai.ChatCompletionToolChoiceOptionAutoAuto)),
-		}
-	}
-	m.sampling(&params)
-	body, err := requestBody(params, tools)
+	body, err := m.requestBody(req)
 	if err != nil {
 		return Response{}, fmt.Errorf("%s: %w", m.Name(), err)
 	}
@@ -264,7 +254,7 @@ func (m *OpenAI) Next(ctx context.Context, req Request) (Response, error) {
 	if err != nil {
 		return Response{Attempts: t.attempts, Waited: t.waited}, err
 	}
-	out, err := m.answer(ex, callCount(req.Messages))
+	out, err := m.answer(ex, t.parsed, callCount(req.Messages))
 	out.Latency, out.Replayed, out.Attempts, out.Waited = ex.Latency, src, t.attempts, t.waited
 	return out, err
 }
@@ -292,6 +282,10 @@ func (m *OpenAI) sampling(params *openai.ChatCompletionNewParams) {
 type tries struct {
 	attempts int
 	waited   time.Duration
+	// parsed is the completion as send parsed it to check it, so that
+	// answer does not parse it again; nil for an answer that did not
+	// come from the endpoint or is no completion.
+	parsed *chatAnswer
 }
 
 // exchange gets the answer to a request body: from the cassette, the cache
@@ -327,7 +321,7 @@ func (m *OpenAI) exchange(ctx context.Context, body []byte) (replay.Exchange, So
 		src = FromEndpoint
 		// The model's errors are not kept (an error status, a choice
 		// without a message): the next request may go better.
-		if m.wire.Cache != nil && ex.Status == http.StatusOK && hasMessage(ex.Response) {
+		if m.wire.Cache != nil && ex.Status == http.StatusOK && t.parsed != nil && t.parsed.Choices[0].JSON.Message.Valid() {
 			_ = m.wire.Cache.Put(m.cacheEndpoint(), ex) // a failed write is counted in the cache's stats
 		}
 	}
@@ -367,7 +361,18 @@ func (m *OpenAI) send(ctx context.Context, body []byte) (replay.Exchange, tries,
 			return replay.Exchange{}, t, fmt.Errorf("%s: %w", m.Name(), err)
 		}
 		status, header, answer, latency, err := m.post(ctx, body)
-		release(usedTokens(status, answer))
+		var (
+			res  chatAnswer
+			perr error
+		)
+		if err == nil && status == http.StatusOK {
+			res, perr = parseCompletion(answer)
+		}
+		if err == nil && status == http.StatusOK && perr == nil {
+			release(usageTokens(res))
+		} else {
+			release(usedTokens(status, answer))
+		}
 		if ctx.Err() != nil {
 			// The caller gave up (case deadline, Ctrl-C): not the endpoint's fault.
 			return replay.Exchange{}, t, fmt.Errorf("%s: %w", m.Name(), ctx.Err())
@@ -379,7 +384,7 @@ func (m *OpenAI) send(ctx context.Context, body []byte) (replay.Exchange, tries,
 		case err != nil:
 			e.Message = err.Error()
 		case status == http.StatusOK:
-			if _, perr := parseCompletion(answer); perr != nil {
+			if perr != nil {
 				e.Message = perr.Error()
 				break
 			}
@@ -387,6 +392,7 @@ func (m *OpenAI) send(ctx context.Context, body []byte) (replay.Exchange, tries,
 			// kept as it came, like any completion: answer scores it as
 			// the model's error.
 			m.ep.succeeded()
+			t.parsed = &res
 			return replay.Exchange{Request: body, Status: status, Response: answer, Latency: latency}, t, nil
 		default:
 			e.Message = errorMessage(answer)
@@ -527,7 +533,16 @@ func sleep(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// usedTokens reads total_tokens from a completion, 0 when unknown.
+// usageTokens is a parsed completion's total_tokens, 0 when unknown.
+func usageTokens(res chatAnswer) int {
+	if !res.JSON.Usage.Valid() {
+		return 0
+	}
+	return int(res.Usage.TotalTokens)
+}
+
+// usedTokens reads total_tokens from an answer that did not parse as a
+// completion, 0 when unknown.
 func usedTokens(status int, answer []byte) int {
 	if status != http.StatusOK {
 		return 0
@@ -575,17 +590,22 @@ func parseCompletion(data []byte) (chatAnswer, error) {
 	return c, nil
 }
 
-// answer reads the model's message out of an exchange. priorCalls counts
-// the calls already in the conversation, to number calls without an id.
-func (m *OpenAI) answer(ex replay.Exchange, priorCalls int) (Response, error) {
+// answer reads the model's message out of an exchange, parsed already
+// when parsed is not nil. priorCalls counts the calls already in the
+// conversation, to number calls without an id.
+func (m *OpenAI) answer(ex replay.Exchange, parsed *chatAnswer, priorCalls int) (Response, error) {
 	if ex.Status != http.StatusOK {
 		return Response{}, &ModelOutputError{Model: m.cfg.Model, StatusCode: ex.Status, Message: errorMessage(ex.Response)}
 	}
-	res, err := parseCompletion(ex.Response)
-	if err != nil {
-		// Only a cassette edited by hand gets here: send checks answers.
-		return Response{}, &EndpointError{Model: m.cfg.Model, Class: FailureTransport, Message: err.Error(), Attempts: 1}
+	if parsed == nil {
+		res, err := parseCompletion(ex.Response)
+		if err != nil {
+			// Only a cassette edited by hand gets here: send checks answers.
+			return Response{}, &EndpointError{Model: m.cfg.Model, Class: FailureTransport, Message: err.Error(), Attempts: 1}
+		}
+		parsed = &res
 	}
+	res := *parsed
 	choice := res.Choices[0]
 	if !choice.JSON.Message.Valid() {
 		// A completion without a message is no answer, not an empty one:
@@ -626,12 +646,6 @@ func (m *OpenAI) answer(ex replay.Exchange, priorCalls int) (Response, error) {
 		out.Cost = m.cfg.Price.Cost(out.Usage, out.CachedPromptTokens)
 	}
 	return out, nil
-}
-
-// hasMessage reports whether a completion's first choice has a message.
-func hasMessage(data []byte) bool {
-	c, err := parseCompletion(data)
-	return err == nil && c.Choices[0].JSON.Message.Valid()
 }
 
 // orMissing is a JSON value's raw text, "missing" when it was omitted.
@@ -695,14 +709,22 @@ func chatMessages(msgs []Message) ([]openai.ChatCompletionMessageParamUnion, err
 // when there are no tools, because endpoints reject an empty tools array.
 func toolsArray(req Request) (json.RawMessage, error) {
 	if len(req.ToolsJSON) > 0 {
+		// Checked, not decoded: the array is sent as it is, and decoding
+		// it into its elements on every request was a twentieth of a
+		// run's CPU against a fast endpoint.
+		tools := bytes.TrimSpace(req.ToolsJSON)
+		if len(tools) > 0 && tools[0] == '[' && json.Valid(tools) {
+			if len(bytes.TrimSpace(tools[1:len(tools)-1])) == 0 {
+				return nil, nil
+			}
+			return tools, nil
+		}
+		// Not an array (null is none): as the decoder says.
 		var elems []json.RawMessage
 		if err := json.Unmarshal(req.ToolsJSON, &elems); err != nil {
 			return nil, fmt.Errorf("tools: not a JSON array: %w", err)
 		}
-		if len(elems) == 0 {
-			return nil, nil
-		}
-		return bytes.TrimSpace(req.ToolsJSON), nil
+		return nil, nil
 	}
 	if len(req.Tools) == 0 {
 		return nil, nil
@@ -723,10 +745,10 @@ func toolsArray(req Request) (json.RawMessage, error) {
 	return marshalJSON(ts)
 }
 
-// requestBody is the params' JSON with the tools array spliced in
+// spliceTools is the params' JSON with the tools array spliced in
 // verbatim. Going through a JSON encoder would compact it and escape <, >
 // and &, and the host's measured bytes would no longer be the bytes sent.
-func requestBody(params openai.ChatCompletionNewParams, tools json.RawMessage) ([]byte, error) {
+func spliceTools(params openai.ChatCompletionNewParams, tools json.RawMessage) ([]byte, error) {
 	b, err := params.MarshalJSON()
 	if err != nil {
 		return nil, fmt.Errorf("encoding the request: %w", err)

@@ -244,7 +244,12 @@ func withDefaults(opts Options) Options {
 		opts.Eras = host.NewEras("")
 	}
 	if opts.Endpoints == nil {
-		opts.Endpoints = model.NewEndpoints(&model.EndpointsOptions{Concurrency: opts.Concurrency})
+		// The switch back from the hand-written fast paths covers the
+		// model's request encoder too (docs/perf.md).
+		opts.Endpoints = model.NewEndpoints(&model.EndpointsOptions{
+			Concurrency: opts.Concurrency,
+			Library:     os.Getenv(host.PathsEnv) == string(host.PathsSDK),
+		})
 	}
 	return opts
 }
