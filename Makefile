@@ -130,7 +130,8 @@ FUZZ_OUTSIDE := \
 	./internal/scenario:FuzzLoad ./internal/yamlx:FuzzParseTag ./internal/model:FuzzParseCall ./internal/model:FuzzRequestBody \
 	./internal/host:FuzzStdioFrames ./internal/host:FuzzDecodeEnvelope \
 	./internal/host:FuzzReadSentResult ./internal/host:FuzzFlatArguments ./internal/host:FuzzToolReaders \
-	./internal/host:FuzzRewriteParams ./internal/host:FuzzWithoutTTL ./internal/host:FuzzModelJSON
+	./internal/host:FuzzRewriteParams ./internal/host:FuzzWithoutTTL ./internal/host:FuzzModelJSON \
+	./internal/table:FuzzTextLayouts
 fuzz-short:
 	@$(PHASE) "fuzzing the parsers that face the outside: $(words $(FUZZ_OUTSIDE)) targets, $(FUZZ_SHORT) each"
 	@out=$$(mktemp); trap 'rm -f $$out' EXIT; for t in $(FUZZ_OUTSIDE); do \

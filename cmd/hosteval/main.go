@@ -37,6 +37,7 @@ import (
 	"time"
 
 	"github.com/hosteval/hosteval/internal/host"
+	"github.com/hosteval/hosteval/internal/table"
 	"github.com/hosteval/hosteval/internal/yamlx"
 )
 
@@ -137,6 +138,11 @@ func runEnv(ctx context.Context, e *env, args []string) int {
 	if c == nil {
 		unknownCommand(e.stderr, args[0])
 		return exitUsage
+	}
+	if _, err := table.ParseLayout(e.getenv(table.LayoutEnv)); err != nil {
+		// Checked before the command runs, so that a misspelt switch
+		// is not a table laid out the default way without a word.
+		return exit(e.stderr, c.name, usageError{err}, false)
 	}
 	if e.groups == nil {
 		e.groups = host.NewProcessGroups()

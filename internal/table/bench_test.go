@@ -25,18 +25,21 @@ func large(n int) *Table {
 }
 
 // BenchmarkWriteText lays out the cases table of a run of 5,000 cases for
-// a terminal, fitted to 80 columns and unfitted (-wide).
+// a terminal, fitted to 80 columns and unfitted (-wide), by tablewriter
+// and by the layout WriteText picks (by hand past FastRows rows).
 func BenchmarkWriteText(b *testing.B) {
 	t := large(5000)
-	for _, width := range []int{0, 80} {
-		b.Run(fmt.Sprintf("width=%d", width), func(b *testing.B) {
-			b.ReportAllocs()
-			for b.Loop() {
-				if err := t.Fit(width, "-wide shows them").WriteText(io.Discard); err != nil {
-					b.Fatal(err)
+	for _, l := range []Layout{LayoutTablewriter, LayoutAuto} {
+		for _, width := range []int{0, 80} {
+			b.Run(fmt.Sprintf("layout=%s/width=%d", l, width), func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					if err := t.Fit(width, "-wide shows them").WriteTextWith(io.Discard, l); err != nil {
+						b.Fatal(err)
+					}
 				}
-			}
-			b.ReportMetric(float64(len(t.Rows))*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
-		})
+				b.ReportMetric(float64(len(t.Rows))*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+			})
+		}
 	}
 }

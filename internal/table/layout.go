@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -18,39 +19,54 @@ import (
 )
 
 // WriteText lays t out for a terminal, benchstat style: the title, the
-// header, a rule of dashes, the rows, then the notes, with two spaces
-// between columns and none at the end of a line. Every text is made one
-// harmless line first (text.OneLine); the columns themselves are laid out by
-// tablewriter, each as wide as its widest cell, numbers right-aligned.
-// Fit it to a width first when the terminal's width matters.
+// header, a rule of dashes (when there are rows), the rows, then the
+// notes, with two spaces between columns and none at the end of a line.
+// Every text is made one harmless line first (text.OneLine); the columns
+// are laid out by tablewriter, each as wide as its widest cell, numbers
+// right-aligned; a table of more than FastRows rows by the hand-written
+// layout that writes the same bytes (WriteTextWith says who).
+// Fit it to a width first when the terminal's width matters. The layout
+// is read from HOSTEVAL_TABLE (LayoutEnv), "auto" when it is unset or
+// not a layout (a command checks it when it starts: ParseLayout).
 func (t *Table) WriteText(w io.Writer) error {
-	var b bytes.Buffer
+	l, err := ParseLayout(os.Getenv(LayoutEnv))
+	if err != nil {
+		l = LayoutAuto
+	}
+	return t.WriteTextWith(w, l)
+}
+
+// WriteTextWith is WriteText with the columns laid out as l says:
+// LayoutAuto (or "") by tablewriter up to FastRows rows and by hand past
+// them, LayoutTablewriter by tablewriter whatever the size.
+func (t *Table) WriteTextWith(w io.Writer, l Layout) error {
+	out := textOut{w: w}
 	if t.Title != "" {
-		b.WriteString(text.OneLine(t.Title))
-		b.WriteByte('\n')
+		out.line(text.OneLine(t.Title))
 	}
 	if len(t.Columns) > 0 {
-		if err := t.layout(&b); err != nil {
+		widths := t.widths()
+		if l.byHand(len(t.Rows)) {
+			t.layoutFast(&out, widths)
+		} else if err := t.layout(&out, widths); err != nil {
 			return err
 		}
 	}
 	for _, n := range t.Notes {
-		b.WriteString(text.OneLine(n))
-		b.WriteByte('\n')
+		out.line(text.OneLine(n))
 	}
-	_, err := w.Write(trimLines(b.Bytes()))
-	return err
+	return out.flush()
 }
 
 // chunkRows is how many rows one tablewriter table lays out: tablewriter
 // keeps a context of its neighbours for every line (for merging cells),
-// about 20 KB a row of 15 columns, so a table of 100,000 cases is laid out
-// in chunks with the widths fixed, as one table.
+// about 20 KB a row of 15 columns, so a long table (LayoutTablewriter) is
+// laid out in chunks with the widths fixed, as one table.
 const chunkRows = 512
 
 // layout writes t's header, rule and rows through tablewriter, in chunks
-// of chunkRows rows whose columns all have the widths of the whole table.
-func (t *Table) layout(b *bytes.Buffer) error {
+// of chunkRows rows whose columns all have the given widths.
+func (t *Table) layout(out *textOut, widths []int) error {
 	align := make([]tw.Align, len(t.Columns))
 	header := make([]any, len(t.Columns))
 	for i, c := range t.Columns {
@@ -60,29 +76,40 @@ func (t *Table) layout(b *bytes.Buffer) error {
 		}
 		header[i] = text.OneLine(c.Name)
 	}
-	widths := tw.NewMapper[int, int]()
-	for i, w := range t.widths() {
-		widths.Set(i, w)
+	perColumn := tw.NewMapper[int, int]()
+	for i, w := range widths {
+		perColumn.Set(i, w)
 	}
 	cells := func() tw.CellConfig {
 		return tw.CellConfig{
-			// No wrapping, no truncation, no title-casing of headers:
-			// the cells are laid out exactly as OneLine and Fit left them.
-			Formatting: tw.CellFormatting{AutoFormat: tw.Off, AutoWrap: tw.WrapNone},
+			// No title-casing of headers, and (below) no wrapping or
+			// truncation: the cells are laid out exactly as OneLine and
+			// Fit left them.
+			Formatting: tw.CellFormatting{AutoFormat: tw.Off},
 			Alignment:  tw.CellAlignment{PerColumn: align},
 			Padding:    tw.CellPadding{Global: tw.PaddingNone},
 		}
 	}
 	fail := func(err error) error { return fmt.Errorf("table %q: %w", text.OneLine(t.Title), err) }
+	var b bytes.Buffer
 	for start := 0; start == 0 || start < len(t.Rows); start += chunkRows {
-		tbl := tablewriter.NewTable(b,
+		b.Reset()
+		tbl := tablewriter.NewTable(&b,
 			tablewriter.WithRenderer(renderer.NewBlueprint(textRendition())),
 			tablewriter.WithConfig(tablewriter.Config{
 				Header:   cells(),
 				Row:      cells(),
 				Behavior: tw.Behavior{TrimSpace: tw.Off, TrimLine: tw.Off, TrimTab: tw.Off},
-				Widths:   tw.CellWidth{PerColumn: widths},
-			}))
+				Widths:   tw.CellWidth{PerColumn: perColumn},
+			}),
+			// Set by their own options: WithConfig takes WrapNone, zero,
+			// for "unset" and keeps the defaults, wrapping rows and
+			// truncating headers. Its wrapping cuts the last rune of a
+			// cell in two when it is not ASCII and measures the halves:
+			// a cell ending in a combining mark was wrapped in a column
+			// as wide as itself (FuzzTextLayouts).
+			tablewriter.WithHeaderAutoWrap(tw.WrapNone),
+			tablewriter.WithRowAutoWrap(tw.WrapNone))
 		if start == 0 {
 			tbl.Header(header...)
 		}
@@ -97,6 +124,9 @@ func (t *Table) layout(b *bytes.Buffer) error {
 		}
 		if err := tbl.Render(); err != nil {
 			return fail(err)
+		}
+		if out.lines(b.Bytes()); out.err != nil {
+			return out.err
 		}
 	}
 	return nil
@@ -122,35 +152,33 @@ func textRendition() tw.Rendition {
 // colGap is the number of spaces between two columns of the text layout.
 const colGap = 2
 
-// trimLines drops the spaces at the end of every line of p, in place: a
-// left-aligned last column is padded to its width, and a line that ends
-// in spaces is noise in a terminal, a log and a diff.
-func trimLines(p []byte) []byte {
-	out := p[:0]
-	for len(p) > 0 {
-		line, rest, found := bytes.Cut(p, []byte{'\n'})
-		out = append(out, bytes.TrimRight(line, " ")...)
-		if found {
-			out = append(out, '\n')
-		}
-		p = rest
-	}
-	return out
-}
-
 // DisplayWidth is the number of terminal columns s takes as the text
 // layout measures it (tablewriter's measure), so that Fit, the layout and
 // a test of a command's output agree. Unlike [text.Width] it follows the
 // terminal's locale: under a CJK locale or RUNEWIDTH_EASTASIAN=1, East
 // Asian ambiguous characters, such as the ellipsis Shorten adds, take two
 // columns.
-func DisplayWidth(s string) int { return twwidth.Width(s) }
+func DisplayWidth(s string) int {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < ' ' || c > '~' {
+			// tablewriter's Width keeps the widths it measured in one
+			// LRU cache of 8,192 strings for the whole process, behind a
+			// mutex: a long table's cells, nearly all distinct, turn it
+			// over without a hit. Its uncached measure is the same one.
+			return twwidth.WidthNoCache(s)
+		}
+	}
+	// Printable ASCII is one column a byte in any locale
+	// (FuzzTextLayouts holds it to tablewriter's measure).
+	return len(s)
+}
 
-// widths are the columns' widths in the text layout: their widest cell.
+// widths are the columns' widths in the text layout: their widest cell,
+// and at least one column, as tablewriter lays out an empty column.
 func (t *Table) widths() []int {
 	widths := make([]int, len(t.Columns))
 	for i, c := range t.Columns {
-		widths[i] = DisplayWidth(text.OneLine(c.Name))
+		widths[i] = max(1, DisplayWidth(text.OneLine(c.Name)))
 	}
 	for _, row := range t.Rows {
 		for i := range widths {

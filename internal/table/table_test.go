@@ -346,13 +346,13 @@ func TestFitEastAsian(t *testing.T) {
 }
 
 // TestWriteTextChunks: a table of more rows than tablewriter lays out at
-// once is one table: one header, one rule, every row in order and as
-// wide as the rule (the last column is right-aligned).
+// once (LayoutTablewriter) is one table: one header, one rule, every row
+// in order and as wide as the rule (the last column is right-aligned).
 func TestWriteTextChunks(t *testing.T) {
 	n := 2*chunkRows + 7
 	tbl := large(n)
 	var b bytes.Buffer
-	if err := tbl.WriteText(&b); err != nil {
+	if err := tbl.WriteTextWith(&b, LayoutTablewriter); err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
