@@ -177,14 +177,11 @@ func runMerge(ctx context.Context, e *env, args []string) error {
 	}
 	var unfinished []string
 	for _, sh := range res.Unfinished {
-		why := "lost records"
-		switch {
-		case sh.Interrupted:
-			why = "was interrupted"
-		case sh.Finished.IsZero():
-			why = "never finished (killed, or still running)"
+		why := sh.Incomplete
+		if why == "" {
+			why = fmt.Sprintf("%d of %s recorded", sh.Records, text.Count(sh.Cases, "case"))
 		}
-		unfinished = append(unfinished, fmt.Sprintf("shard %s (%s) %s: %d of its %s recorded", sh.Shard, sh.Dir, why, sh.Records, text.Count(sh.Cases, "case")))
+		unfinished = append(unfinished, fmt.Sprintf("shard %s (%s): %s", sh.Shard, sh.Dir, why))
 	}
 	if len(unfinished) > 0 {
 		return fmt.Errorf("not every shard finished: %s", strings.Join(unfinished, "; "))

@@ -40,6 +40,7 @@ func runReport(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "report", reportUsage)
 	format := fs.String("format", "text", "what to print: text, json, junit, markdown or html")
 	gatesFile := fs.String("gates", "", "a gates file to check and show")
+	partial := fs.Bool("partial", false, "let the checks of a run that did not record every case (killed, interrupted) pass")
 	var baseline baselineFlags
 	baseline.register(fs)
 	var layout layoutFlags
@@ -66,7 +67,9 @@ func runReport(ctx context.Context, e *env, args []string) error {
 		if _, err := os.Stat(filepath.Join(dir, record.RecordsFile)); err != nil {
 			return usagef("%s is not a run folder: %w", dir, err)
 		}
-		verdict, err := writeReports(e, dir, gates, base, false, layout.options(e, dir))
+		view := layout.options(e, dir)
+		view.Partial = *partial
+		verdict, err := writeReports(e, dir, gates, base, false, view)
 		if err != nil {
 			return err
 		}
@@ -82,7 +85,7 @@ func runReport(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return usageError{err}
 	}
-	opts := report.Judge(s, gates, base, report.Options{})
+	opts := report.Judge(s, gates, base, report.Options{Partial: *partial})
 	switch *format {
 	case "json":
 		err = report.WriteSummaryJSON(e.stdout, s)
@@ -248,7 +251,8 @@ change is also measured, as the ratio new/old with its 95% interval
 (Hodges-Lehmann), and counts only when that interval lies beyond
 -min-effect: two runs of one commit differ by tens of percent on a busy
 machine. Exits 1 when NEW regressed past the thresholds, or when a
-scenario, variant or model of OLD is missing from NEW (listed first).
+scenario, variant or model of OLD is missing from NEW (listed first), or
+when either run did not record every case it set out to (unless -partial).
 -format markdown prints a comment for a pull request; -format json the
 comparison as data.
 
@@ -269,6 +273,7 @@ func runCompare(ctx context.Context, e *env, args []string) error {
 	fs.Float64Var(&th.MinEffectPct, "min-effect", th.MinEffectPct, "least slowdown of calls that counts, in percent: the 95% interval of the new/old ratio must lie above it (the default is this machine's run-to-run noise)")
 	fs.Float64Var(&th.P95LatencyPct, "p95-pct", th.P95LatencyPct, "growth of p95 call latency that a slowdown must also show, in percent (-1: no latency check)")
 	format := fs.String("format", "text", "what to print: text, markdown or json")
+	partial := fs.Bool("partial", false, "compare runs that did not record every case (killed, interrupted) without failing")
 	var layout layoutFlags
 	layout.register(fs, false)
 	if err := parseFlags(fs, args); err != nil {
@@ -301,8 +306,17 @@ func runCompare(ctx context.Context, e *env, args []string) error {
 	if err := write(e.stdout, c); err != nil {
 		return err
 	}
+	// A comparison with a run that did not record every case compares
+	// only the cases recorded.
+	incomplete := report.IncompleteRuns(cur, old)
+	for _, why := range incomplete {
+		fmt.Fprintf(e.stderr, "hosteval: compare: %s\n", why)
+	}
 	if c.Verdict.Regressed {
 		return failedf("%s regressed from %s", c.NewID, c.OldID)
+	}
+	if len(incomplete) > 0 && !*partial {
+		return failedf("the comparison is of an incomplete run (-partial lets it pass)")
 	}
 	return nil
 }
@@ -319,7 +333,10 @@ const gateUsage = `usage: hosteval gate [flags] DIR
 Checks a run folder against gates: those of a gates file (-gates), those
 written in scenario files (-scenarios), and a comparison with a baseline
 run (-baseline), which also resolves "baseline" in gates such as
-"tool_def_tokens <= baseline * 1.05". Exits 1 when a gate fails.
+"tool_def_tokens <= baseline * 1.05". Exits 1 when a gate fails, and when
+the run (or the baseline) did not record every case it set out to (killed,
+interrupted, a full disk: "116 of 200 cases recorded; the run did not
+finish"), unless -partial lets it pass.
 
 examples:
   hosteval gate -gates scenarios/gates.yaml results/latest
@@ -329,6 +346,7 @@ func runGate(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "gate", gateUsage)
 	gatesFile := fs.String("gates", "", "a gates file")
 	scenarios := fs.String("scenarios", "", "scenario files or folders whose gates apply")
+	partial := fs.Bool("partial", false, "let a run that did not record every case (killed, interrupted) pass, if its gates hold")
 	var baseline baselineFlags
 	baseline.register(fs)
 	var layout layoutFlags
@@ -360,7 +378,9 @@ func runGate(ctx context.Context, e *env, args []string) error {
 	}
 	// One block of verdict lines for the gates and the comparison, so that
 	// what held never reads as the verdict under what failed.
-	opts := report.Judge(s, gates, base, layout.options(e, ""))
+	view := layout.options(e, "")
+	view.Partial = *partial
+	opts := report.Judge(s, gates, base, view)
 	if err := report.WriteVerdicts(e.stdout, opts); err != nil {
 		return err
 	}

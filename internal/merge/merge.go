@@ -114,7 +114,8 @@ func Merge(dirs []string, opts Options) (*Result, error) {
 	for _, sh := range shards {
 		info := sh.run.Info
 		sr := record.ShardRun{Shard: info.Shard, RunID: sh.run.ID(), Dir: sh.dir, Started: info.Started, Finished: info.Finished,
-			Cases: info.Cases, Records: len(sh.run.Records), Interrupted: info.Interrupted}
+			Cases: info.Cases, Records: len(sh.run.Records), Interrupted: info.Interrupted,
+			Incomplete: record.Incomplete(info, len(sh.run.Records))}
 		res.Info.Shards = append(res.Info.Shards, sr)
 		res.Info.Cases += info.Cases
 		for h, text := range info.Texts {
@@ -131,7 +132,7 @@ func Merge(dirs []string, opts Options) (*Result, error) {
 		if info.Finished.After(res.Info.Finished) {
 			res.Info.Finished = info.Finished
 		}
-		if info.Interrupted || info.Finished.IsZero() || sr.Records < sr.Cases {
+		if info.Interrupted || info.Finished.IsZero() || sr.Records < sr.Cases || sr.Incomplete != "" {
 			res.Info.Interrupted = true
 			res.Unfinished = append(res.Unfinished, sr)
 		}

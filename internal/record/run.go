@@ -63,6 +63,9 @@ type RunInfo struct {
 	// full disk): the run stopped at the first. When the disk is full,
 	// run.json may not be written either.
 	NotRecorded []string `json:"not_recorded,omitempty"`
+	// Process is the process that writes the run, so that a reader can
+	// tell a run still running from one whose process died (Incomplete).
+	Process *RunProcess `json:"process,omitempty"`
 }
 
 // Run is the content of one run folder.

@@ -73,4 +73,7 @@ type ShardRun struct {
 	Cases       int  `json:"cases"`
 	Records     int  `json:"records"`
 	Interrupted bool `json:"interrupted,omitempty"`
+	// Incomplete says why the shard holds fewer cases than it set out
+	// to (Incomplete), when it does.
+	Incomplete string `json:"incomplete,omitempty"`
 }

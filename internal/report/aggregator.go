@@ -358,6 +358,10 @@ func (a *aggregator) summary(run *record.Run) *Summary {
 	if a.modelRequests > 0 {
 		s.Totals.ToolDefTokens = float64(a.defTotal) / float64(a.modelRequests)
 	}
+	if s.Incomplete = record.Incomplete(run.Info, s.Totals.Cases); s.Incomplete != "" {
+		// A killed run's records read as a whole green run otherwise.
+		s.Warnings = append([]string{s.Incomplete}, s.Warnings...)
+	}
 	s.Routing = a.routes.routing()
 	s.Tools = a.tools
 	if s.Tools == nil {

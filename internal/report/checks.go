@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -40,6 +41,19 @@ func (o Options) Checks() []Check {
 	}
 	if o.Comparison != nil {
 		checks = append(checks, o.Comparison.Check())
+	}
+	// A check of a run that did not record every case fails: the gates
+	// and the comparison saw only the cases recorded (a killed run's
+	// records read as a whole green run), unless Partial says it may pass.
+	if len(checks) > 0 && len(o.Incomplete) > 0 {
+		if o.Partial {
+			checks = append(checks, Check{Verdict: Verdict{Notes: o.Incomplete}, Held: "an incomplete run may pass (-partial)"})
+		} else {
+			// The headline is upper-cased by the text layout: the flag,
+			// which is not, goes in a reason.
+			reasons := append(slices.Clone(o.Incomplete), "-partial lets an incomplete run pass")
+			checks = append(checks, Check{Verdict: Verdict{Regressed: true, Reasons: reasons}, Failed: "the run is incomplete"})
+		}
 	}
 	return checks
 }

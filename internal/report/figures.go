@@ -55,6 +55,10 @@ type Summary struct {
 	Routing  *Routing        `json:"routing,omitempty"`
 	Failures []Failure       `json:"failures"`
 	Warnings []string        `json:"warnings"`
+	// Incomplete says why the run holds fewer cases than it set out to
+	// ("116 of 200 cases recorded; the run did not finish"; see
+	// record.Incomplete), or is empty. It is the first warning too.
+	Incomplete string `json:"incomplete,omitempty"`
 
 	// cases are every case, in case order; nil for a summary read from a
 	// summary.json of schema 2.

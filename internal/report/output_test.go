@@ -186,7 +186,7 @@ func TestSummaryJSONSchema(t *testing.T) {
 	for k := range doc {
 		keys = append(keys, k)
 	}
-	want := []string{"failures", "groups", "run", "run_id", "schema", "tools", "totals", "warnings"}
+	want := []string{"failures", "groups", "incomplete", "run", "run_id", "schema", "tools", "totals", "warnings"}
 	if diff := cmp.Diff(want, keys, cmpopts.SortSlices(func(a, b string) bool { return a < b })); diff != "" {
 		t.Errorf("top-level fields (-want +got):\n%s", diff)
 	}

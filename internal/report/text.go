@@ -35,6 +35,15 @@ type Options struct {
 	// AllTranscripts asks for every case's transcript, not only those of
 	// the cases that did not pass.
 	AllTranscripts bool
+
+	// Partial lets a run that did not record every case pass its checks
+	// (gates, the comparison): its incompleteness is then a note, not a
+	// failure (the commands' -partial).
+	Partial bool
+	// Incomplete are the runs the checks read that did not record every
+	// case (the run, its baseline), as record.Incomplete says it; Judge
+	// sets them.
+	Incomplete []string
 }
 
 // failures lists the cases of s that did not pass, with their transcripts.

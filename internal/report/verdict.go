@@ -16,7 +16,21 @@ func Judge(s *Summary, gates []gate.Gate, base *Summary, opts Options) Options {
 	if base != nil {
 		opts.Comparison = Compare(base, s, DefaultThresholds())
 	}
+	opts.Incomplete = IncompleteRuns(s, base)
 	return opts
+}
+
+// IncompleteRuns names the runs of a check that did not record every case:
+// the run, and its baseline when there is one.
+func IncompleteRuns(s, base *Summary) []string {
+	var out []string
+	if s != nil && s.Incomplete != "" {
+		out = append(out, "run "+s.RunID+": "+s.Incomplete)
+	}
+	if base != nil && base.Incomplete != "" {
+		out = append(out, "baseline "+base.RunID+": "+base.Incomplete)
+	}
+	return out
 }
 
 // Verdict merges the verdicts of o's checks into the one that decides the

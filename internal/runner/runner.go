@@ -155,7 +155,10 @@ func Run(ctx context.Context, cases []*scenario.Case, opts Options) (*Result, er
 	}
 	start := time.Now()
 	info := record.RunInfo{RunID: opts.RunID, Started: start.UTC(), Args: opts.Args, Version: host.Version,
-		Suite: opts.Suite, Cases: len(cases), Shard: opts.Shard, Texts: texts(cases)}
+		Suite: opts.Suite, Cases: len(cases), Shard: opts.Shard, Texts: texts(cases),
+		// A reader tells this run's death (killed, out of memory) from
+		// its running by its process (record.Incomplete).
+		Process: record.ThisProcess()}
 	records, err := openRun(opts.Dir, info, opts.RecordsFile)
 	if err != nil {
 		return nil, err

@@ -363,9 +363,18 @@ func runView(snap *snapshot, f filter) (runData, error) {
 		return runData{}, err
 	}
 	scenarios, models, variants := facets(cases)
+	state := snapState(snap)
+	warnings := snap.warnings
+	if state != "running" {
+		// Said now, not when the summary was made: a run seen running
+		// may have died since without a record more.
+		if why := record.Incomplete(snap.info, len(snap.records)); why != "" {
+			warnings = append([]string{why}, warnings...)
+		}
+	}
 	data := runData{
-		Key: snap.key, ID: snap.id(), Info: snap.info, Summary: s, State: snapState(snap),
-		Warnings: snap.warnings, Gates: gates, GateVerdict: gateVerdict, Charts: charts, Tables: tables,
+		Key: snap.key, ID: snap.id(), Info: snap.info, Summary: s, State: state,
+		Warnings: warnings, Gates: gates, GateVerdict: gateVerdict, Charts: charts, Tables: tables,
 		Filter: f, Cases: shown, Matched: len(matched), Total: len(cases), Page: f.Page, Pages: pages,
 		Statuses: []choice{
 			{Value: "", Label: "all", Selected: f.Status == ""},

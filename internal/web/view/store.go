@@ -233,14 +233,25 @@ func (s *store) load(e *runEntry) (*snapshot, error) {
 	}, nil
 }
 
-// live reports whether the run looks like it is still being written: no
-// end recorded, and it grew lately.
+// live reports whether the run is still being written: no end recorded,
+// and its process (run.json's) is alive. A killed run has no end recorded
+// either, and must not read as running for ever. Where the process cannot
+// be checked (a run of another machine, a run.json from before it was
+// recorded), a run that grew lately is taken as running.
 func (e *runEntry) live() bool {
-	return (e.info == nil || (e.info.Finished.IsZero() && !e.info.Interrupted)) && time.Since(e.changed) < liveWindow
+	if e.info != nil && (!e.info.Finished.IsZero() || e.info.Interrupted) {
+		return false
+	}
+	if e.info != nil {
+		if alive, known := e.info.Process.Alive(); known {
+			return alive
+		}
+	}
+	return time.Since(e.changed) < liveWindow
 }
 
-// liveWindow is how long after its last change a run without an end is
-// shown as running rather than as cut short.
+// liveWindow is how long after its last change a run without an end, whose
+// process cannot be checked, is shown as running rather than as cut short.
 const liveWindow = 30 * time.Second
 
 func (e *runEntry) allWarnings() []string {
