@@ -12,7 +12,8 @@ import (
 // call latency by the Mann-Whitney U test when both have two or more
 // cases ("~" when not significant), tool-definition tokens exactly. Its
 // notes give, for each variant, a verdict line naming the better one where
-// a difference is significant ("no significant difference" otherwise) and
+// a difference is significant ("no significant difference" otherwise;
+// for dataset rows, routing accuracy by the paired test first) and
 // what the variant changes against the baseline: its tool descriptions and
 // system prompt (a word diff when run.json has the texts) and its host
 // settings, from the records.
@@ -47,7 +48,7 @@ func ABTables(s *Summary) []*Table {
 			continue
 		}
 		// Groups are sorted by variant within a scenario and model already.
-		tables = append(tables, abTable(groups, DefaultAlpha, texts))
+		tables = append(tables, abTable(groups, DefaultAlpha, texts, s.Routing))
 	}
 	return tables
 }
@@ -55,7 +56,7 @@ func ABTables(s *Summary) []*Table {
 // abTable is the A/B table of groups, the baseline first. Its notes say,
 // for each other variant, the verdict and what it changes (texts are the
 // run's, by hash), then the baseline and the tests.
-func abTable(groups []*GroupStats, alpha float64, texts map[string]string) *Table {
+func abTable(groups []*GroupStats, alpha float64, texts map[string]string, routing *Routing) *Table {
 	base := groups[0]
 	title := "A/B " + GroupKey{Scenario: base.Scenario, Model: base.Model}.String()
 	if base.Lexical {
@@ -96,7 +97,7 @@ func abTable(groups []*GroupStats, alpha float64, texts map[string]string) *Tabl
 			row[3] = withP(passDelta(gc.PassRate), gc.PassRate)
 			row[6] = relDelta(gc.ToolDefTokens)
 			row[11] = withP(relDelta(gc.P95), gc.P95)
-			verdicts = append(verdicts, abVerdict(base, g, gc))
+			verdicts = append(verdicts, abVerdict(base, g, gc, routing.pairedVariants(base.GroupKey, g.GroupKey)))
 			changes = append(changes, abChanges(base, g, texts))
 		}
 		t.Rows = append(t.Rows, row)

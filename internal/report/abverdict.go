@@ -18,7 +18,51 @@ import (
 // (pass rate first, then call latency beyond the minimum effect), "no
 // significant difference" otherwise; and, a fact rather than a test, how
 // many tool-definition tokens v sends against the baseline.
-func abVerdict(base, v *GroupStats, gc GroupChange) string {
+//
+// When the two variants answered the same dataset rows, routing accuracy
+// by the paired test comes first: a routing row's case passes on its
+// expectations alone, so a pass rate of 100% on both sides would
+// otherwise read "no significant difference" beside a paired A/B that
+// finds one.
+func abVerdict(base, v *GroupStats, gc GroupChange, route *PairedRouting) string {
+	s := caseVerdict(base, v, gc)
+	if route != nil {
+		s = routeVerdict(base, v, route) + "; cases: " + s
+	}
+	if tok := gc.ToolDefTokens; tok.Old > 0 && tok.New != tok.Old {
+		more := "more"
+		if tok.New < tok.Old {
+			more = "fewer"
+		}
+		s += fmt.Sprintf("; %s sends %s%% %s tool-definition tokens per request (%s against %s)",
+			variantName(v.Variant), fmtFloat(math.Abs(tok.New-tok.Old)/tok.Old*100), more, fmtFloat(tok.New), fmtFloat(tok.Old))
+	}
+	return "verdict: " + s
+}
+
+// routeVerdict compares the routing accuracy of v and base on the rows
+// both answered, by McNemar's exact test (or the sign test with repeats).
+func routeVerdict(base, v *GroupStats, p *PairedRouting) string {
+	bn, vn := variantName(base.Variant), variantName(v.Variant)
+	where := "without distractors"
+	if p.Base.Distractors > 0 {
+		where = fmt.Sprintf("with %d distractors", p.Base.Distractors)
+	}
+	figures := fmt.Sprintf("accuracy %s (%s) against %s (%s) on the same %s %s, %s",
+		fmtPct(p.OtherAccuracy), vn, fmtPct(p.BaseAccuracy), bn, text.Count(p.Rows, "row"), where, FormatP(p.P))
+	if !p.Significant {
+		return fmt.Sprintf("no significant difference in routing between %s and %s: %s", vn, bn, figures)
+	}
+	better, worse := vn, bn
+	if p.OtherAccuracy < p.BaseAccuracy {
+		better, worse = bn, vn
+	}
+	return fmt.Sprintf("%s routes better than %s: %s", better, worse, figures)
+}
+
+// caseVerdict compares v and base by their cases: pass rate, then call
+// latency beyond the minimum effect.
+func caseVerdict(base, v *GroupStats, gc GroupChange) string {
 	bn, vn := variantName(base.Variant), variantName(v.Variant)
 	pr, lat := gc.PassRate, gc.P95
 	latReal := lat.Significant && !lat.Small
@@ -56,15 +100,7 @@ func abVerdict(base, v *GroupStats, gc GroupChange) string {
 			s += fmt.Sprintf(" (too few cases to test: n=%d+%d)", pr.OldN, pr.NewN)
 		}
 	}
-	if tok := gc.ToolDefTokens; tok.Old > 0 && tok.New != tok.Old {
-		more := "more"
-		if tok.New < tok.Old {
-			more = "fewer"
-		}
-		s += fmt.Sprintf("; %s sends %s%% %s tool-definition tokens per request (%s against %s)",
-			vn, fmtFloat(math.Abs(tok.New-tok.Old)/tok.Old*100), more, fmtFloat(tok.New), fmtFloat(tok.Old))
-	}
-	return "verdict: " + s
+	return s
 }
 
 // maxChangeText is how much of one changed text (a description, a system

@@ -13,10 +13,22 @@ func TestABVerdict(t *testing.T) {
 	base := &GroupStats{GroupKey: GroupKey{Scenario: "s", Variant: "a-terse", Model: "m"}}
 	v := &GroupStats{GroupKey: GroupKey{Scenario: "s", Variant: "b-verbose", Model: "m"}}
 	tokens := func(old, new float64) Change { return Change{Old: old, New: new, Exact: true} }
+	// The figures of the default suite's routing A/B: 66 rows, 12 worse
+	// and 1 better; McNemar's exact p = 2 * P(X <= 1), X ~ Bin(13, 0.5)
+	// = 2 * 14/8192 = 0.0034.
+	paired := func(distractors int, significant bool) *PairedRouting {
+		return &PairedRouting{
+			Base:  RouteKey{GroupKey: base.GroupKey, Distractors: distractors},
+			Other: RouteKey{GroupKey: v.GroupKey, Distractors: distractors},
+			Rows:  66, BaseAccuracy: 55.0 / 66, OtherAccuracy: 44.0 / 66,
+			Worse: 12, Better: 1, P: 0.0034, Significant: significant,
+		}
+	}
 	tests := []struct {
-		name string
-		gc   GroupChange
-		want string
+		name  string
+		gc    GroupChange
+		route *PairedRouting
+		want  string
 	}{
 		{
 			name: "pass rate decides",
@@ -59,9 +71,24 @@ func TestABVerdict(t *testing.T) {
 			},
 			want: "verdict: no significant difference between b-verbose and a-terse (too few cases to test: n=1+1); b-verbose sends 18.35% fewer tool-definition tokens per request (347 against 425)",
 		},
+		{
+			name: "routing rows: the paired test decides, the pass rate follows",
+			gc: GroupChange{
+				PassRate:      Change{Old: 1, New: 1, OldN: 198, NewN: 198, Tested: true, P: 1},
+				ToolDefTokens: tokens(1102, 691),
+			},
+			route: paired(0, true),
+			want:  "verdict: a-terse routes better than b-verbose: accuracy 66.7% (b-verbose) against 83.3% (a-terse) on the same 66 rows without distractors, p=0.003; cases: no significant difference between b-verbose and a-terse (pass rate p=1.000); b-verbose sends 37.3% fewer tool-definition tokens per request (691 against 1102)",
+		},
+		{
+			name:  "routing rows with distractors only, no difference",
+			gc:    GroupChange{PassRate: Change{Old: 1, New: 1, OldN: 66, NewN: 66, Tested: true, P: 1}},
+			route: paired(25, false),
+			want:  "verdict: no significant difference in routing between b-verbose and a-terse: accuracy 66.7% (b-verbose) against 83.3% (a-terse) on the same 66 rows with 25 distractors, p=0.003; cases: no significant difference between b-verbose and a-terse (pass rate p=1.000)",
+		},
 	}
 	for _, tt := range tests {
-		if got := abVerdict(base, v, tt.gc); got != tt.want {
+		if got := abVerdict(base, v, tt.gc, tt.route); got != tt.want {
 			t.Errorf("%s:\n got %s\nwant %s", tt.name, got, tt.want)
 		}
 	}
@@ -137,5 +164,29 @@ func TestWordDiff(t *testing.T) {
 	}
 	if _, ok := wordDiff(strings.Repeat("w ", 300), strings.Repeat("w ", 300)); ok {
 		t.Error("a diff of 300 x 300 words was tried")
+	}
+}
+
+func TestPairedVariants(t *testing.T) {
+	a := GroupKey{Scenario: "s", Variant: "a", Model: "m"}
+	b := GroupKey{Scenario: "s", Variant: "b", Model: "m"}
+	other := GroupKey{Scenario: "s", Variant: "a", Model: "n"}
+	pair := func(base, other GroupKey, d int, differs string) PairedRouting {
+		return PairedRouting{Base: RouteKey{base, d}, Other: RouteKey{other, d}, Differs: differs, Rows: 100 + d}
+	}
+	r := &Routing{Paired: []PairedRouting{
+		pair(a, other, 0, "model"),
+		pair(a, b, 50, "variant"),
+		pair(a, b, 25, "variant"),
+		pair(b, a, 0, "variant"),
+	}}
+	if got := r.pairedVariants(a, b); got == nil || got.Rows != 125 {
+		t.Errorf("pairedVariants(a, b) = %+v, want the pair with 25 distractors (rows 125)", got)
+	}
+	if got := r.pairedVariants(a, GroupKey{Scenario: "t"}); got != nil {
+		t.Errorf("pairedVariants of an unpaired group = %+v, want nil", got)
+	}
+	if got := (*Routing)(nil).pairedVariants(a, b); got != nil {
+		t.Errorf("nil routing: %+v", got)
 	}
 }

@@ -357,3 +357,23 @@ func targetsOf(groups []RoutingStats) []TargetResult {
 	}
 	return out
 }
+
+// pairedVariants is the paired comparison of two variants of one scenario
+// and model over the same rows, with the fewest distractors (the catalog
+// as the scenario gives it), or nil when they answered no dataset rows.
+func (r *Routing) pairedVariants(base, other GroupKey) *PairedRouting {
+	if r == nil {
+		return nil
+	}
+	var best *PairedRouting
+	for i := range r.Paired {
+		p := &r.Paired[i]
+		if p.Differs != "variant" || p.Base.GroupKey != base || p.Other.GroupKey != other || p.Base.Distractors != p.Other.Distractors {
+			continue
+		}
+		if best == nil || p.Base.Distractors < best.Base.Distractors {
+			best = p
+		}
+	}
+	return best
+}
