@@ -66,6 +66,43 @@ type RunInfo struct {
 	// Process is the process that writes the run, so that a reader can
 	// tell a run still running from one whose process died (Incomplete).
 	Process *RunProcess `json:"process,omitempty"`
+	// Lint is what run -lint (or -pins) found in the servers' catalogs
+	// before the cases ran; absent when the run did not lint.
+	Lint *LintResult `json:"lint,omitempty"`
+}
+
+// LintResult is a lint of the run's servers (internal/lint's report, as
+// run.json keeps it): the findings that remain and those suppressed.
+type LintResult struct {
+	// FailOn is the least severity that fails the run; Failed says
+	// whether a finding at or above it remains.
+	FailOn string `json:"fail_on"`
+	Failed bool   `json:"failed"`
+	// Servers are the servers linted, by name, in the order first used.
+	Servers []string `json:"servers"`
+	// Pins is the lock the catalogs were compared with (run -pins).
+	Pins       string        `json:"pins,omitempty"`
+	Findings   []LintFinding `json:"findings"`
+	Suppressed []LintFinding `json:"suppressed,omitempty"`
+}
+
+// LintFinding is one finding of a lint: the rule, its severity and its
+// place (server, tool, field, JSON pointer).
+type LintFinding struct {
+	Rule     string `json:"rule"`
+	Severity string `json:"severity"`
+	Server   string `json:"server"`
+	Tool     string `json:"tool,omitempty"`
+	Field    string `json:"field"`
+	Pointer  string `json:"pointer"`
+	// Text is the offending text, invisible characters shown as <U+XXXX>.
+	Text    string `json:"text,omitempty"`
+	Message string `json:"message"`
+	Fix     string `json:"fix"`
+	// Diff is what changed since the catalog was pinned (pin-changed).
+	Diff []string `json:"diff,omitempty"`
+	// Reason is a suppressed finding's suppression's reason.
+	Reason string `json:"reason,omitempty"`
 }
 
 // Run is the content of one run folder.

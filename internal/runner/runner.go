@@ -25,6 +25,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/hosteval/hosteval/internal/host"
+	"github.com/hosteval/hosteval/internal/lint"
 	"github.com/hosteval/hosteval/internal/model"
 	"github.com/hosteval/hosteval/internal/model/replay"
 	"github.com/hosteval/hosteval/internal/record"
@@ -108,6 +109,10 @@ type Options struct {
 	// first case) waits to find out; Run makes one for the run when nil.
 	// One made with a file (host.NewEras) remembers across runs.
 	Eras *host.Eras
+	// Lint, if set, lints the servers' catalogs as the preflight lists
+	// them (it runs even when Preflight is off), before any case: the
+	// report is Result.Lint and run.json's lint.
+	Lint *lint.Options
 }
 
 // Which cases' logs a run writes.
@@ -131,6 +136,8 @@ type Result struct {
 	// a record could not be written (a full disk): the run stopped, and
 	// their records are not in records.jsonl. Ran counts none of them.
 	NotRecorded []string
+	// Lint is the lint of the servers (Options.Lint), nil without one.
+	Lint *lint.Report
 }
 
 // Run runs the cases concurrently, each with fresh servers (except shared
@@ -183,18 +190,29 @@ func Run(ctx context.Context, cases []*scenario.Case, opts Options) (*Result, er
 	// One token cache for the run: every case renders the same catalogs.
 	toks := tokens.NewCache()
 	cfgs := &configs{listings: listings{log: shared.logWriter()}}
-	if opts.Preflight {
+	var linted *lint.Report
+	if opts.Preflight || opts.Lint != nil {
 		// An interrupt stops the preflight too; what it found by then is
 		// moot, as no case starts.
-		if problems := preflight(starting, cases, shared.pool, toks, cfgs, opts); len(problems) > 0 && starting.Err() == nil {
+		problems, catalogs := preflight(starting, cases, shared.pool, toks, cfgs, opts)
+		if len(problems) > 0 && starting.Err() == nil {
 			return nil, &scenario.LoadError{Problems: problems}
+		}
+		if opts.Lint != nil && starting.Err() == nil {
+			if linted, err = lint.Lint(starting, catalogs, *opts.Lint); err != nil {
+				return nil, fmt.Errorf("lint: %w", err)
+			}
+			info.Lint = lintResult(linted, opts.Lint.PinsFile)
+			if err := record.WriteRunInfo(opts.Dir, info); err != nil {
+				return nil, err
+			}
 		}
 	}
 
 	// A record that cannot be written stops the run: no case starts, and
 	// those running are cancelled (their records, not written either, are
 	// named with the first).
-	t := &tally{res: Result{Dir: opts.Dir, Total: len(cases)}, onCase: opts.OnCase, stop: func() { stopStarting(); cancel() }}
+	t := &tally{res: Result{Dir: opts.Dir, Total: len(cases), Lint: linted}, onCase: opts.OnCase, stop: func() { stopStarting(); cancel() }}
 	commits := newCommitter(records, t.commit)
 	defer commits.close() // also on an early return; closing again is a no-op
 	finished := startCases(starting, stopStarting, cases, opts, func(c *scenario.Case) record.Record {
@@ -784,8 +802,10 @@ func caseError(parent, ctx context.Context, c *scenario.Case, err error) error {
 
 // preflight discovers each scenario's (and variant's) tools once and checks
 // every tool name the scenario uses. Servers that do not start are left to
-// the cases, which record them.
-func preflight(ctx context.Context, cases []*scenario.Case, pool *host.Pool, toks *tokens.Cache, cfgs *configs, opts Options) []scenario.Problem {
+// the cases, which record them. It returns the servers' catalogs as they
+// listed them, for lint: each server once, by name, in the order the
+// cases first use them (the first scenario's definition of a name wins).
+func preflight(ctx context.Context, cases []*scenario.Case, pool *host.Pool, toks *tokens.Cache, cfgs *configs, opts Options) ([]scenario.Problem, []lint.Server) {
 	seen := map[string]bool{}
 	var firsts []*scenario.Case
 	for _, c := range cases {
@@ -801,7 +821,8 @@ func preflight(ctx context.Context, cases []*scenario.Case, pool *host.Pool, tok
 		problems []scenario.Problem
 	)
 	g.SetLimit(opts.Concurrency)
-	for _, c := range firsts {
+	listed := make([][]lint.Server, len(firsts))
+	for i, c := range firsts {
 		g.Go(func() error {
 			// Servers that use ${CASE_DIR} get a folder of their own here
 			// too, removed once they are stopped.
@@ -843,6 +864,12 @@ func preflight(ctx context.Context, cases []*scenario.Case, pool *host.Pool, tok
 				return nil
 			}
 			defer h.Close()
+			if opts.Lint != nil {
+				listed[i] = lintServers(h, hopts)
+			}
+			if !opts.Preflight {
+				return nil
+			}
 			var names []string
 			for _, t := range h.Tools() {
 				names = append(names, t.Name)
@@ -855,7 +882,57 @@ func preflight(ctx context.Context, cases []*scenario.Case, pool *host.Pool, tok
 		})
 	}
 	g.Wait()
-	return dedupeProblems(problems)
+	var catalogs []lint.Server
+	seenServer := map[string]bool{}
+	for _, servers := range listed {
+		for _, s := range servers {
+			if !seenServer[s.Name] {
+				seenServer[s.Name] = true
+				catalogs = append(catalogs, s)
+			}
+		}
+	}
+	return dedupeProblems(problems), catalogs
+}
+
+// lintServers copies each server's catalog out of a started host, as it
+// listed it: a server that did not connect is left out (its cases record
+// it; a lock's pins of it are listed as not linted).
+func lintServers(h *host.Host, hopts host.Options) []lint.Server {
+	var out []lint.Server
+	for _, spec := range hopts.Servers {
+		c := h.Catalog(spec.Name)
+		if c == nil {
+			continue
+		}
+		out = append(out, lint.Server{Name: spec.Name, ServerName: c.ServerName, ServerVersion: c.ServerVersion,
+			Protocol: c.Protocol, Instructions: c.Instructions, Tools: c.Tools})
+	}
+	return out
+}
+
+// lintResult is a lint's report as run.json keeps it.
+func lintResult(rep *lint.Report, pins string) *record.LintResult {
+	out := &record.LintResult{FailOn: string(rep.FailOn), Failed: rep.Failed, Pins: pins,
+		Servers: []string{}, Findings: []record.LintFinding{}}
+	for _, s := range rep.Servers {
+		out.Servers = append(out.Servers, s.Name)
+	}
+	finding := func(f lint.Finding) record.LintFinding {
+		rf := record.LintFinding{Rule: f.Rule, Severity: string(f.Severity), Server: f.Server, Tool: f.Tool, Field: f.Field,
+			Pointer: f.Pointer, Text: f.Text, Message: f.Message, Fix: f.Fix, Diff: f.Diff}
+		if f.Suppression != nil {
+			rf.Reason = f.Suppression.Reason
+		}
+		return rf
+	}
+	for _, f := range rep.Findings {
+		out.Findings = append(out.Findings, finding(f))
+	}
+	for _, f := range rep.Suppressed {
+		out.Suppressed = append(out.Suppressed, finding(f))
+	}
+	return out
 }
 
 func dedupeProblems(ps []scenario.Problem) []scenario.Problem {
