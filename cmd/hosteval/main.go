@@ -10,6 +10,7 @@
 //	compare   compare two runs, benchstat style
 //	gate      check a run against gates and a baseline
 //	catalog   measure what a tool catalog costs in model context
+//	lint      check what a tool catalog tells the model: poisoning, gaps, cost
 //	tools     list the host's namespaced tool table
 //	chat      talk to a model through the host, or call tools by hand
 //	merge     merge the run folders of a suite's shards into one run
@@ -98,6 +99,7 @@ func commands() []command {
 		compareCommand,
 		gateCommand,
 		catalogCommand,
+		lintCommand,
 		toolsCommand,
 		chatCommand,
 		labCommand,

@@ -85,7 +85,38 @@ type inlineServerDoc struct {
 // serversFileDoc is a servers file.
 type serversFileDoc struct {
 	Servers yamlx.Map[serverDoc] `yaml:"servers" required:"true" doc:"The servers scenarios name: name (letters, digits, - and single _) -> definition."`
+	Lint    *lintDoc             `yaml:"lint" doc:"How hosteval lint checks these servers' catalogs (the rules: docs/lint.md): rule levels, suppressions, where it fails. Flags win over it."`
 }
+
+// lintDoc is a servers file's lint: section.
+type lintDoc struct {
+	Rules      yamlx.Map[lintLevel] `yaml:"rules" doc:"Rule ID -> level: error, warning or note, or off to turn the rule off (-rule ID=LEVEL wins)." example:"{call-priority: error, param-description-missing: off}"`
+	Suppress   []suppressDoc        `yaml:"suppress" want:"a list of suppressions" doc:"Findings accepted, per rule and tool, each with its reason: they are listed in every output, and one that matches no finding is warned about."`
+	FailOn     *lintFailOn          `yaml:"fail_on" doc:"The least severity that fails hosteval lint (exit 1): error (the default), warning, note or none (-fail-on wins)." example:"warning"`
+	LongTokens *int                 `yaml:"long_tokens" min:"1" max:"1000000" doc:"Rule cost-long-description flags descriptions over this many tokens (default 150, as hosteval catalog)." example:"300"`
+}
+
+// suppressDoc is one suppression of a lint finding.
+type suppressDoc struct {
+	Rule   string `yaml:"rule" required:"true" doc:"The rule ID (docs/lint.md)." example:"param-description-missing"`
+	Server string `yaml:"server" doc:"Only this server's findings (default: every server's)." example:"cmdb"`
+	Tool   string `yaml:"tool" doc:"Only this tool's findings, by its own name (default: every tool of the server, and its instructions)." example:"get_asset"`
+	Reason string `yaml:"reason" required:"true" doc:"Why the finding is accepted: listed with it in every output." example:"the hostname parameter is self-describing"`
+}
+
+// lintLevel is a rule's level in a lint: section (internal/lint's
+// severities, spelled here: the scenario language imports no room that
+// checks catalogs).
+type lintLevel string
+
+// Enum lists the levels a rule takes.
+func (lintLevel) Enum() []string { return []string{"error", "warning", "note", "off"} }
+
+// lintFailOn is a lint: section's fail_on.
+type lintFailOn string
+
+// Enum lists the levels fail_on takes.
+func (lintFailOn) Enum() []string { return []string{"error", "warning", "note", "none"} }
 
 // answerDoc is one canned answer of the person to a server's question.
 type answerDoc struct {

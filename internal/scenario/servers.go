@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/hosteval/hosteval/internal/catalog/toolsfile"
@@ -59,6 +60,84 @@ type serversFile struct {
 	defs  map[string]*serverDef // nil for a server whose definition has problems
 	names []string
 	ok    bool // read and listed: names not in it are problems
+	// lint is its lint: section, for hosteval lint; nil without one.
+	lint *lintDoc
+	// lintNode is where the section is, for its problems' lines.
+	lintNode *yamlx.Node
+}
+
+// LintSettings are what a servers file says to hosteval lint: its lint:
+// section, and where each server is defined.
+type LintSettings struct {
+	// File is the file as named to the user; Lines are where each server
+	// is defined in it, by name: SARIF's physical location of findings.
+	File  string
+	Lines map[string]int
+	// Rules are rule ID -> level (error, warning, note or off).
+	Rules map[string]string
+	// Suppress are the suppressions, in file order.
+	Suppress []LintSuppression
+	// FailOn is error, warning, note, none, or "" when not set;
+	// LongTokens is 0 when not set.
+	FailOn     string
+	LongTokens int
+}
+
+// LintSuppression is one suppression of a lint: section.
+type LintSuppression struct {
+	Rule, Server, Tool, Reason string
+	// Source is file:line.
+	Source string
+}
+
+// LoadLint reads a servers file's lint: section, with every problem of
+// the file at once (each with its line); rules are the rule IDs there are
+// (internal/lint's, which the scenario language does not import): a rule
+// ID not among them is a problem at its line.
+func LoadLint(path string, rules []string) (*LintSettings, error) {
+	l := newLoader()
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("servers file %s: %w", path, err)
+	}
+	sf := l.serversFile(abs, l.display(abs))
+	ls := &LintSettings{File: sf.name, Lines: map[string]int{}}
+	if d, n := sf.lint, sf.lintNode; d != nil && n != nil {
+		if d.FailOn != nil {
+			ls.FailOn = string(*d.FailOn)
+		}
+		if d.LongTokens != nil {
+			ls.LongTokens = *d.LongTokens
+		}
+		if len(d.Rules) > 0 {
+			ls.Rules = map[string]string{}
+		}
+		for _, e := range d.Rules {
+			if !slices.Contains(rules, e.Key) {
+				n.Report(Problem{Line: e.Line, Path: "lint.rules", Msg: fmt.Sprintf("no rule %q%s (the rules: docs/lint.md)", e.Key, yamlx.Suggest(e.Key, rules))})
+				continue
+			}
+			ls.Rules[e.Key] = string(e.Value)
+		}
+		for i, s := range d.Suppress {
+			at := n.At(yamlx.Index("suppress", i))
+			if s.Rule != "" && !slices.Contains(rules, s.Rule) {
+				errorAt(at, "rule", "no rule %q%s (the rules: docs/lint.md)", s.Rule, yamlx.Suggest(s.Rule, rules))
+				continue
+			}
+			ls.Suppress = append(ls.Suppress, LintSuppression{Rule: s.Rule, Server: s.Server, Tool: s.Tool, Reason: s.Reason,
+				Source: fmt.Sprintf("%s:%d", sf.name, at.Line())})
+		}
+	}
+	if err := l.problems.Err(); err != nil {
+		return nil, err
+	}
+	for name, def := range sf.defs {
+		if def != nil {
+			ls.Lines[name] = def.line
+		}
+	}
+	return ls, nil
 }
 
 // serversFile reads a servers file once, however many scenarios use it.
@@ -92,6 +171,7 @@ func (l *loader) serversFile(abs, display string) *serversFile {
 		return sf // reported
 	}
 	sf.ok = true
+	sf.lint, sf.lintNode = d.Lint, root.At("lint")
 	for _, e := range d.Servers {
 		sf.names = append(sf.names, e.Key)
 		sf.defs[e.Key] = nil
