@@ -92,3 +92,37 @@ func TestRequestBody(t *testing.T) {
 		}
 	}
 }
+
+// FuzzReasoningShortcut: an answer mayNameReasoning passes over has no
+// reasoning reasoningOf would find, however its keys are spelt.
+func FuzzReasoningShortcut(f *testing.F) {
+	f.Add(`{"choices":[{"message":{"role":"assistant","content":"hi"}}]}`)
+	f.Add(`{"choices":[{"message":{"reasoning_content":"Look it up."}}]}`)
+	f.Add(`{"choices":[{"message":{"REASONING":"upper"}}]}`)
+	f.Add(`{"choices":[{"message":{"rea\u017foning":"long s"}}]}`)
+	f.Add(`{"choices":[{"message":{"reasonin\u0067":"escaped"}}]}`)
+	f.Add("{\"choices\":[{\"message\":{\"rea\u017foning\":\"long s, raw\"}}]}")
+	f.Fuzz(func(t *testing.T, data string) {
+		if got := reasoningOf([]byte(data)); got != "" && !mayNameReasoning([]byte(data)) {
+			t.Errorf("mayNameReasoning(%q) = false, but reasoningOf finds %q", data, got)
+		}
+	})
+}
+
+// TestParseCompletionReasoning: the reasoning is read under both names,
+// and none is found where none is.
+func TestParseCompletionReasoning(t *testing.T) {
+	tests := []struct{ data, want string }{
+		{`{"choices":[{"message":{"role":"assistant","content":"hi"}}]}`, ""},
+		{`{"choices":[{"message":{"role":"assistant","reasoning_content":"a"}}]}`, "a"},
+		{`{"choices":[{"message":{"role":"assistant","reasoning":"b"}}]}`, "b"},
+		{`{"choices":[{"message":{"role":"assistant","Reasoning":"c"}}]}`, "c"},
+		{"{\"choices\":[{\"message\":{\"role\":\"assistant\",\"rea\u017foning\":\"d\"}}]}", "d"},
+	}
+	for _, tt := range tests {
+		c, err := parseCompletion([]byte(tt.data))
+		if err != nil || c.reasoning != tt.want {
+			t.Errorf("parseCompletion(%s): reasoning %q, %v; want %q", tt.data, c.reasoning, err, tt.want)
+		}
+	}
+}
