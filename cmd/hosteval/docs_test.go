@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -112,27 +113,21 @@ func docDocuments(t *testing.T) map[string]string {
 	return docs
 }
 
+// commandLine is a line that runs one of the project's commands or tools,
+// as a reader would copy it.
+var commandLine = regexp.MustCompile(`(?m)^\s*(\./)?(bin/)?(hosteval|make|go|npx|npm|docker|kubectl|curl|fakeapi|cmdb|tickets) .*$`)
+
 // TestDocsMarked: every block with commands says whether it runs, and
 // one that does not says why; the files the runnable blocks name exist.
 func TestDocsMarked(t *testing.T) {
 	runnable := 0
 	for path, doc := range docDocuments(t) {
 		for _, b := range docBlocks(t, path, doc) {
-			hasPrompt := regexp.MustCompile(`(?m)^\$ `).MatchString(b.text)
-			switch {
-			case b.kind == "console" && b.norun == "" && !hasPrompt:
-				t.Errorf("%s:%d: a console block starts with a \"$ command\" line", path, b.line)
-			case b.kind == "sh" || b.kind == "console":
-				if b.norun == "" {
-					runnable++
-				}
-			case hasPrompt:
-				t.Errorf("%s:%d: a block of \"$ \" commands says what it is: ```console (run, its output checked) or ```console norun: WHY", path, b.line)
-			case b.kind == "bash" || b.kind == "shell":
-				t.Errorf("%s:%d: a block of commands is ```sh (run as written) or ```sh norun: WHY", path, b.line)
+			if p := markProblem(b); p != "" {
+				t.Errorf("%s:%d: %s", path, b.line, p)
 			}
-			if b.kind == "sh" && b.norun == "" && strings.Contains(b.text, "<") && regexp.MustCompile(`<[a-z-]+>`).MatchString(b.text) {
-				t.Errorf("%s:%d: a runnable block has a placeholder (%s): write a value that runs, or mark it norun", path, b.line, regexp.MustCompile(`<[a-z-]+>`).FindString(b.text))
+			if (b.kind == "sh" || b.kind == "console") && b.norun == "" {
+				runnable++
 			}
 		}
 	}
@@ -143,6 +138,67 @@ func TestDocsMarked(t *testing.T) {
 		if _, err := os.Stat(filepath.Join("..", "..", f)); err != nil {
 			t.Errorf("the README's example names %s: %v", f, err)
 		}
+	}
+}
+
+var (
+	promptLine      = regexp.MustCompile(`(?m)^\$ `)
+	placeholderWord = regexp.MustCompile(`<[a-z-]+>`)
+)
+
+// markProblem says what is wrong with how block b is marked, or "": a
+// block with commands is either run by TestDocsCommands (sh, console) or
+// says why not (norun: WHY, which docBlocks requires).
+func markProblem(b docBlock) string {
+	switch {
+	case b.kind == "console" && b.norun == "" && !promptLine.MatchString(b.text):
+		return "a console block starts with a \"$ command\" line"
+	case b.kind == "sh" && b.norun == "" && placeholderWord.MatchString(b.text):
+		return fmt.Sprintf("a runnable block has a placeholder (%s): write a value that runs, or mark it norun", placeholderWord.FindString(b.text))
+	case b.kind == "sh" || b.kind == "console":
+		return ""
+	case promptLine.MatchString(b.text):
+		return "a block of \"$ \" commands says what it is: ```console (run, its output checked) or ```console norun: WHY"
+	case b.kind == "bash" || b.kind == "shell":
+		return "a block of commands is ```sh (run as written) or ```sh norun: WHY"
+	case b.kind == "" && commandLine.MatchString(b.text):
+		// A command in a block that says nothing would escape
+		// TestDocsCommands.
+		return fmt.Sprintf("a block with a command (%s) says what it is: ```sh (run as written) or ```sh norun: WHY",
+			strings.TrimSpace(commandLine.FindString(b.text)))
+	}
+	return ""
+}
+
+// TestMarkProblem: the marks TestDocsMarked accepts and refuses.
+func TestMarkProblem(t *testing.T) {
+	tests := []struct {
+		name string
+		b    docBlock
+		want string
+	}{
+		{"sh runs", docBlock{kind: "sh", text: "hosteval run scenarios/"}, ""},
+		{"sh norun", docBlock{kind: "sh", norun: "needs a GPU", text: "vllm serve <model>"}, ""},
+		{"console", docBlock{kind: "console", text: "$ hosteval version\n..."}, ""},
+		{"yaml", docBlock{kind: "yaml", text: "servers:\n  cmdb: {}"}, ""},
+		{"output", docBlock{text: "Total: 421 passed, 13 failed"}, ""},
+		{"console without a command", docBlock{kind: "console", text: "ok"}, `a console block starts with a "$ command" line`},
+		{"placeholder", docBlock{kind: "sh", text: "hosteval show results/<run-id> x"},
+			"a runnable block has a placeholder (<run-id>): write a value that runs, or mark it norun"},
+		{"prompt in plain text", docBlock{text: "$ make run"},
+			`a block of "$ " commands says what it is: ` + "```console (run, its output checked) or ```console norun: WHY"},
+		{"bash", docBlock{kind: "bash", text: "make test"}, "a block of commands is ```sh (run as written) or ```sh norun: WHY"},
+		{"a command in an unmarked block", docBlock{text: "# then\n./bin/hosteval run -repeat 3 scenarios/"},
+			"a block with a command (./bin/hosteval run -repeat 3 scenarios/) says what it is: ```sh (run as written) or ```sh norun: WHY"},
+		{"make in an unmarked block", docBlock{text: "make test"},
+			"a block with a command (make test) says what it is: ```sh (run as written) or ```sh norun: WHY"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := markProblem(tt.b); got != tt.want {
+				t.Errorf("markProblem = %q, want %q", got, tt.want)
+			}
+		})
 	}
 }
 
