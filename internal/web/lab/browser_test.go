@@ -53,6 +53,22 @@ func until(t testing.TB, ctx context.Context, what, expr string) {
 	}
 }
 
+// loaded waits until the page shows the lab's state: lab.js marks
+// <html data-loads> and fires lab:loaded once it has put a snapshot in the
+// page (the tools of the manual panel, the conversation, the rows). A
+// signal from the page, not a time: under load the snapshot may come long
+// after the page's elements are visible, and a test that reads them
+// before it reads an empty select.
+func loaded() chromedp.Action[chromedp.Void] {
+	return chromedp.Func(func(ctx context.Context, _ *chromedp.Target) error {
+		_, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`new Promise(resolve => {
+			if (document.documentElement.dataset.loads) resolve(true);
+			else document.addEventListener("lab:loaded", () => resolve(true), {once: true});
+		})`, chromedp.EvalAwaitPromise))
+		return err
+	})
+}
+
 // Expressions over the page.
 const (
 	rowsAsked    = `[...document.querySelectorAll("#calls tbody tr")].map(r => r.dataset.asked)`
@@ -103,7 +119,7 @@ func TestSeedFlowInChromium(t *testing.T) {
 		t.Helper()
 		do(t, ctx, chromedp.WaitEnabled(chromedp.CSS("#send")), chromedp.SendKeys(chromedp.CSS("#question"), question), chromedp.Click(chromedp.CSS("#send")))
 	}
-	do(t, b, chromedp.Navigate(s.url+"/"), chromedp.WaitVisible(chromedp.CSS("#question")))
+	do(t, b, chromedp.Navigate(s.url+"/"), loaded(), chromedp.WaitVisible(chromedp.CSS("#question")))
 	if got := js[string](t, b, `document.querySelector("#suggestions button").textContent`); got != question {
 		t.Errorf("suggestion = %q", got)
 	}
@@ -180,7 +196,7 @@ func TestSeedFlowInChromium(t *testing.T) {
 
 	// A reload restores the conversation.
 	items := js[int](t, b, itemCount)
-	do(t, b, chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS("#question")))
+	do(t, b, chromedp.Reload(), loaded(), chromedp.WaitVisible(chromedp.CSS("#question")))
 	until(t, b, "the rows again", `document.querySelectorAll("#calls tbody tr").length === 4`)
 	if got := js[int](t, b, itemCount); got != items {
 		t.Errorf("after a reload the conversation has %d items, want %d", got, items)
@@ -190,7 +206,7 @@ func TestSeedFlowInChromium(t *testing.T) {
 	// either, and the other shows the answer.
 	tab, closeTab := chromedp.NewContext(b)
 	defer closeTab()
-	do(t, tab, chromedp.Navigate(s.url+"/"), chromedp.WaitVisible(chromedp.CSS("#question")))
+	do(t, tab, chromedp.Navigate(s.url+"/"), loaded(), chromedp.WaitVisible(chromedp.CSS("#question")))
 	until(t, tab, "the rows in the second tab", `document.querySelectorAll("#calls tbody tr").length === 4`)
 	if got := js[int](t, tab, itemCount); got != items {
 		t.Errorf("the second tab shows %d items, want %d", got, items)
@@ -218,10 +234,9 @@ func TestSeedFlowInChromium(t *testing.T) {
 func TestManualPanelInChromium(t *testing.T) {
 	s := startLab(t, Options{Host: host.Options{Servers: []host.ServerSpec{fixture("cmdb"), fixture("tickets")}}})
 	b := webtest.Browser(t)
-	do(t, b, chromedp.Navigate(s.url+"/"), chromedp.WaitVisible(chromedp.CSS("#tool")))
 	// The options come with the session's first state, after the page
-	// shows the select: wait for them rather than read too early.
-	until(t, b, "the tools in the panel", `document.querySelectorAll("#tool option").length === 4`)
+	// shows the select: the page says when it has put them in.
+	do(t, b, chromedp.Navigate(s.url+"/"), loaded(), chromedp.WaitVisible(chromedp.CSS("#tool")))
 	tools := js[[]string](t, b, `[...document.querySelectorAll("#tool option")].map(o => o.value)`)
 	if !slices.Equal(tools, []string{"cmdb__find_assets", "cmdb__get_asset", "tickets__list_tickets", "tickets__open_ticket"}) {
 		t.Errorf("the panel offers %q", tools)
@@ -308,7 +323,7 @@ func formServer(t testing.TB) host.ServerSpec {
 func TestFormsFromSchemasInChromium(t *testing.T) {
 	s := startLab(t, Options{Host: host.Options{Servers: []host.ServerSpec{formServer(t)}}})
 	b := webtest.Browser(t)
-	do(t, b, chromedp.Navigate(s.url+"/"), chromedp.WaitVisible(chromedp.CSS("#tool")),
+	do(t, b, chromedp.Navigate(s.url+"/"), loaded(), chromedp.WaitVisible(chromedp.CSS("#tool")),
 		choose("#tool", "forms__survey"), chromedp.Click(chromedp.CSS("#call")), chromedp.WaitVisible(chromedp.CSS(pendingForm+" form")))
 	field := func(name string) string {
 		return fmt.Sprintf(`document.querySelector('%s [data-field=%q]')`, pendingForm, name)
@@ -388,7 +403,7 @@ func TestHostileStringsInChromium(t *testing.T) {
 	m2 := renamed{Model: m, from: "x", to: hostile}
 	s := startLab(t, Options{Host: host.Options{Servers: []host.ServerSpec{fixture("tickets")}}, Model: m2, Title: hostile})
 	b := webtest.Browser(t)
-	do(t, b, chromedp.Navigate(s.url+"/"), chromedp.WaitVisible(chromedp.CSS("#question")),
+	do(t, b, chromedp.Navigate(s.url+"/"), loaded(), chromedp.WaitVisible(chromedp.CSS("#question")),
 		chromedp.SendKeys(chromedp.CSS("#question"), hostile), chromedp.Click(chromedp.CSS("#send")),
 		chromedp.WaitVisible(chromedp.CSS(pendingApprv+" button.approve")), chromedp.Click(chromedp.CSS(pendingApprv+" button.approve")),
 		chromedp.WaitVisible(chromedp.CSS(pendingForm+" select")), choose(pendingForm+" select", "P2"),
@@ -464,7 +479,7 @@ func TestLabAtWindowSizesInChromium(t *testing.T) {
 				Model: rulesModel(t, seedRules(t)), Title: "The host side",
 			})
 			b := webtest.Browser(t)
-			do(t, b, chromedp.EmulateViewport(width, 800), chromedp.Navigate(s.url+"/"), chromedp.WaitVisible(chromedp.CSS("#question")))
+			do(t, b, chromedp.EmulateViewport(width, 800), chromedp.Navigate(s.url+"/"), loaded(), chromedp.WaitVisible(chromedp.CSS("#question")))
 			ask := func() {
 				t.Helper()
 				do(t, b, chromedp.WaitEnabled(chromedp.CSS("#send")), chromedp.SendKeys(chromedp.CSS("#question"), question), chromedp.Click(chromedp.CSS("#send")))

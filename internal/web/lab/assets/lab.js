@@ -23,6 +23,8 @@ const page = {
   open: null, // the call id whose detail is open
   busy: false,
   forms: new Map(), // question item id -> form reader
+  tools: new Map(), // offered tool name -> tool (the manual panel)
+  loads: 0, // snapshots shown
 };
 
 // ---- figures, as internal/web formats them ----
@@ -89,6 +91,11 @@ async function load() {
   page.queued = [];
   for (const [name, ev] of queued) onEvent(name, ev);
   if (page.open && page.calls.has(page.open)) openCall(page.open);
+  // Say that the page shows a snapshot: a script (the browser tests)
+  // waits for this signal rather than for a time.
+  page.loads++;
+  document.documentElement.dataset.loads = String(page.loads);
+  document.dispatchEvent(new Event("lab:loaded"));
 }
 
 function follow() {
@@ -462,10 +469,18 @@ function filterLogs() {
 
 function showTools(tools) {
   const select = $("tool");
+  const was = page.tools.get(select.value);
   select.replaceChildren();
   const offered = tools.filter((t) => t.offered);
   for (const t of offered) select.append(el("option", { value: t.name, text: `${t.name}${t.auto_run ? "" : " (asks you first)"}` }));
   page.tools = new Map(offered.map((t) => [t.name, t]));
+  // A snapshot loaded again (a gap in the events, a reconnection) keeps
+  // the person's choice and what they typed, while the tool is the same.
+  const now = was && page.tools.get(was.name);
+  if (now) {
+    select.value = now.name;
+    if (JSON.stringify(now.input_schema) === JSON.stringify(was.input_schema)) return;
+  }
   chooseTool();
 }
 
