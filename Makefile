@@ -63,7 +63,7 @@ ACTIONLINT := github.com/rhysd/actionlint/cmd/actionlint@$(ACTIONLINT_VERSION)
 GORELEASER_VERSION := v2.15.1
 GORELEASER := github.com/goreleaser/goreleaser/v2@$(GORELEASER_VERSION)
 
-.PHONY: all build run test test-load test-sdk fuzz-short vet conformance node-deps bench bench-peers clean \
+.PHONY: all build run test test-load test-sdk fuzz-short vet conformance node-deps bench bench-endpoint bench-peers clean \
 	fuzz browser-deps view cassettes release release-check image lint lint-docker lint-ci lint-k8s goreleaser-check
 
 all: build
@@ -191,6 +191,14 @@ conformance: build node-deps
 ## bench: the Go benchmarks (speed and memory targets)
 bench: build
 	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+## bench-endpoint: issue 28's efficiency against a model endpoint (the
+## fake one, delay 200 ms and 50 ms, -concurrency 8, 32 and 64): cases/s
+## over the Little's-law bound, and the CPU a case costs hosteval, the
+## shared server and the endpoint; COUNT runs of each, for benchstat.
+## HOSTEVAL_BENCH_CPUPROFILE=PREFIX writes hosteval's CPU profiles.
+bench-endpoint: build
+	$(GO) test -run '^$$' -bench BenchmarkEndpointEfficiency -benchtime 1x -count $(or $(COUNT),3) ./cmd/hosteval
 
 ## bench-peers: 100 echo calls on server-everything, whole processes in
 ## turns: hosteval against the bare go-sdk client (tools/bench/sdkcall) and

@@ -39,6 +39,7 @@ func (w withFixtures) Run() int { return fixturetest.MainAll(w.m, &fixtureBin) }
 func TestMain(m *testing.M) {
 	testscript.Main(withFixtures{m}, map[string]func(){
 		"hosteval": main,
+		"cpuwrap":  cpuwrap, // the benchmarks' server wrapper (endpoint_bench_test.go)
 	})
 }
 
