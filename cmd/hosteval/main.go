@@ -11,6 +11,7 @@
 //	gate      check a run against gates and a baseline
 //	catalog   measure what a tool catalog costs in model context
 //	lint      check what a tool catalog tells the model: poisoning, gaps, cost
+//	pin       write hosteval.lock: each tool's definition and hash
 //	tools     list the host's namespaced tool table
 //	chat      talk to a model through the host, or call tools by hand
 //	merge     merge the run folders of a suite's shards into one run
@@ -100,6 +101,7 @@ func commands() []command {
 		gateCommand,
 		catalogCommand,
 		lintCommand,
+		pinCommand,
 		toolsCommand,
 		chatCommand,
 		labCommand,
