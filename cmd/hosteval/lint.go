@@ -41,6 +41,12 @@ LEVEL error, warning, note or off), suppressions (suppress: [{rule,
 server, tool, reason}]) and fail_on; -rule and -suppress add to it and
 win. Suppressed findings are listed with their reasons.
 
+-pins FILE compares the catalogs with a lock of hosteval pin
+(hosteval.lock): a tool whose definition changed since it was pinned, a
+tool that appeared or vanished, changed instructions and a server not
+pinned are findings of the rule pin-changed (an error), each with what
+changed: the description's words, the schema's keys.
+
 -format text (a table fitted to the terminal, then each finding in full),
 json (a stable document: "kind": "hosteval.lint", "schema": 1) or sarif
 (SARIF 2.1.0, for code scanning).
@@ -53,7 +59,8 @@ examples:
   hosteval lint -servers cmdb,tickets -format json
   hosteval lint -add 'everything=node tools/node/node_modules/@modelcontextprotocol/server-everything/dist/index.js'
   hosteval lint -fail-on warning -rule param-description-missing=off
-  hosteval lint -format sarif > lint.sarif`
+  hosteval lint -format sarif > lint.sarif
+  hosteval lint -pins hosteval.lock`
 
 // ruleFlag is -rule ID=LEVEL, repeatable.
 type ruleFlag map[string]lint.Severity
@@ -136,6 +143,7 @@ func runLint(ctx context.Context, e *env, args []string) error {
 	var sups suppressFlag
 	fs.Var(&sups, "suppress", "suppress a rule's findings: 'RULE:SERVER/TOOL=REASON' (SERVER and TOOL optional; repeatable)")
 	longTokens := fs.Int("long-tokens", 0, fmt.Sprintf("flag descriptions over this many tokens (default: the servers file's long_tokens, else %d)", catalog.DefaultLongTokens))
+	pins := fs.String("pins", "", "compare the catalogs with this lock of hosteval pin: what changed is a pin-changed finding")
 	notes := fs.Bool("notes", false, "show notes in full too (else in the table only)")
 	var layout layoutFlags
 	layout.register(fs, false)
@@ -159,6 +167,10 @@ func runLint(ctx context.Context, e *env, args []string) error {
 		}
 		flagCfg.FailOn = level
 	}
+	lock, err := readPins(*pins)
+	if err != nil {
+		return err
+	}
 	var settings *scenario.LintSettings
 	if len(adds) == 0 || hf.servers != "" {
 		// The servers file is read for its servers: its lint: section and
@@ -167,7 +179,6 @@ func runLint(ctx context.Context, e *env, args []string) error {
 		for _, r := range lint.Rules() {
 			ids = append(ids, r.ID)
 		}
-		var err error
 		if settings, err = scenario.LoadLint(hf.serversFile, ids); err != nil {
 			return usageError{err}
 		}
@@ -187,7 +198,7 @@ func runLint(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	rep, err := lint.Lint(ctx, servers, lint.Options{Config: cfg, Namespace: host.Namespaced})
+	rep, err := lint.Lint(ctx, servers, lint.Options{Config: cfg, Namespace: host.Namespaced, Pins: lock, PinsFile: *pins})
 	if err != nil {
 		if ctx.Err() != nil {
 			return err

@@ -162,3 +162,20 @@ func writeLock(path string, l *lint.Lock) error {
 	}
 	return os.WriteFile(path, b.Bytes(), 0o644)
 }
+
+// readPins reads the lock -pins names (nil when none is named); a lock
+// that is missing or not one is a usage error.
+func readPins(path string) (*lint.Lock, error) {
+	if path == "" {
+		return nil, nil
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, usagef("-pins: %w (hosteval pin writes it)", err)
+	}
+	l, err := lint.ReadLock(data)
+	if err != nil {
+		return nil, usagef("-pins %s: %w", path, err)
+	}
+	return l, nil
+}
