@@ -45,6 +45,10 @@ import (
 
 func main() {
 	tuneGC(os.Getenv, smallHeapBytes)
+	// A server's helper that leaves its process group and outlives its
+	// parent is then handed to hosteval, which ends it with its server
+	// (internal/host/orphans.go). Linux only; elsewhere it escapes.
+	host.BecomeSubreaper()
 	ctx := context.Background()
 	os.Exit(run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }

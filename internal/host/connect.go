@@ -256,6 +256,19 @@ func (h *Host) auto(ctx context.Context, s *serverConn, b budgets) (*handshake, 
 	return hs, nil
 }
 
+// maxUnknownLogged is how many answers to unknown ids a connection logs
+// one by one.
+const maxUnknownLogged = 10
+
+// idText is a JSON-RPC id as the server wrote it.
+func idText(id jsonrpc.ID) string {
+	b, err := json.Marshal(id.Raw())
+	if err != nil {
+		return fmt.Sprint(id.Raw())
+	}
+	return string(b)
+}
+
 // failureReason is the era reason of a connection that failed.
 func failureReason(err error) string {
 	var ended *endedError
@@ -281,6 +294,18 @@ func (h *Host) dial(ctx context.Context, s *serverConn, revision string, b budge
 
 	wire := h.wire.forServer(name)
 	w := newWatch(h.opts.Paths)
+	w.onUnknown = func(id jsonrpc.ID, n int64) {
+		// Counted always, logged up to a point: a server may write
+		// such answers without end.
+		switch {
+		case n <= maxUnknownLogged:
+			h.logf(slog.LevelWarn, fmt.Sprintf("the server answered a request the host never sent (id %s), or answered one twice: the answer was not used", idText(id)),
+				"operation", "host.unknown_answer", "server", name, "id", id.Raw(), "count", n)
+		case n == maxUnknownLogged+1:
+			h.logf(slog.LevelWarn, "more answers to requests the host never sent: counted on the server's record (unknown_answers), not logged",
+				"operation", "host.unknown_answer", "server", name, "count", n)
+		}
+	}
 	var transport mcp.Transport
 	var proc *process
 	var stdio pipeState
@@ -303,6 +328,10 @@ func (h *Host) dial(ctx context.Context, s *serverConn, revision string, b budge
 			return hs, fmt.Errorf("start %s: %w", name, err)
 		}
 		proc = p
+		p.orphaned = func(found []orphan) {
+			s.orphans.Add(int64(len(found)))
+			h.logf(slog.LevelWarn, orphansText(found), "operation", "host.orphans", "server", name, "orphans", len(found))
+		}
 		var r io.ReadCloser = p.stdout
 		var tap io.Writer
 		if wire != nil {

@@ -9,10 +9,13 @@ import (
 	"net/http/httptest"
 	"regexp"
 	"runtime"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
 	"unicode/utf8"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
 	"github.com/hosteval/hosteval/internal/budget"
 	"github.com/hosteval/hosteval/internal/record"
@@ -424,5 +427,60 @@ func TestHugeDescription(t *testing.T) {
 	}
 	if testing.Verbose() {
 		t.Logf("allocated %d MiB; %+v", alloc>>20, defs)
+	}
+}
+
+// TestAnswersToUnknownIDs: a server that answers requests the host never
+// sent (chaos -faults stray: ids 987654321 and "stray", before the call's
+// own answer). The SDK drops such answers without a word; the host counts
+// them on the server's record and logs each, and the call and the server
+// go on. On both stdio paths.
+func TestAnswersToUnknownIDs(t *testing.T) {
+	t.Parallel()
+	for _, paths := range []Paths{PathsFast, PathsSDK} {
+		t.Run(string(paths), func(t *testing.T) {
+			t.Parallel()
+			var log syncBuffer
+			h := startHost(t, Options{Servers: []ServerSpec{chaosWith("stray")}, Paths: paths, Log: &log})
+			if text, ev := call(t, h, "chaos__stray", `{}`); ev.Outcome != "ok" || !strings.Contains(text, "answered two requests never sent") {
+				t.Fatalf("stray: outcome %s, text %q", ev.Outcome, text)
+			}
+			if _, ev := call(t, h, "chaos__ok", `{}`); ev.Outcome != "ok" {
+				t.Errorf("the call after: outcome %s (%s), want ok", ev.Outcome, ev.Error)
+			}
+			if n := h.Servers()[0].UnknownAnswers; n != 2 {
+				t.Errorf("unknown_answers = %d, want 2", n)
+			}
+			for _, id := range []string{"987654321", `\"stray\"`} {
+				want := `the server answered a request the host never sent (id ` + id + `), or answered one twice: the answer was not used","operation":"host.unknown_answer","server":"chaos"`
+				if !strings.Contains(string(log.Bytes()), want) {
+					t.Errorf("the log does not say %s:\n%s", want, log.Bytes())
+				}
+			}
+		})
+	}
+}
+
+// TestWatchCountsUnknownIDs: an answer counts as unknown when its id was
+// never sent, or was answered already; the answer to a request sent does
+// not. Each is told, with the count so far.
+func TestWatchCountsUnknownIDs(t *testing.T) {
+	w := newWatch(PathsFast)
+	var told []string
+	w.onUnknown = func(id jsonrpc.ID, n int64) { told = append(told, fmt.Sprintf("%v:%d", id.Raw(), n)) }
+	id := func(v any) jsonrpc.ID {
+		id, err := jsonrpc.MakeID(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return id
+	}
+	w.sending(t.Context(), &jsonrpc.Request{ID: id(1.0), Method: "ping"})
+	w.sending(t.Context(), &jsonrpc.Request{Method: "notifications/initialized"})
+	for _, v := range []any{1.0, 1.0, "x", 2.0} {
+		w.received(&jsonrpc.Response{ID: id(v), Result: json.RawMessage(`{}`)})
+	}
+	if want := []string{"1:1", "x:2", "2:3"}; !slices.Equal(told, want) || w.unknownAnswers() != 3 {
+		t.Errorf("told %q, count %d; want %q, 3", told, w.unknownAnswers(), want)
 	}
 }

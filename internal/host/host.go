@@ -234,13 +234,15 @@ func (h *Host) Close() error {
 func (h *Host) SessionID() string { return h.sessionID }
 
 // Servers describes every server connection, in the order they were given.
-// What a server's stderr lost to its budget is known once the server has
-// stopped (after Close).
+// What a server's stderr lost to its budget, and the processes it left
+// outside its group, are known once the server has stopped (after Close).
 func (h *Host) Servers() []record.Server {
 	out := make([]record.Server, len(h.order))
 	for i, s := range h.order {
 		out[i] = s.info
 		out[i].StderrDroppedBytes, out[i].StderrDroppedLines = s.stderr.dropped()
+		out[i].Orphans = int(s.orphans.Load())
+		out[i].UnknownAnswers = s.watch.unknownAnswers()
 	}
 	return out
 }

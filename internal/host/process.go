@@ -38,6 +38,13 @@ type process struct {
 	// groups, when the host has Options.Groups, holds the process's group
 	// until stop has reaped it.
 	groups *ProcessGroups
+	// tag is in the environment of the server and of what it starts: it
+	// finds the helpers that left its group (orphans.go).
+	tag string
+	// orphaned, when set, is told what stop found outside the group.
+	orphaned func([]orphan)
+	// orphans are what stop found and ended (valid after stop).
+	orphans []orphan
 }
 
 // startProcess starts spec's command and registers its process group in
@@ -46,7 +53,8 @@ type process struct {
 func startProcess(spec ServerSpec, grace time.Duration, groups *ProcessGroups, stderr stderrLines) (*process, error) {
 	cmd := exec.Command(spec.Command, spec.Args...)
 	cmd.Dir = spec.Dir
-	cmd.Env = append(serverEnv(os.Environ(), spec.InheritEnv), spec.Env...)
+	tag := newTag()
+	cmd.Env = append(append(serverEnv(os.Environ(), spec.InheritEnv), spec.Env...), tagVar+"="+tag)
 	cmd.SysProcAttr = processAttr()
 
 	inR, inW, err := os.Pipe()
@@ -82,7 +90,7 @@ func startProcess(spec ServerSpec, grace time.Duration, groups *ProcessGroups, s
 	}
 	groups.add(cmd.Process.Pid)
 	p := &process{
-		cmd: cmd, stdin: inW, stdout: &stdoutWatch{r: outR, atStart: true}, grace: grace, groups: groups,
+		cmd: cmd, stdin: inW, stdout: &stdoutWatch{r: outR, atStart: true}, grace: grace, groups: groups, tag: tag,
 		exited: make(chan struct{}), stderrWG: make(chan struct{}),
 	}
 	go func() {
@@ -209,7 +217,15 @@ func (p *process) stderrTail() string {
 // SIGTERM, wait, SIGKILL), signalling its whole group, and reaps it. The
 // grace is short: a fixture server exits in milliseconds once its input
 // closes, and one that does not is stuck, not busy.
+//
+// What the server started outside its group (a helper in a session of its
+// own) is ended too, and reaped: it would keep stderr open, and the run
+// would leave it behind (orphans.go).
 func (p *process) stop() {
+	var tree []treeProc
+	if !p.waitExit(0) {
+		tree = descendants(p.cmd.Process.Pid)
+	}
 	p.stdin.Close()
 	if !p.waitExit(p.grace) {
 		p.signal(syscall.SIGTERM)
@@ -220,6 +236,10 @@ func (p *process) stop() {
 	}
 	// Children that outlived the leader would keep stderr open.
 	p.signal(syscall.SIGKILL)
+	p.orphans = endTree(p.tag, p.cmd.Process.Pid, tree)
+	if len(p.orphans) > 0 && p.orphaned != nil {
+		p.orphaned(p.orphans)
+	}
 	p.groups.remove(p.cmd.Process.Pid)
 	p.stdout.Close()
 	<-p.stderrWG

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -31,6 +32,9 @@ type serverConn struct {
 	watch *watch
 	// shared is set for a Pool's server: hosts that use it leave it running.
 	shared bool
+	// orphans counts the processes its stops found left outside the
+	// server's process group, and ended (orphans.go).
+	orphans atomic.Int64
 	// catalog is set for a server whose tools come from a catalog: no
 	// session, nothing to close, and nothing is ever sent to it.
 	catalog *Catalog

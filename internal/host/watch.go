@@ -56,10 +56,28 @@ type watch struct {
 	// paths says whether the rewrites on the bytes run, or their
 	// decoder's versions (Options.Paths).
 	paths Paths
+
+	// sent are the ids of the requests written and not answered yet. An
+	// answer to any other id answers a request the host never sent (or
+	// one answered already): the SDK drops it without a word, so the
+	// watch counts it (unknown) and tells onUnknown, outside mu.
+	sent      map[jsonrpc.ID]struct{}
+	unknown   int64
+	onUnknown func(id jsonrpc.ID, n int64)
 }
 
 func newWatch(paths Paths) *watch {
-	return &watch{tokens: map[string]*exchange{}, ids: map[jsonrpc.ID]*exchange{}, paths: paths}
+	return &watch{tokens: map[string]*exchange{}, ids: map[jsonrpc.ID]*exchange{}, sent: map[jsonrpc.ID]struct{}{}, paths: paths}
+}
+
+// unknownAnswers counts the answers read to ids the host never sent.
+func (w *watch) unknownAnswers() int64 {
+	if w == nil {
+		return 0
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.unknown
 }
 
 // exchange is one request of the host's, followed on the wire.
@@ -178,7 +196,13 @@ func withExchange(ctx context.Context, ex *exchange) context.Context {
 // rewrite applied.
 func (w *watch) sending(ctx context.Context, msg jsonrpc.Message) jsonrpc.Message {
 	req, ok := msg.(*jsonrpc.Request)
-	if !ok || !req.ID.IsValid() || (req.Method != methodToolsCall && req.Method != methodToolsList) {
+	if !ok || !req.ID.IsValid() {
+		return msg
+	}
+	w.mu.Lock()
+	w.sent[req.ID] = struct{}{}
+	w.mu.Unlock()
+	if req.Method != methodToolsCall && req.Method != methodToolsList {
 		return msg
 	}
 	var token string
@@ -305,6 +329,16 @@ func (w *watch) received(msg jsonrpc.Message) jsonrpc.Message {
 		}
 	case *jsonrpc.Response:
 		w.mu.Lock()
+		if _, sent := w.sent[m.ID]; !sent {
+			w.unknown++
+			n := w.unknown
+			w.mu.Unlock()
+			if w.onUnknown != nil {
+				w.onUnknown(m.ID, n)
+			}
+			return msg
+		}
+		delete(w.sent, m.ID)
 		defer w.mu.Unlock()
 		ex := w.ids[m.ID]
 		if ex == nil {

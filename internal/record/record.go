@@ -285,6 +285,14 @@ type Server struct {
 	// stderr_bytes it keeps (budget.Budgets.StderrBytes).
 	StderrDroppedBytes int64 `json:"stderr_dropped_bytes,omitempty"`
 	StderrDroppedLines int64 `json:"stderr_dropped_lines,omitempty"`
+	// Orphans counts the processes the server left running outside its
+	// process group (a helper started with setsid), which the host found
+	// and ended when it stopped the server (Linux).
+	Orphans int `json:"orphans,omitempty"`
+	// UnknownAnswers counts the answers the server sent to requests the
+	// host never sent (or answered twice), which were not used: on the
+	// connection so far (a shared server's over the run).
+	UnknownAnswers int64 `json:"unknown_answers,omitempty"`
 }
 
 // Case statuses.

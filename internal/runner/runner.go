@@ -616,11 +616,12 @@ func (cr *caseRun) converse(ctx context.Context, pool *host.Pool, toks *tokens.C
 	defer cancel()
 	closeHost := sync.OnceFunc(func() {
 		h.Close()
-		// What each server's stderr lost to its budget is known once it
-		// stopped.
+		// What each server's stderr lost to its budget, and what it left
+		// outside its group, is known once it stopped.
 		for i, s := range h.Servers() {
 			if i < len(rec.Servers) {
 				rec.Servers[i].StderrDroppedBytes, rec.Servers[i].StderrDroppedLines = s.StderrDroppedBytes, s.StderrDroppedLines
+				rec.Servers[i].Orphans, rec.Servers[i].UnknownAnswers = s.Orphans, s.UnknownAnswers
 			}
 		}
 	})

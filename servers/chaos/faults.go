@@ -32,7 +32,12 @@ import (
 //	          reading, and logs how much it wrote (chaos.endless)
 //	flood     writes bytes (default 1 GB) on stderr in numbered lines of
 //	          100 bytes, then answers
-var faultNames = []string{"deaf", "bad_utf8", "endless", "flood"}
+//	stray     answers requests the host never sent (ids 987654321 and
+//	          "stray"), then the call
+//	orphan    starts `sleep 600` in a session of its own (setsid), out of
+//	          the server's process group, holding its stderr, and answers
+//	          with its pid; detach orphans it at once (a double fork)
+var faultNames = []string{"deaf", "bad_utf8", "endless", "flood", "stray", "orphan"}
 
 // config is what chaos's flags ask for.
 type config struct {
@@ -136,6 +141,33 @@ func addFaults(srv *mcp.Server, p *fixture.Process, cfg *config) {
 				lines, err := flood(p.Stderr(), n)
 				return nil, floodOut{Lines: lines}, err
 			})
+		case "stray":
+			mcp.AddTool(srv, &mcp.Tool{
+				Name:        "stray",
+				Description: "Answer two requests the client never sent (ids 987654321 and \"stray\"), then this call. Takes no arguments.",
+				Annotations: harmless,
+				InputSchema: empty,
+			}, func(context.Context, *mcp.CallToolRequest, noInput) (*mcp.CallToolResult, noteOut, error) {
+				if err := p.WriteRaw([]byte(strayAnswers)); err != nil {
+					return nil, noteOut{}, err
+				}
+				return nil, noteOut{Note: "answered two requests never sent"}, nil
+			})
+		case "orphan":
+			mcp.AddTool(srv, &mcp.Tool{
+				Name: "orphan",
+				Description: "Start `sleep 600` in a session of its own (setsid), out of this server's process group and holding its stderr, and answer with its pid. " +
+					"With detach, start it through a shell that exits at once, so that it is orphaned while the server runs, e.g. {\"detach\": true}.",
+				Annotations: harmless,
+				InputSchema: fixture.Schema[orphanIn](nil),
+			}, func(_ context.Context, req *mcp.CallToolRequest, in orphanIn) (*mcp.CallToolResult, orphanOut, error) {
+				pid, err := startOrphan(in.Detach)
+				if err != nil {
+					return nil, orphanOut{}, err
+				}
+				p.Log.Note("chaos.orphan", fmt.Sprintf("started sleep %d out of the process group", pid), fixture.CorrelationFrom(req.Params.Meta))
+				return nil, orphanOut{PID: pid}, nil
+			})
 		case "bad_utf8":
 			mcp.AddTool(srv, &mcp.Tool{
 				Name:        "bad_utf8",
@@ -149,6 +181,19 @@ func addFaults(srv *mcp.Server, p *fixture.Process, cfg *config) {
 			})
 		}
 	}
+}
+
+// strayAnswers are stray's answers to requests never sent: a result and
+// an error.
+const strayAnswers = `{"jsonrpc":"2.0","id":987654321,"result":{"content":[]}}` + "\n" +
+	`{"jsonrpc":"2.0","id":"stray","error":{"code":-32603,"message":"an answer to nothing"}}` + "\n"
+
+type orphanIn struct {
+	Detach bool `json:"detach,omitempty" jsonschema:"Start it through a shell that exits at once (a double fork)."`
+}
+
+type orphanOut struct {
+	PID int `json:"pid" jsonschema:"The pid of the sleep started."`
 }
 
 // badUTF8Line is bad_utf8's answer as written: "café" in Latin-1 and a

@@ -1,0 +1,86 @@
+package host
+
+import (
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestServerOrphansEnded: a server that starts a helper in a session of
+// its own (setsid), holding the server's stderr. Before issue 23 the
+// helper outlived the server, and stopping the server waited for its
+// stderr to end: as long as the helper lived (600 s here). Now stopping
+// the server ends the helper (found in the server's tree, or, detached by
+// a double fork while the server runs, handed to this process as its
+// subreaper and found by the server's tag), reaps it, logs it and counts
+// it on the server's record.
+func TestServerOrphansEnded(t *testing.T) {
+	if err := BecomeSubreaper(); err != nil {
+		t.Fatalf("BecomeSubreaper: %v", err)
+	}
+	for _, detach := range []bool{false, true} {
+		t.Run("detach="+strconv.FormatBool(detach), func(t *testing.T) {
+			var log syncBuffer
+			h := startHost(t, Options{Servers: []ServerSpec{chaosWith("orphan")}, Log: &log})
+			text, ev := call(t, h, "chaos__orphan", `{"detach": `+strconv.FormatBool(detach)+`}`)
+			m := regexp.MustCompile(`"pid":\s*(\d+)`).FindStringSubmatch(text)
+			if ev.Outcome != "ok" || m == nil {
+				t.Fatalf("outcome %s, text %q: want ok and a pid", ev.Outcome, text)
+			}
+			pid, _ := strconv.Atoi(m[1])
+			st, ok := readStat(pid)
+			if !ok || st.state == 'Z' || st.command != "sleep" {
+				t.Fatalf("the helper %d: %+v, %v; want a live sleep", pid, st, ok)
+			}
+			// Should the host miss it, the test must not leave it (nor
+			// wait 600 s for it).
+			t.Cleanup(func() {
+				if now, ok := readStat(pid); ok && now.start == st.start {
+					syscall.Kill(pid, syscall.SIGKILL)
+				}
+			})
+			closed := make(chan struct{})
+			go func() {
+				h.Close()
+				close(closed)
+			}()
+			select {
+			case <-closed:
+			case <-time.After(time.Minute):
+				syscall.Kill(pid, syscall.SIGKILL)
+				t.Fatalf("Close did not return: the helper %d holds the server's stderr", pid)
+			}
+			if after, ok := readStat(pid); ok && after.start == st.start {
+				t.Errorf("the helper %d outlived its server (state %c, parent %d)", pid, after.state, after.ppid)
+			}
+			want := "the server left 1 process running outside its process group (" + m[1] + " sleep): the host ended it"
+			if !strings.Contains(string(log.Bytes()), want) || !strings.Contains(string(log.Bytes()), `"operation":"host.orphans"`) {
+				t.Errorf("the log does not say %q:\n%s", want, log.Bytes())
+			}
+			if n := h.Servers()[0].Orphans; n != 1 {
+				t.Errorf("the record counts %d orphans, want 1", n)
+			}
+		})
+	}
+}
+
+func TestParseStat(t *testing.T) {
+	tests := []struct {
+		line string
+		want procStat
+		ok   bool
+	}{
+		{"4242 (sleep) S 77 4242 4242 0 -1 4194560 1 0 0 0 0 0 0 0 20 0 1 0 987654 100 200", procStat{'S', 77, 4242, 987654, "sleep"}, true},
+		{"7 (a (b) c)) Z 1 9 9 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 5 0 0", procStat{'Z', 1, 9, 5, "a (b) c)"}, true},
+		{"7 (a) R 1 2", procStat{}, false},
+		{"garbage", procStat{}, false},
+	}
+	for _, tt := range tests {
+		if got, ok := parseStat([]byte(tt.line)); got != tt.want || ok != tt.ok {
+			t.Errorf("parseStat(%q) = %+v, %v; want %+v, %v", tt.line, got, ok, tt.want, tt.ok)
+		}
+	}
+}
