@@ -17,6 +17,7 @@ import (
 
 	"github.com/hosteval/hosteval/internal/gate"
 	"github.com/hosteval/hosteval/internal/host"
+	"github.com/hosteval/hosteval/internal/lint"
 	"github.com/hosteval/hosteval/internal/model/replay"
 	"github.com/hosteval/hosteval/internal/record"
 	"github.com/hosteval/hosteval/internal/report"
@@ -78,6 +79,12 @@ conversation asks something not recorded, saying what changed (a scenario's
 cassettes: does the same without a flag). Secrets never enter a cassette.
 -cache answers requests seen before from a local cache (docs/models.md).
 
+-lint lints the servers' catalogs before the cases, as hosteval lint
+does (its rules at their levels): the findings are printed first and kept
+in run.json's lint; -pins FILE also compares them with a lock of hosteval
+pin (rule pin-changed, with the diff). The cases run either way; a finding
+at or above -fail-on (default error) fails the run (exit 1).
+
 A slow suite: -cpuprofile FILE, -memprofile FILE and -trace FILE write Go's
 CPU profile, memory profile and execution trace of the hosteval process
 (loading, the cases, the reports; not the servers'), for go tool pprof FILE
@@ -97,6 +104,7 @@ examples:
   hosteval run -record scenarios/cassettes -model openai:gpt-oss-120b scenarios/ab.yaml
   hosteval run -replay scenarios/cassettes scenarios/ab.yaml
   hosteval run -shard 2/4 -out results/shard-2 scenarios/
+  hosteval run -pins hosteval.lock -fail-on warning scenarios/
   hosteval run -cpuprofile cpu.pprof scenarios/ && go tool pprof -top cpu.pprof`
 
 func runRun(ctx context.Context, e *env, args []string) (err error) {
@@ -141,6 +149,17 @@ func runRun(ctx context.Context, e *env, args []string) (err error) {
 	if f.budgets.set() {
 		opts.Override = f.budgets.apply
 	}
+	if f.lint {
+		opts.Lint = &lint.Options{Config: lint.Config{FailOn: f.failOn}, Namespace: host.Namespaced, Pins: f.pins, PinsFile: f.pinsFile}
+		opts.OnLint = func(rep *lint.Report) {
+			// Before the cases, on stdout unless it is summary.json's.
+			w := e.stdout
+			if f.jsonOut {
+				w = e.stderr
+			}
+			rep.WriteText(w, lint.TextOptions{Width: f.layout.width(e)})
+		}
+	}
 	var verdict report.Verdict
 	opts.Finish = func(res runner.Result, stopped <-chan struct{}) error {
 		stopProgress()
@@ -182,8 +201,14 @@ type runFlags struct {
 	models                       modelFlags
 	erasFile                     string
 	shards                       shardFlags
-	openBrowser                  bool
-	profiles                     profileFlags
+	// lint is -lint, or -pins given: pinsFile is its lock, read into
+	// pins; failOn is -fail-on.
+	lint        bool
+	pinsFile    string
+	pins        *lint.Lock
+	failOn      lint.Severity
+	openBrowser bool
+	profiles    profileFlags
 
 	paths     []string
 	filter    *regexp.Regexp
@@ -217,10 +242,25 @@ func parseRunFlags(e *env, args []string) (*runFlags, error) {
 	f.shards.register(fs)
 	registerOpen(fs, &f.openBrowser)
 	f.profiles.register(fs)
+	fs.BoolVar(&f.lint, "lint", false, "lint the servers' catalogs before the cases (hosteval lint's rules): the findings go to run.json, and one at or above -fail-on fails the run")
+	fs.StringVar(&f.pinsFile, "pins", "", "compare the servers' catalogs with this lock of hosteval pin before the cases (implies -lint): a changed definition fails the run")
+	failOn := fs.String("fail-on", "", "with -lint or -pins: the least severity of a finding that fails the run: error, warning, note or none (default error)")
 	if err := parseFlags(fs, args); err != nil {
 		return nil, err
 	}
 	var err error
+	if f.pins, err = readPins(f.pinsFile); err != nil {
+		return nil, err
+	}
+	f.lint = f.lint || f.pins != nil
+	if *failOn != "" {
+		if !f.lint {
+			return nil, usagef("-fail-on %s: it says which lint findings fail the run; add -lint or -pins", *failOn)
+		}
+		if f.failOn, err = lint.ParseFailOn(*failOn); err != nil {
+			return nil, usagef("-fail-on %w", err)
+		}
+	}
 	if f.cassettes, err = f.models.cassettes(); err != nil {
 		return nil, err
 	}
@@ -407,7 +447,12 @@ func runEnd(e *env, res *runner.Result, dir string, verdict report.Verdict) erro
 	if err := uncheckable(verdict); err != nil {
 		return err
 	}
-	return runVerdict(res.Ran, res.Failed, res.Errors, verdict.Regressed)
+	err := runVerdict(res.Ran, res.Failed, res.Errors, verdict.Regressed)
+	if err == nil && res.Lint != nil && res.Lint.Failed {
+		// The cases passed; the catalogs they ran on did not.
+		return failedf("the lint of the servers failed: %s (the findings are above and in %s)", res.Lint.Summary(), filepath.Join(dir, record.RunInfoFile))
+	}
+	return err
 }
 
 // uncheckable is the configuration error of checks that could not be made

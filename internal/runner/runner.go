@@ -113,6 +113,9 @@ type Options struct {
 	// them (it runs even when Preflight is off), before any case: the
 	// report is Result.Lint and run.json's lint.
 	Lint *lint.Options
+	// OnLint, if set, is told of the lint's report before any case
+	// starts.
+	OnLint func(*lint.Report)
 }
 
 // Which cases' logs a run writes.
@@ -203,6 +206,9 @@ func Run(ctx context.Context, cases []*scenario.Case, opts Options) (*Result, er
 				return nil, fmt.Errorf("lint: %w", err)
 			}
 			info.Lint = lintResult(linted, opts.Lint.PinsFile)
+			if opts.OnLint != nil {
+				opts.OnLint(linted)
+			}
 			if err := record.WriteRunInfo(opts.Dir, info); err != nil {
 				return nil, err
 			}
