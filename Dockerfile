@@ -31,7 +31,7 @@ RUN --mount=type=cache,target=/go/pkg/mod --mount=type=cache,target=/root/.cache
         -X github.com/hosteval/hosteval/internal/buildinfo.version=${VERSION} \
         -X github.com/hosteval/hosteval/internal/buildinfo.revision=${REVISION} \
         -X github.com/hosteval/hosteval/internal/buildinfo.modified=${MODIFIED}" \
-      -o /out/bin/ ./cmd/hosteval ./servers/cmdb ./servers/tickets ./servers/support ./servers/legacy ./servers/chaos ./servers/fakeapi
+      -o /out/bin/ ./cmd/hosteval ./servers/cmdb ./servers/tickets ./servers/support ./servers/legacy ./servers/chaos ./servers/poison ./servers/fakeapi
 
 # --- peers: the npm MCP servers the suite runs (tools/node, from its lock) ---
 FROM node:${NODE_VERSION}-bookworm-slim AS peers
