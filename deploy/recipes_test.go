@@ -331,6 +331,7 @@ type actionStep struct {
 	Shell            string            `yaml:"shell"`
 	WorkingDirectory string            `yaml:"working-directory"`
 	Env              map[string]string `yaml:"env"`
+	ContinueOnError  bool              `yaml:"continue-on-error"`
 }
 
 func readAction(t *testing.T) (action, string) {
@@ -349,7 +350,7 @@ var (
 	expression  = regexp.MustCompile(`\$\{\{(.*?)\}\}`)
 	inputRef    = regexp.MustCompile(`\binputs\.([A-Za-z0-9_-]+)`)
 	stepOutRef  = regexp.MustCompile(`\bsteps\.([A-Za-z0-9_-]+)\.outputs\.([A-Za-z0-9_-]+)`)
-	pinnedMajor = regexp.MustCompile(`^[\w.-]+/[\w.-]+@v\d+$`)
+	pinnedMajor = regexp.MustCompile(`^[\w.-]+/[\w.-]+(/[\w.-]+)*@v\d+$`)
 )
 
 func TestAction(t *testing.T) {
@@ -360,7 +361,7 @@ func TestAction(t *testing.T) {
 	if a.Name == "" || a.Description == "" {
 		t.Error("action.yml: name and description are required")
 	}
-	for _, want := range []string{"version", "scenarios", "args", "gates", "baseline-dir", "baseline-ref", "comment", "results"} {
+	for _, want := range []string{"version", "scenarios", "args", "gates", "baseline-dir", "baseline-ref", "comment", "results", "lint", "lint-args", "pins"} {
 		if _, ok := a.Inputs[want]; !ok {
 			t.Errorf("action.yml: no input %q", want)
 		}
@@ -633,6 +634,7 @@ func actionScript(t *testing.T, stepName string, env map[string]string) (stdout 
 	fake := `#!/usr/bin/env bash
 { printf '%s\x1f' "$@"; printf '\n'; } >> "$FAKE_ARGS"
 if [[ $1 == compare ]]; then echo "| scenario | pass rate |"; echo "| ticket | 100% -> 90% |"; fi
+[[ -z ${FAKE_OUT:-} ]] || echo "$FAKE_OUT"
 exit "${FAKE_CODE:-0}"
 `
 	if err := os.WriteFile(filepath.Join(dir, "hosteval"), []byte(fake), 0o755); err != nil {
@@ -686,13 +688,13 @@ func TestActionRunStep(t *testing.T) {
 		{
 			name: "every input",
 			env: map[string]string{"SCENARIOS": "evals/tickets.yaml\n  evals/more/ ", "ARGS": "-run 'ticket' -repeat 3",
-				"GATES": "evals/gates.yaml", "RESULTS": "out", "BASELINE": "/tmp/base line", "RUN_ID": "gh-7-1", "FAKE_CODE": "1"},
+				"GATES": "evals/gates.yaml", "RESULTS": "out", "BASELINE": "/tmp/base line", "PINS": "hosteval.lock", "RUN_ID": "gh-7-1", "FAKE_CODE": "1"},
 			wantArgs: []string{"run", "-out", "out", "-run-id", "gh-7-1", "-gates", "evals/gates.yaml", "-baseline", "/tmp/base line",
-				"-run", "'ticket'", "-repeat", "3", "evals/tickets.yaml", "evals/more/"},
+				"-pins", "hosteval.lock", "-run", "'ticket'", "-repeat", "3", "evals/tickets.yaml", "evals/more/"},
 		},
 		{
 			name:     "the defaults",
-			env:      map[string]string{"SCENARIOS": "scenarios/", "ARGS": "", "GATES": "", "RESULTS": "results", "BASELINE": "", "RUN_ID": "gh-7-1", "FAKE_CODE": "3"},
+			env:      map[string]string{"SCENARIOS": "scenarios/", "ARGS": "", "GATES": "", "RESULTS": "results", "BASELINE": "", "PINS": "", "RUN_ID": "gh-7-1", "FAKE_CODE": "3"},
 			wantArgs: []string{"run", "-out", "results", "-run-id", "gh-7-1", "scenarios/"},
 		},
 	}
@@ -712,13 +714,54 @@ func TestActionRunStep(t *testing.T) {
 	}
 }
 
-// The action's exit code is hosteval's.
+// The action's exit code is hosteval run's, else hosteval lint's.
 func TestActionVerdictStep(t *testing.T) {
-	for runCode, want := range map[string]int{"0": 0, "1": 1, "2": 2, "3": 3, "": 3} {
-		out, code, _, _ := actionScript(t, "Verdict", map[string]string{"RUN_CODE": runCode})
-		if code != want {
-			t.Errorf("RUN_CODE=%q: the verdict step exited %d, want %d\n%s", runCode, code, want, out)
+	for _, tc := range []struct {
+		run, lint string
+		want      int
+	}{
+		{"0", "", 0}, {"1", "", 1}, {"2", "", 2}, {"3", "", 3}, {"", "", 3},
+		{"0", "0", 0}, {"0", "1", 1}, {"0", "3", 3}, {"1", "3", 1}, {"", "1", 3},
+	} {
+		out, code, _, _ := actionScript(t, "Verdict", map[string]string{"RUN_CODE": tc.run, "LINT_CODE": tc.lint})
+		if code != tc.want {
+			t.Errorf("RUN_CODE=%q LINT_CODE=%q: the verdict step exited %d, want %d\n%s", tc.run, tc.lint, code, tc.want, out)
 		}
+	}
+}
+
+// The lint step writes the SARIF log, whatever hosteval lint's verdict,
+// and passes -pins and the lint's flags; a usage error writes no log, and
+// nothing is uploaded.
+func TestActionLintStep(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		env       map[string]string
+		wantArgs  []string
+		wantSARIF bool
+	}{
+		{"findings", map[string]string{"LINT_ARGS": "-servers-file evals/servers.yaml -fail-on warning", "PINS": "hosteval.lock", "FAKE_CODE": "1", "FAKE_OUT": "{}"},
+			[]string{"lint", "-format", "sarif", "-pins", "hosteval.lock", "-servers-file", "evals/servers.yaml", "-fail-on", "warning"}, true},
+		{"no pins", map[string]string{"LINT_ARGS": "", "PINS": "", "FAKE_CODE": "0", "FAKE_OUT": "{}"},
+			[]string{"lint", "-format", "sarif"}, true},
+		{"a usage error", map[string]string{"LINT_ARGS": "-rule nope=off", "PINS": "", "FAKE_CODE": "2", "FAKE_OUT": ""},
+			[]string{"lint", "-format", "sarif", "-rule", "nope=off"}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, code, outputs, args := actionScript(t, "Lint the servers", tc.env)
+			if code != 0 {
+				t.Errorf("the step exited %d, want 0 (the verdict step reports lint's code)\n%s", code, out)
+			}
+			if len(args) != 1 || !slices.Equal(args[0], tc.wantArgs) {
+				t.Errorf("hosteval ran with %q, want %q", args, tc.wantArgs)
+			}
+			if outputs["exit-code"] != tc.env["FAKE_CODE"] {
+				t.Errorf("exit-code %q, want %q", outputs["exit-code"], tc.env["FAKE_CODE"])
+			}
+			if got := strings.HasSuffix(outputs["sarif-file"], "hosteval-lint.sarif"); got != tc.wantSARIF {
+				t.Errorf("sarif-file %q; want one: %v", outputs["sarif-file"], tc.wantSARIF)
+			}
+		})
 	}
 }
 
