@@ -37,14 +37,32 @@ func TestMain(m *testing.M) {
 func listed(t *testing.T, name, path, proto string, args ...string) lint.Server {
 	t.Helper()
 	s := fixturetest.Start(t, path, fixturetest.Options{Protocol: proto, Args: args})
-	if got := s.Protocol(); got != proto {
-		t.Fatalf("%s negotiated %q, want %q", name, got, proto)
-	}
-	res, err := s.Session.ListTools(t.Context(), &mcp.ListToolsParams{Meta: fixturetest.Meta("trace-poison", 0)})
+	return listedFrom(t, name, proto, s.Session)
+}
+
+// listedHTTP is listed over Streamable HTTP: poison -http.
+func listedHTTP(t *testing.T, name, proto string, args ...string) lint.Server {
+	t.Helper()
+	url := startHTTP(t, args...)
+	client := mcp.NewClient(&mcp.Implementation{Name: "poison-test", Version: "1.0.0"}, nil)
+	cs, err := client.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: url}, &mcp.ClientSessionOptions{ProtocolVersion: proto})
 	if err != nil {
 		t.Fatal(err)
 	}
-	init := s.Session.InitializeResult()
+	t.Cleanup(func() { cs.Close() })
+	return listedFrom(t, name, proto, cs)
+}
+
+func listedFrom(t *testing.T, name, proto string, cs *mcp.ClientSession) lint.Server {
+	t.Helper()
+	if got := cs.InitializeResult().ProtocolVersion; got != proto {
+		t.Fatalf("%s negotiated %q, want %q", name, got, proto)
+	}
+	res, err := cs.ListTools(t.Context(), &mcp.ListToolsParams{Meta: fixturetest.Meta("trace-poison", 0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	init := cs.InitializeResult()
 	srv := lint.Server{Name: name, ServerName: init.ServerInfo.Name, ServerVersion: init.ServerInfo.Version,
 		Protocol: proto, Instructions: init.Instructions}
 	for _, tool := range res.Tools {
@@ -89,38 +107,47 @@ func want(list []entry, instructionRules ...string) map[string][]string {
 }
 
 // TestLintRules holds every lint rule to a positive and a negative case on
-// a real server process, under both revisions: the poisoned catalog (beside
-// cmdb, whose get_asset one tool steers) fires exactly the rules each tool
-// stands for and nothing else; the clean one, the same tools mended, fires
-// nothing at all, not even a note.
+// a real server process, under both revisions, over stdio and over HTTP:
+// the poisoned catalog (beside cmdb, whose get_asset one tool steers)
+// fires exactly the rules each tool stands for and nothing else; the clean
+// one, the same tools mended, fires nothing at all, not even a note.
 func TestLintRules(t *testing.T) {
-	for _, proto := range fixturetest.Protocols {
-		t.Run(proto, func(t *testing.T) {
-			cmdb := listed(t, "cmdb", cmdbBin, proto)
-			for _, tc := range []struct {
-				catalog string
-				want    map[string][]string
-			}{
-				{"poisoned", want(entries, "override-instructions")},
-				{"clean", map[string][]string{}},
-				{"collide", want(collide)},
-			} {
-				t.Run(tc.catalog, func(t *testing.T) {
-					poison := listed(t, "poison", bin, proto, "-catalog", tc.catalog)
-					rep, err := lint.Lint(t.Context(), []lint.Server{cmdb, poison}, lint.Options{Namespace: host.Namespaced})
-					if err != nil {
-						t.Fatal(err)
-					}
-					if diff := cmp.Diff(tc.want, fired(rep)); diff != "" {
-						for _, f := range rep.Findings {
-							t.Logf("%s %s: %s", f.Rule, f.Where(), f.Message)
-						}
-						t.Errorf("rules fired per tool (-want +got):\n%s", diff)
-					}
-					if failed := len(tc.want) > 0; rep.Failed != failed {
-						t.Errorf("failed = %v, want %v", rep.Failed, failed)
-					}
-				})
+	for _, transport := range []string{"stdio", "http"} {
+		for _, proto := range fixturetest.Protocols {
+			t.Run(transport+"/"+proto, func(t *testing.T) { testLintRules(t, transport, proto) })
+		}
+	}
+}
+
+func testLintRules(t *testing.T, transport, proto string) {
+	cmdb := listed(t, "cmdb", cmdbBin, proto)
+	for _, tc := range []struct {
+		catalog string
+		want    map[string][]string
+	}{
+		{"poisoned", want(entries, "override-instructions")},
+		{"clean", map[string][]string{}},
+		{"collide", want(collide)},
+	} {
+		t.Run(tc.catalog, func(t *testing.T) {
+			var poison lint.Server
+			if transport == "http" {
+				poison = listedHTTP(t, "poison", proto, "-catalog", tc.catalog)
+			} else {
+				poison = listed(t, "poison", bin, proto, "-catalog", tc.catalog)
+			}
+			rep, err := lint.Lint(t.Context(), []lint.Server{cmdb, poison}, lint.Options{Namespace: host.Namespaced})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, fired(rep)); diff != "" {
+				for _, f := range rep.Findings {
+					t.Logf("%s %s: %s", f.Rule, f.Where(), f.Message)
+				}
+				t.Errorf("rules fired per tool (-want +got):\n%s", diff)
+			}
+			if failed := len(tc.want) > 0; rep.Failed != failed {
+				t.Errorf("failed = %v, want %v", rep.Failed, failed)
 			}
 		})
 	}
