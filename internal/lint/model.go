@@ -106,10 +106,17 @@ type textAt struct {
 	// offsets to the text's; nil offsets means the same offsets.
 	lower   string
 	offsets []int
+	// isFolded is set once lower and offsets are made: a text of only
+	// invisible characters folds to "".
+	isFolded bool
 }
 
 func newText(pointer, field string, kind textKind, s string) *textAt {
-	return &textAt{pointer: pointer, field: field, kind: kind, text: s, plain: isPlain(s)}
+	t := &textAt{pointer: pointer, field: field, kind: kind, text: s, plain: isPlain(s)}
+	// Folded now, not on first use: the rules run on several goroutines
+	// over the same texts, and a lazy fold was a data race.
+	t.folded()
+	return t
 }
 
 // isPlain reports whether s is printable ASCII, tabs, newlines and carriage
@@ -127,9 +134,10 @@ func isPlain(s string) bool {
 // folded returns the text lowercased, invisible characters taken out, made
 // once.
 func (t *textAt) folded() (string, []int) {
-	if t.lower != "" || t.text == "" {
+	if t.isFolded {
 		return t.lower, t.offsets
 	}
+	t.isFolded = true
 	if t.plain {
 		t.lower = strings.ToLower(t.text)
 		return t.lower, nil
