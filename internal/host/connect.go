@@ -125,7 +125,20 @@ func (h *Host) connect(ctx context.Context, spec ServerSpec) (*serverConn, error
 		if s.info.EraReason == "" {
 			s.info.EraReason = failureReason(err)
 		}
+		// What took a budget to find out: the connect budget ran out, or
+		// the server read a handshake request and never answered it.
+		var over *budgetExceeded
+		var sil *silence
+		if h.opts.Preflight && (errors.As(context.Cause(ctx), &over) || errors.As(err, &sil)) {
+			h.opts.Eras.rememberFailure(eraKey(spec), err.Error())
+		}
 		return s, err
+	}
+	// A server that never answered in the preflight would cost each case
+	// the whole connect budget again: the preflight's verdict stands for
+	// the run.
+	if why, ok := h.opts.Eras.failedBefore(eraKey(spec)); ok {
+		return fail(fmt.Errorf("server %s is not started again: it did not connect in the run's preflight (%s)", spec.Name, why))
 	}
 
 	var (

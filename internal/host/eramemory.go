@@ -29,6 +29,11 @@ type Eras struct {
 
 	mu    sync.Mutex
 	memos map[string]eraMemo
+	// failed are the configurations whose connection in the run's
+	// preflight ran out of its connect budget, with the error it had
+	// (Options.Preflight). Never written to the file: a server may be
+	// fixed by the next run.
+	failed map[string]string
 }
 
 // eraMemo is what is remembered of one server configuration.
@@ -85,6 +90,32 @@ func (e *Eras) remember(key string, m eraMemo) {
 	defer e.mu.Unlock()
 	e.memos[key] = m
 	e.save()
+}
+
+// rememberFailure keeps the preflight's verdict on a server that never
+// connected.
+func (e *Eras) rememberFailure(key, why string) {
+	if e == nil {
+		return
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.failed == nil {
+		e.failed = map[string]string{}
+	}
+	e.failed[key] = why
+}
+
+// failedBefore returns the preflight's verdict on a server that never
+// connected, if there is one.
+func (e *Eras) failedBefore(key string) (string, bool) {
+	if e == nil {
+		return "", false
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	why, ok := e.failed[key]
+	return why, ok
 }
 
 func (e *Eras) forget(key string) {

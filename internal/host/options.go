@@ -108,6 +108,12 @@ type Options struct {
 	// Eras, if set, remembers across hosts which servers never answer
 	// server/discover, so that only the first connection waits for it.
 	Eras *Eras
+	// Preflight marks the hosts of a run's preflight: a server whose
+	// connection there runs out of its connect budget (one that never
+	// answers) is remembered in Eras, and every later connection to it
+	// in the run fails at once with that verdict, instead of paying the
+	// budget again.
+	Preflight bool
 	// Allow, if not empty, lists the namespaced tools the model is offered;
 	// Deny removes tools from what is offered. A tool not offered is unknown
 	// to the model: calling it sends nothing.

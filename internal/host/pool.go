@@ -84,7 +84,7 @@ func (p *Pool) get(ctx context.Context, spec ServerSpec, hostOpts Options) (*ser
 		o := p.opts
 		// The first case's connection settings start it.
 		o.Protocol, o.NoElicitation, o.Paths = hostOpts.Protocol, hostOpts.NoElicitation, hostOpts.Paths
-		o.Connect = hostOpts.Connect
+		o.Connect, o.Preflight = hostOpts.Connect, hostOpts.Preflight
 		if o.Eras == nil {
 			o.Eras = hostOpts.Eras
 		}

@@ -849,11 +849,11 @@ func preflight(ctx context.Context, cases []*scenario.Case, pool *host.Pool, tok
 				return nil
 			}
 			withStandIns(&hopts, w.standIns)
-			hopts.Pool, hopts.Tokens, hopts.Tables = pool, toks, &cfgs.tables
+			hopts.Pool, hopts.Tokens, hopts.Tables, hopts.Preflight = pool, toks, &cfgs.tables, true
 			if c.RouteOnly() {
 				// Listed as its cases will use them: once.
 				hopts = routeHostOptions(c, opts)
-				hopts.Pool, hopts.Tokens, hopts.Tables = pool, toks, &cfgs.tables
+				hopts.Pool, hopts.Tokens, hopts.Tables, hopts.Preflight = pool, toks, &cfgs.tables, true
 				if cfgs.listings.route(ctx, c, &hopts) != nil {
 					return nil // the cases record it
 				}
