@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 
@@ -21,10 +22,13 @@ var lintCommand = command{
 	run:         runLint,
 }
 
-const lintUsage = `usage: hosteval lint [flags]
+const lintUsage = `usage: hosteval lint [flags] [scenario files or folders]
 
 Starts the servers like hosteval catalog (the servers file, -servers,
 -add; a server with catalog: FILE of catalog -save is read, not started),
+or, given scenario files or folders, the servers their scenarios use
+(each name once; -servers picks among them; the lint: sections of the
+servers files they read apply),
 lists every tool and each server's instructions, and checks what they tell
 the model: hidden text, instructions aimed at the model, secrets asked
 for, one server steering another's tools, contract gaps (descriptions,
@@ -60,7 +64,8 @@ examples:
   hosteval lint -add 'everything=node tools/node/node_modules/@modelcontextprotocol/server-everything/dist/index.js'
   hosteval lint -fail-on warning -rule param-description-missing=off
   hosteval lint -format sarif > lint.sarif
-  hosteval lint -pins hosteval.lock`
+  hosteval lint -pins hosteval.lock
+  hosteval lint scenarios/thirdparty/`
 
 // ruleFlag is -rule ID=LEVEL, repeatable.
 type ruleFlag map[string]lint.Severity
@@ -150,9 +155,6 @@ func runLint(ctx context.Context, e *env, args []string) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if fs.NArg() > 0 {
-		return usagef("unexpected argument %q", fs.Arg(0))
-	}
 	if !slices.Contains([]string{"text", "json", "sarif"}, *format) {
 		return usagef("-format %q: want text, json or sarif", *format)
 	}
@@ -171,26 +173,41 @@ func runLint(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	var settings *scenario.LintSettings
-	if len(adds) == 0 || hf.servers != "" {
-		// The servers file is read for its servers: its lint: section and
-		// lines too, first, so that its rule IDs are checked with the rest.
-		var ids []string
-		for _, r := range lint.Rules() {
-			ids = append(ids, r.ID)
+	var ids []string
+	for _, r := range lint.Rules() {
+		ids = append(ids, r.ID)
+	}
+	var (
+		settings []*scenario.LintSettings
+		hopts    host.Options
+	)
+	if paths := fs.Args(); len(paths) > 0 {
+		var cleanup func()
+		hopts, settings, cleanup, err = lintScenarioOptions(ctx, e, &hf, adds, paths, ids)
+		if err != nil {
+			return err
 		}
-		if settings, err = scenario.LoadLint(hf.serversFile, ids); err != nil {
-			return usageError{err}
+		defer cleanup()
+	} else {
+		if len(adds) == 0 || hf.servers != "" {
+			// The servers file is read for its servers: its lint: section
+			// and lines too, first, so that its rule IDs are checked with
+			// the rest of it.
+			s, err := scenario.LoadLint(hf.serversFile, ids)
+			if err != nil {
+				return usageError{err}
+			}
+			settings = append(settings, s)
+		}
+		if hopts, err = catalogHostOptions(e, &hf, adds); err != nil {
+			return err
 		}
 	}
-	hopts, err := catalogHostOptions(e, &hf, adds)
-	if err != nil {
-		return err
+	var cfg lint.Config
+	for _, s := range settings {
+		cfg = cfg.Merge(fileConfig(s))
 	}
-	cfg := flagCfg
-	if settings != nil {
-		cfg = fileConfig(settings).Merge(flagCfg)
-	}
+	cfg = cfg.Merge(flagCfg)
 	if err := hf.login(ctx); err != nil {
 		return err
 	}
@@ -230,7 +247,7 @@ func runLint(ctx context.Context, e *env, args []string) error {
 // listed it, with its instructions, then stops the servers. A server that
 // does not start fails the lint (exit 3): a catalog linted in part would
 // pass for a clean one.
-func lintServers(ctx context.Context, opts host.Options, settings *scenario.LintSettings) ([]lint.Server, error) {
+func lintServers(ctx context.Context, opts host.Options, settings []*scenario.LintSettings) ([]lint.Server, error) {
 	h, err := host.Start(ctx, opts)
 	if err != nil {
 		return nil, err
@@ -247,9 +264,10 @@ func lintServers(ctx context.Context, opts host.Options, settings *scenario.Lint
 		}
 		s := lint.Server{Name: spec.Name, ServerName: c.ServerName, ServerVersion: c.ServerVersion, Protocol: c.Protocol,
 			Instructions: c.Instructions, Tools: c.Tools}
-		if settings != nil {
-			if line, ok := settings.Lines[spec.Name]; ok {
-				s.Source, s.Line = settings.File, line
+		for _, set := range settings {
+			if line, ok := set.Lines[spec.Name]; ok {
+				s.Source, s.Line = set.File, line
+				break
 			}
 		}
 		out = append(out, s)
@@ -271,4 +289,71 @@ func fileConfig(s *scenario.LintSettings) lint.Config {
 		c.Suppress = append(c.Suppress, lint.Suppression{Rule: x.Rule, Server: x.Server, Tool: x.Tool, Reason: x.Reason, Source: x.Source})
 	}
 	return c
+}
+
+// lintScenarioOptions are the host options of the servers the scenarios at
+// paths use (each name once, as the first case that uses it defines it;
+// -servers picks among them), with the added ones, and the lint: sections
+// of the servers files the scenarios read. A server that uses ${CASE_DIR}
+// gets a fresh folder, which cleanup removes.
+func lintScenarioOptions(ctx context.Context, e *env, hf *hostFlags, adds addFlag, paths, ids []string) (host.Options, []*scenario.LintSettings, func(), error) {
+	none := func() {}
+	suite, err := scenario.LoadContext(ctx, paths...)
+	if err != nil {
+		if ctx.Err() != nil {
+			return host.Options{}, nil, none, err
+		}
+		return host.Options{}, nil, none, usageError{err}
+	}
+	hf.logins = newLogins(e, hf.open, hf.budgets.PersonTimeout)
+	cases, err := suite.Cases(scenario.CaseOptions{Repeat: 1, OAuth: hf.logins.build})
+	if err != nil {
+		return host.Options{}, nil, none, usageError{err}
+	}
+	opts, err := hf.optionsWithoutServers(e)
+	if err != nil {
+		return host.Options{}, nil, none, err
+	}
+	var settings []*scenario.LintSettings
+	for _, f := range suite.ServersFiles {
+		s, err := scenario.LoadLint(f, ids)
+		if err != nil {
+			return host.Options{}, nil, none, usageError{err}
+		}
+		settings = append(settings, s)
+	}
+	dir, err := os.MkdirTemp("", "hosteval-lint-")
+	if err != nil {
+		return host.Options{}, nil, none, err
+	}
+	cleanup := func() { os.RemoveAll(dir) }
+	want := splitList(hf.servers)
+	seen := map[string]bool{}
+	for _, c := range cases {
+		own := c.ServerNames()
+		for _, spec := range c.HostOptionsIn(dir).Servers {
+			if !slices.Contains(own, spec.Name) {
+				continue // a sample of a catalog: distractors
+			}
+			if seen[spec.Name] || (len(want) > 0 && !slices.Contains(want, spec.Name)) {
+				continue
+			}
+			seen[spec.Name] = true
+			opts.Servers = append(opts.Servers, spec)
+		}
+	}
+	for _, name := range want {
+		if !seen[name] {
+			cleanup()
+			return host.Options{}, nil, none, usagef("-servers: no scenario of %s uses a server %q", strings.Join(paths, " "), name)
+		}
+	}
+	for _, a := range adds {
+		if seen[a.Name] {
+			cleanup()
+			return host.Options{}, nil, none, usagef("-add %s: a scenario has a server of that name", a.Name)
+		}
+		opts.Servers = append(opts.Servers, a)
+	}
+	return opts, settings, cleanup, nil
 }

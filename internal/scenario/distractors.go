@@ -235,6 +235,17 @@ func (ds *distractors) servers(size int, expected []string) []host.ServerSpec {
 // size of 0 included).
 func (c *Case) HasDistractors() bool { return c.Scenario.distractors != nil }
 
+// ServerNames are the names of the scenario's own servers, in order:
+// [Case.HostOptions] lists its distractors' catalogs after them (a sample
+// of another server's tools, under that server's name).
+func (c *Case) ServerNames() []string {
+	names := make([]string, len(c.Scenario.servers))
+	for i, def := range c.Scenario.servers {
+		names[i] = def.spec.Name
+	}
+	return names
+}
+
 // DistractorTools are the namespaced names of the tools the case's
 // distractors add, in the table's order (none without distractors).
 func (c *Case) DistractorTools() []string {

@@ -75,6 +75,9 @@ type Suite struct {
 	// the servers files they use, in the order they were read: what
 	// identifies a suite across machines (the shards of one run).
 	Sources []Source
+	// ServersFiles are the servers files among Sources, as named to the
+	// user (hosteval lint reads their lint: sections).
+	ServersFiles []string
 }
 
 // Source is one file a suite was read from, with the SHA-256 of its

@@ -96,6 +96,8 @@ type LintSuppression struct {
 // ID not among them is a problem at its line.
 func LoadLint(path string, rules []string) (*LintSettings, error) {
 	l := newLoader()
+	// The lint: section is all it needs: ${CASE_DIR} may stay a mark.
+	l.caseDir = true
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, fmt.Errorf("servers file %s: %w", path, err)
@@ -147,6 +149,7 @@ func (l *loader) serversFile(abs, display string) *serversFile {
 	}
 	sf := &serversFile{name: display, defs: map[string]*serverDef{}}
 	l.serversFiles[abs] = sf
+	l.suite.ServersFiles = append(l.suite.ServersFiles, display)
 	f := &fileCtx{l: l, name: display, dir: filepath.Dir(abs)}
 	data, err := os.ReadFile(abs)
 	if err != nil {
