@@ -2,6 +2,7 @@ package host
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -482,5 +483,60 @@ func TestWatchCountsUnknownIDs(t *testing.T) {
 	}
 	if want := []string{"1:1", "x:2", "2:3"}; !slices.Equal(told, want) || w.unknownAnswers() != 3 {
 		t.Errorf("told %q, count %d; want %q, 3", told, w.unknownAnswers(), want)
+	}
+}
+
+// TestSchemaTooDeep: a server whose tool has an input schema nested past
+// what the host reads in one message (the SDK's decoder stops at 1,000
+// levels) is refused, as before, but the error now names the tool and the
+// depth; before issue 23 it said only "exceeded maximum nesting depth of
+// 1000". A deep schema within the limit is offered, and so is one whose
+// $ref points to itself (the host never follows a $ref: JSON itself
+// cannot be cyclic).
+func TestSchemaTooDeep(t *testing.T) {
+	t.Parallel()
+	deep := func(depth string) ServerSpec {
+		spec := fixture("chaos")
+		spec.Args = []string{"-schema-depth", depth}
+		return spec
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	h, err := Start(ctx, Options{Servers: []ServerSpec{deep("600")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	want := `list tools of chaos: calling "tools/list": the server's tool "deep" has an input schema nested 1199 levels deep (1203 in the whole answer), past the 1000 levels the host reads in one message, so the listing was refused`
+	if got := h.Servers()[0].Error; !strings.Contains(got, want) {
+		t.Errorf("the server's error: %q\nwant it to say %q", got, want)
+	}
+
+	h = startHost(t, Options{Servers: []ServerSpec{deep("400")}})
+	if n := len(h.Offered()); n != 2 {
+		t.Errorf("a schema nested 799 levels: %d tools offered, want 2", n)
+	}
+
+	srv := newRawServer(t, Revision20260728)
+	srv.answer("tools/list", `{"tools":[{"name":"cyclic","inputSchema":{"type":"object","$defs":{"n":{"$ref":"#/$defs/n"}},"properties":{"x":{"$ref":"#/$defs/n"}}}}]}`)
+	if h := startRaw(t, rawTransports[0].spec(srv, "raw"), Options{}); len(h.Offered()) != 1 {
+		t.Errorf("a schema whose $ref points to itself: %d tools offered, want 1", len(h.Offered()))
+	}
+}
+
+func TestNesting(t *testing.T) {
+	tests := []struct {
+		json string
+		want int
+	}{
+		{`1`, 0},
+		{`{}`, 1},
+		{`{"a":[1,{"b":"}}}]]]{{{"}]}`, 3},
+		{`[[["\"["]],[]]`, 3},
+	}
+	for _, tt := range tests {
+		if got := nesting([]byte(tt.json)); got != tt.want {
+			t.Errorf("nesting(%s) = %d, want %d", tt.json, got, tt.want)
+		}
 	}
 }

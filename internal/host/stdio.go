@@ -495,6 +495,9 @@ func decodeFrame(frame []byte) (msgs []jsonrpc.Message, batch bool, err error) {
 	if frame[0] != '[' {
 		msg, err := decodeMessage(frame)
 		if err != nil {
+			if deep := tooDeep(frame); deep != nil {
+				err = deep
+			}
 			return nil, false, err
 		}
 		return []jsonrpc.Message{msg}, false, nil

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -45,6 +46,9 @@ type config struct {
 	// descriptionBytes, when not zero, adds the tool verbose, whose
 	// description is that long.
 	descriptionBytes int
+	// schemaDepth, when not zero, lists the tool deep, whose input schema
+	// nests that many objects (deepList).
+	schemaDepth int
 }
 
 // parseFlags reads the flags; a nil config with no error means the usage
@@ -54,8 +58,9 @@ func parseFlags(p *fixture.Process) (*config, error) {
 	fs.SetOutput(p.Stderr())
 	faults := fs.String("faults", "", "comma-separated fault tools to add: "+strings.Join(faultNames, ", "))
 	descriptionBytes := fs.Int("description-bytes", 0, "add the tool verbose, whose description is this many bytes of prose (e.g. 50000000)")
+	schemaDepth := fs.Int("schema-depth", 0, "list only ok and the tool deep, whose input schema nests this many objects, each a property of the one above (e.g. 600)")
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "usage: chaos [-faults NAMES] [-description-bytes N]\n\n"+
+		fmt.Fprintf(fs.Output(), "usage: chaos [-faults NAMES] [-description-bytes N] [-schema-depth N]\n\n"+
 			"A server that fails on purpose. Example:\n  chaos -faults deaf\n\n")
 		fs.PrintDefaults()
 	}
@@ -71,7 +76,10 @@ func parseFlags(p *fixture.Process) (*config, error) {
 	if *descriptionBytes < 0 {
 		return nil, fixture.Usagef("-description-bytes %d: want a number of bytes", *descriptionBytes)
 	}
-	cfg := &config{descriptionBytes: *descriptionBytes}
+	if *schemaDepth < 0 || *schemaDepth > maxSchemaDepth {
+		return nil, fixture.Usagef("-schema-depth %d: want 0 to %d", *schemaDepth, maxSchemaDepth)
+	}
+	cfg := &config{descriptionBytes: *descriptionBytes, schemaDepth: *schemaDepth}
 	if *faults != "" {
 		for name := range strings.SplitSeq(*faults, ",") {
 			if !slices.Contains(faultNames, name) {
@@ -180,6 +188,25 @@ func addFaults(srv *mcp.Server, p *fixture.Process, cfg *config) {
 				return nil, noteOut{Note: "placeholder"}, nil
 			})
 		}
+	}
+}
+
+// maxSchemaDepth keeps deep's answer within what encoding/json writes
+// (10,000 levels; each object of the schema is two).
+const maxSchemaDepth = 4000
+
+// deepList answers tools/list, before the SDK can (its decoder refuses a
+// schema nested past 1,000 levels), with ok and the tool deep, whose input
+// schema nests depth objects: {"type":"object","properties":{"a":...}}.
+func deepList(depth int) func(req *jsonrpc.Request) (*jsonrpc.Response, bool) {
+	schema := strings.Repeat(`{"type":"object","properties":{"a":`, depth-1) + `{"type":"object"}` + strings.Repeat(`}}`, depth-1)
+	result := json.RawMessage(`{"tools":[{"name":"ok","inputSchema":{"type":"object"}},` +
+		`{"name":"deep","description":"A tool whose input schema nests ` + strconv.Itoa(depth) + ` objects.","inputSchema":` + schema + `}]}`)
+	return func(req *jsonrpc.Request) (*jsonrpc.Response, bool) {
+		if req.Method != "tools/list" {
+			return nil, false
+		}
+		return &jsonrpc.Response{ID: req.ID, Result: result}, true
 	}
 }
 

@@ -50,7 +50,11 @@ func run(ctx context.Context, p *fixture.Process) error {
 	})
 	addTools(srv, p)
 	addFaults(srv, p, cfg)
-	return p.Serve(ctx, srv, fixture.Hooks{Rewrite: rewrite})
+	hooks := fixture.Hooks{Rewrite: rewrite}
+	if cfg.schemaDepth > 0 {
+		hooks.Intercept = deepList(cfg.schemaDepth)
+	}
+	return p.Serve(ctx, srv, hooks)
 }
 
 type noInput struct{}
