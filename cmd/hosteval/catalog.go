@@ -13,6 +13,7 @@ import (
 	"github.com/hosteval/hosteval/internal/catalog"
 	"github.com/hosteval/hosteval/internal/catalog/toolsfile"
 	"github.com/hosteval/hosteval/internal/host"
+	"github.com/hosteval/hosteval/internal/text"
 )
 
 var catalogCommand = command{
@@ -60,7 +61,7 @@ not start; 130 interrupted.
 examples:
   hosteval catalog
   hosteval catalog -servers cmdb,tickets -requests 5
-  hosteval catalog -add 'everything=node tools/node/node_modules/@modelcontextprotocol/server-everything/dist/index.js'
+  hosteval catalog -add 'memory=tools/node/node_modules/.bin/mcp-server-memory'
   hosteval catalog -servers support -json > catalog.json
   hosteval catalog -servers support -as listed
   hosteval catalog -servers support -before catalog.json
@@ -131,7 +132,8 @@ func runCatalog(ctx context.Context, e *env, args []string) error {
 	if *asJSON {
 		return c.WriteJSON(e.stdout)
 	}
-	return c.WriteText(e.stdout, layout.width(e), wideHint)
+	out := fitLines(e.stdout, layout.width(e))
+	return errors.Join(c.WriteText(out, layout.width(e), wideHint), out.Close())
 }
 
 // catalogHostOptions builds the host options: the servers file's servers
@@ -237,6 +239,6 @@ func saveCatalog(e *env, h *host.Host, server, path string) error {
 	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
 		return fmt.Errorf("-save: %w", err)
 	}
-	fmt.Fprintf(e.stderr, "catalog: saved the %d tools of %s to %s\n", len(c.Tools), server, path)
+	fmt.Fprintf(e.stderr, "catalog: saved the %s of %s to %s\n", text.Count(len(c.Tools), "tool"), server, path)
 	return nil
 }

@@ -49,7 +49,8 @@ examples:
   hosteval chat -servers cmdb,tickets -script script.yaml \
       -ask "who owns jump-prod-02? Open a ticket for it" \
       -approve tickets__open_ticket -answer 'accept {"priority":"P1"}'
-  hosteval chat -servers support -tools support__search_knowledge -wire wire.jsonl`
+  hosteval chat -servers support -tools support__search_knowledge \
+    -wire wire.jsonl`
 
 // sessionFlags are the flags of a session with the host that a person
 // takes part in, chat's and lab's: the servers and how the host runs them,

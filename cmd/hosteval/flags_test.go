@@ -112,7 +112,7 @@ func TestEveryCommandHasEveryBudgetFlag(t *testing.T) {
 		}
 		for _, f := range budget.Fields[budget.Budgets]() {
 			kind := map[string]string{"int64": " duration", "int": " int", "bool": ""}[f.Type.Kind().String()]
-			want := "\n  -" + f.Flag + kind + "\n    \t" + f.Usage + "\n"
+			want := "\n  -" + f.Flag + kind + "\n" + wrapText(f.Usage, flagIndent, usageWidth)
 			if !strings.Contains(stderr.String(), want) {
 				t.Errorf("%s -h has no %q", cmd, want)
 			}

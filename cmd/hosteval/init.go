@@ -16,6 +16,7 @@ import (
 	"github.com/hosteval/hosteval/internal/record"
 	"github.com/hosteval/hosteval/internal/scaffold"
 	"github.com/hosteval/hosteval/internal/shellwords"
+	"github.com/hosteval/hosteval/internal/text"
 )
 
 var initCommand = command{
@@ -54,9 +55,11 @@ while init connects).
 
 examples:
   hosteval init -- npx -y @modelcontextprotocol/server-memory
-  hosteval init -name memory -env 'MEMORY_FILE_PATH=${CASE_DIR}/memory.jsonl' -- npx -y @modelcontextprotocol/server-memory
+  hosteval init -name memory -env 'MEMORY_FILE_PATH=${CASE_DIR}/memory.jsonl' \
+    -- npx -y @modelcontextprotocol/server-memory
   hosteval init -dir evals -command ./bin/cmdb
-  hosteval init -url https://mcp.example.com/mcp -header 'Authorization: Bearer ${MCP_TOKEN}'`
+  hosteval init -url https://mcp.example.com/mcp \
+    -header 'Authorization: Bearer ${MCP_TOKEN}'`
 
 // headerFlag is the repeatable -header "Name: value".
 type headerFlag map[string]string
@@ -174,7 +177,7 @@ func runInit(ctx context.Context, e *env, args []string) error {
 	// will run it: a server shared by every case is called in this one
 	// process; any other gets a process (and a ${CASE_DIR}) of its own
 	// for each call, so that no call sees what another changed.
-	fmt.Fprintf(e.stderr, "%s: %d tools; calling each once, as its scenario will\n", written.Name, len(s.Tools))
+	fmt.Fprintf(e.stderr, "%s: %s; calling each once, as its scenario will\n", written.Name, text.Count(len(s.Tools), "tool"))
 	for _, t := range trials {
 		i := slices.IndexFunc(s.Tools, func(st scaffold.Tool) bool { return st.Name == t.MCP.Name })
 		th := h
@@ -200,7 +203,7 @@ func runInit(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(e.stderr, "%s: %d tools (protocol %s); wrote %s\n", written.Name, len(s.Tools), info.Protocol, strings.Join(files, ", "))
+	fmt.Fprintf(e.stderr, "%s: %s (protocol %s); wrote %s\n", written.Name, text.Count(len(s.Tools), "tool"), info.Protocol, strings.Join(files, ", "))
 	fmt.Fprintf(e.stderr, "next: replace the TODO values in %s, then: hosteval run -gates %s %s\n",
 		filepath.Join(*dir, scaffold.ScenarioFile(written.Name)), filepath.Join(*dir, scaffold.GatesFile), *dir)
 	return nil

@@ -61,7 +61,7 @@ configuration error; 3 a server could not be reached; 130 interrupted.
 examples:
   hosteval lint
   hosteval lint -servers cmdb,tickets -format json
-  hosteval lint -add 'everything=node tools/node/node_modules/@modelcontextprotocol/server-everything/dist/index.js'
+  hosteval lint -add 'memory=tools/node/node_modules/.bin/mcp-server-memory'
   hosteval lint -fail-on warning -rule param-description-missing=off
   hosteval lint -format sarif > lint.sarif
   hosteval lint -pins hosteval.lock

@@ -275,7 +275,7 @@ func newFlags(e *env, name, usage string) *flag.FlagSet {
 	fs.SetOutput(e.stderr)
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "%s\n\nflags:\n", strings.TrimSpace(usage))
-		fs.PrintDefaults()
+		printFlags(fs.Output(), fs)
 	}
 	return fs
 }

@@ -97,7 +97,8 @@ shard did not finish.
 
 examples:
   hosteval merge -out results/merged results/shard-*/*/
-  hosteval merge -scenarios scenarios/ -gates scenarios/gates.yaml -out results/merged shards/*/*/
+  hosteval merge -scenarios scenarios/ -gates scenarios/gates.yaml \
+    -out results/merged shards/*/*/
   hosteval merge -partial -out results/merged shard-1/r1 shard-3/r3`
 
 func runMerge(ctx context.Context, e *env, args []string) error {

@@ -9,15 +9,18 @@ import (
 
 	"github.com/hosteval/hosteval/internal/record"
 	"github.com/hosteval/hosteval/internal/runner"
+	"github.com/hosteval/hosteval/internal/text"
 )
 
 // progress shows how a run is going: on a terminal, one line rewritten in
 // place (done/total, passed, failed, elapsed, ETA); elsewhere (CI) one plain
 // line per finished case, which logs well. Its done method is the runner's
-// OnCase.
+// OnCase. A case's line wider than width columns (0: no limit) goes on on
+// the next, indented.
 type progress struct {
 	w        io.Writer
 	terminal bool
+	width    int
 	total    int
 	start    time.Time
 	mu       sync.Mutex
@@ -27,8 +30,8 @@ type progress struct {
 	tally    runner.Result
 }
 
-func newProgress(w io.Writer, terminal bool, total int, start time.Time) *progress {
-	p := &progress{w: w, terminal: terminal, total: total, start: start, stopped: make(chan struct{})}
+func newProgress(w io.Writer, terminal bool, width, total int, start time.Time) *progress {
+	p := &progress{w: w, terminal: terminal, width: width, total: total, start: start, stopped: make(chan struct{})}
 	if terminal {
 		// Elapsed time moves even while no case finishes.
 		p.ticker = time.NewTicker(500 * time.Millisecond)
@@ -54,12 +57,13 @@ func (p *progress) done(rec *record.Record, tally runner.Result) {
 	p.tally = tally
 	if p.terminal {
 		if rec.Status != record.StatusPass {
-			fmt.Fprintf(p.w, "\r\033[K%s\n", caseLine(rec))
+			fmt.Fprintf(p.w, "\r\033[K%s\n", strings.Join(text.Wrap(caseLine(rec), p.width), "\n"))
 		}
 		p.draw()
 		return
 	}
-	fmt.Fprintf(p.w, "[%d/%d] %s\n", tally.Ran, p.total, caseLine(rec))
+	line := fmt.Sprintf("[%d/%d] %s", tally.Ran, p.total, caseLine(rec))
+	fmt.Fprintln(p.w, strings.Join(text.Wrap(line, p.width), "\n"))
 }
 
 // caseLine is one finished case: its verdict, id, time, and why it failed.
@@ -94,8 +98,8 @@ func (p *progress) draw() {
 		left := time.Duration(float64(elapsed) / float64(p.tally.Ran) * float64(p.total-p.tally.Ran))
 		eta = left.Round(100 * time.Millisecond).String()
 	}
-	fmt.Fprintf(p.w, "\r\033[K[%d/%d] %d passed, %d failed, %d errors, %s elapsed, ETA %s",
-		p.tally.Ran, p.total, p.tally.Passed, p.tally.Failed, p.tally.Errors, elapsed.Round(100*time.Millisecond), eta)
+	fmt.Fprintf(p.w, "\r\033[K[%d/%d] %d passed, %d failed, %s, %s elapsed, ETA %s",
+		p.tally.Ran, p.total, p.tally.Passed, p.tally.Failed, text.Count(p.tally.Errors, "error"), elapsed.Round(100*time.Millisecond), eta)
 }
 
 // stop stops the ticker and ends the line on a terminal.

@@ -16,7 +16,7 @@ func TestProgress(t *testing.T) {
 		Expectations: []record.Expectation{{Name: "answer_matches", Passed: false, Detail: `answer "no"`}}}
 	t.Run("plain lines for CI", func(t *testing.T) {
 		var out strings.Builder
-		p := newProgress(&out, false, 2, time.Now())
+		p := newProgress(&out, false, 0, 2, time.Now())
 		p.done(pass, runner.Result{Ran: 1, Passed: 1})
 		p.done(fail, runner.Result{Ran: 2, Passed: 1, Failed: 1})
 		p.stop()
@@ -25,15 +25,25 @@ func TestProgress(t *testing.T) {
 			t.Errorf("progress =\n%q\nwant\n%q", out.String(), want)
 		}
 	})
+	t.Run("a line wider than the terminal goes on on the next", func(t *testing.T) {
+		var out strings.Builder
+		p := newProgress(&out, false, 24, 2, time.Now())
+		p.done(fail, runner.Result{Ran: 2, Passed: 1, Failed: 1})
+		want := "[2/2] FAIL  b#0 (0.02s):\n  answer_matches: answer\n  \"no\"\n"
+		if out.String() != want {
+			t.Errorf("progress =\n%q\nwant\n%q", out.String(), want)
+		}
+	})
 	t.Run("one line rewritten on a terminal", func(t *testing.T) {
 		var out fixturetest.Buffer
-		p := newProgress(&out, true, 2, time.Now())
+		p := newProgress(&out, true, 0, 2, time.Now())
 		p.done(pass, runner.Result{Ran: 1, Passed: 1})
 		p.done(fail, runner.Result{Ran: 2, Passed: 1, Failed: 1})
 		p.stop()
 		got := out.String()
 		for _, want := range []string{
 			"\r\033[K[1/2] 1 passed, 0 failed, 0 errors, ",
+			"\r\033[K[2/2] 1 passed, 1 failed, 0 errors, ",
 			"\r\033[KFAIL  b#0 (0.02s): answer_matches: answer \"no\"\n", // a failure stays on screen
 			"\r\033[K[2/2] 1 passed, 1 failed, 0 errors, ",
 			" elapsed, ETA ",

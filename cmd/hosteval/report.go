@@ -28,8 +28,8 @@ Rebuilds every report of a run from its records.jsonl alone (it works on an
 interrupted run): prints the tables, and rewrites summary.json, junit.xml,
 report.md and report.html in DIR, and under DIR/transcripts/ the transcript
 of each case that did not pass (-transcripts: of every case), as Markdown
-and HTML, linked from report.md and report.html. -format prints one format to stdout
-instead of the tables.
+and HTML, linked from report.md and report.html. -format prints one
+format to stdout instead of the tables.
 
 examples:
   hosteval report results/20261129-101500-a1b2c3
@@ -140,7 +140,8 @@ func writeReports(e *env, dir string, gates []gate.Gate, base *report.Summary, j
 	if jsonOut {
 		err = report.WriteSummaryJSON(e.stdout, s)
 	} else {
-		err = report.WriteText(e.stdout, s, opts)
+		out := fitLines(e.stdout, opts.Width)
+		err = errors.Join(report.WriteText(out, s, opts), out.Close())
 	}
 	return opts.Verdict(), err
 }
@@ -286,7 +287,8 @@ func runCompare(ctx context.Context, e *env, args []string) error {
 		"text": func(w io.Writer, c *report.Comparison) error {
 			opts := layout.options(e, "")
 			opts.Comparison = c
-			return report.WriteVerdicts(w, opts)
+			out := fitLines(w, opts.Width)
+			return errors.Join(report.WriteVerdicts(out, opts), out.Close())
 		},
 		"markdown": report.WriteCompareMarkdown,
 		"json":     report.WriteCompareJSON,
@@ -340,7 +342,8 @@ finish"), unless -partial lets it pass.
 
 examples:
   hosteval gate -gates scenarios/gates.yaml results/latest
-  hosteval gate -gates scenarios/gates.yaml -baseline results/baseline results/latest`
+  hosteval gate -gates scenarios/gates.yaml -baseline results/baseline \
+    results/latest`
 
 func runGate(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "gate", gateUsage)
@@ -381,7 +384,8 @@ func runGate(ctx context.Context, e *env, args []string) error {
 	view := layout.options(e, "")
 	view.Partial = *partial
 	opts := report.Judge(s, gates, base, view)
-	if err := report.WriteVerdicts(e.stdout, opts); err != nil {
+	out := fitLines(e.stdout, view.Width)
+	if err := errors.Join(report.WriteVerdicts(out, opts), out.Close()); err != nil {
 		return err
 	}
 	if err := uncheckable(opts.Verdict()); err != nil {

@@ -47,10 +47,10 @@ keeps only those of cases that did not pass, for speed on large runs), and
 under transcripts/ the transcript of each case that did not pass, linked
 from report.md and report.html (hosteval show prints one; hosteval view
 shows the run in a browser). Prints the table when done; -json prints
-summary.json instead. First Ctrl-C (or SIGTERM): no new cases start and running ones get
-10s to finish; second: every server (and what it started) is killed, run.json
-records the run as interrupted, and hosteval exits (what finished is
-already on disk).
+summary.json instead. First Ctrl-C (or SIGTERM): no new cases start and
+running ones get 10s to finish; second: every server (and what it
+started) is killed, run.json records the run as interrupted, and hosteval
+exits (what finished is already on disk).
 
 -shard K/N runs shard K of N: a deterministic, balanced slice of the
 cases (by a hash of their IDs, the same on every machine); hosteval merge
@@ -101,7 +101,8 @@ examples:
   hosteval run -run 'ticket-.*' -repeat 5 scenarios/
   hosteval run -model openai:gpt-oss-120b -concurrency 4 scenarios/tickets.yaml
   hosteval run -gates scenarios/gates.yaml -baseline results/baseline
-  hosteval run -record scenarios/cassettes -model openai:gpt-oss-120b scenarios/ab.yaml
+  hosteval run -record scenarios/cassettes -model openai:gpt-oss-120b \
+    scenarios/ab.yaml
   hosteval run -replay scenarios/cassettes scenarios/ab.yaml
   hosteval run -shard 2/4 -out results/shard-2 scenarios/
   hosteval run -pins hosteval.lock -fail-on warning scenarios/
@@ -135,7 +136,7 @@ func runRun(ctx context.Context, e *env, args []string) (err error) {
 	}
 	dir := filepath.Join(f.out, f.runID)
 	start := time.Now()
-	prog := newProgress(e.stderr, isTerminal(e), len(plan.cases), start)
+	prog := newProgress(e.stderr, isTerminal(e), terminalWidth(e), len(plan.cases), start)
 	stopProgress := sync.OnceFunc(prog.stop)
 	defer stopProgress()
 	opts := runner.Options{

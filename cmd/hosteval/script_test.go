@@ -116,21 +116,34 @@ func TestScripts(t *testing.T) {
 			// fits N checks that every line of the text tables on stdout
 			// (title, header, rule, rows and notes) takes at most N
 			// display columns and ends in no space; ! fits N that some
-			// line does not.
+			// line does not. fits -all N [stdout|stderr] checks every
+			// line of the file (stdout by default), tables or not.
 			"fits": func(ts *testscript.TestScript, neg bool, args []string) {
-				if len(args) != 1 {
-					ts.Fatalf("usage: fits N")
+				all := len(args) > 0 && args[0] == "-all"
+				if all {
+					args = args[1:]
+				}
+				file := "stdout"
+				switch {
+				case all && len(args) == 2 && (args[1] == "stdout" || args[1] == "stderr"):
+					file = args[1]
+				case len(args) != 1:
+					ts.Fatalf("usage: fits [-all] N [stdout|stderr]")
 				}
 				width, err := strconv.Atoi(args[0])
 				ts.Check(err)
-				problems, checked := tabletest.Overflows(ts.ReadFile("stdout"), width)
+				find, what := tabletest.Overflows, "table lines"
+				if all {
+					find, what = tabletest.Lines, "lines of "+file
+				}
+				problems, checked := find(ts.ReadFile(file), width)
 				switch {
 				case checked == 0:
 					ts.Fatalf("no table on stdout")
 				case neg && len(problems) == 0:
-					ts.Fatalf("every one of the %d table lines fits %d columns", checked, width)
+					ts.Fatalf("every one of the %d %s fits %d columns", checked, what, width)
 				case !neg && len(problems) > 0:
-					ts.Fatalf("%d of %d table lines do not fit %d columns:\n%s", len(problems), checked, width, strings.Join(problems, "\n"))
+					ts.Fatalf("%d of %d %s do not fit %d columns:\n%s", len(problems), checked, what, width, strings.Join(problems, "\n"))
 				}
 			},
 			// profile cpu|mem|trace FILE checks that FILE is a CPU or

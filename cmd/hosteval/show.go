@@ -40,7 +40,7 @@ func runShow(ctx context.Context, e *env, args []string) error {
 		return usagef("want a run folder and a case, got %d arguments", fs.NArg())
 	}
 	write, ok := map[string]func(t *report.Transcript) error{
-		"text": func(t *report.Transcript) error { return report.WriteTranscriptText(e.stdout, t) },
+		"text": func(t *report.Transcript) error { return report.WriteTranscriptText(e.stdout, t, terminalWidth(e)) },
 		"markdown": func(t *report.Transcript) error {
 			return report.WriteTranscriptMarkdown(e.stdout, t, report.TranscriptLinks{})
 		},

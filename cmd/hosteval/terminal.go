@@ -1,12 +1,15 @@
 package main
 
 import (
+	"bytes"
 	"flag"
+	"io"
 	"os"
 	"strconv"
 	"strings"
 
 	"github.com/hosteval/hosteval/internal/report"
+	"github.com/hosteval/hosteval/internal/text"
 )
 
 // layoutFlags are the flags that shape the reports: -wide for the tables
@@ -55,4 +58,52 @@ func terminalWidth(e *env) int {
 		return ttyWidth(f)
 	}
 	return 0
+}
+
+// lineFitter breaks each line written through it that is wider than
+// width columns (text.Wrap: between words, indented under its start), so
+// that what a command prints around its tables (failures, verdicts,
+// notes) fits the terminal as the tables do. Close writes a last line
+// that has no newline.
+type lineFitter struct {
+	w     io.Writer
+	width int
+	buf   []byte
+}
+
+// fitLines returns w wrapped in a lineFitter for width columns; with
+// width 0 (a file, a pipe, -wide) lines pass as they are.
+func fitLines(w io.Writer, width int) *lineFitter { return &lineFitter{w: w, width: width} }
+
+func (f *lineFitter) Write(p []byte) (int, error) {
+	if f.width <= 0 {
+		return f.w.Write(p)
+	}
+	f.buf = append(f.buf, p...)
+	for {
+		i := bytes.IndexByte(f.buf, '\n')
+		if i < 0 {
+			return len(p), nil
+		}
+		line := string(f.buf[:i])
+		f.buf = f.buf[i+1:]
+		if err := f.writeLine(line + "\n"); err != nil {
+			return 0, err
+		}
+	}
+}
+
+func (f *lineFitter) writeLine(line string) error {
+	_, err := io.WriteString(f.w, strings.Join(text.Wrap(strings.TrimSuffix(line, "\n"), f.width), "\n")+line[len(strings.TrimSuffix(line, "\n")):])
+	return err
+}
+
+// Close writes what is left of an unended line.
+func (f *lineFitter) Close() error {
+	if len(f.buf) == 0 {
+		return nil
+	}
+	line := string(f.buf)
+	f.buf = nil
+	return f.writeLine(line)
 }

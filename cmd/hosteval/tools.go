@@ -87,7 +87,8 @@ func runTools(ctx context.Context, e *env, args []string) error {
 			t.Notes = append(t.Notes, fmt.Sprintf("%s: protocol %s, %s", s.Name, s.Protocol, text.Count(s.Tools, "tool")))
 		}
 	}
-	if err := t.Fit(layout.width(e), wideHint).WriteText(e.stdout); err != nil {
+	out := fitLines(e.stdout, layout.width(e))
+	if err := errors.Join(t.Fit(layout.width(e), wideHint).WriteText(out), out.Close()); err != nil {
 		return err
 	}
 	return serverErrs

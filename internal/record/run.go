@@ -327,6 +327,9 @@ func (e *NotWritten) Error() string {
 	if len(e.Cases) == 1 {
 		return fmt.Sprintf("record of %s not written: %v", e.Cases[0], e.Err)
 	}
+	if len(e.Cases) == 1 {
+		return fmt.Sprintf("1 record not written: %v", e.Err)
+	}
 	return fmt.Sprintf("%d records not written: %v", len(e.Cases), e.Err)
 }
 

@@ -35,8 +35,8 @@ func WriteMarkdown(w io.Writer, s *Summary, opts Options) error {
 	if s.Totals.Passed < s.Totals.Cases {
 		icon = "❌"
 	}
-	fmt.Fprintf(ew, "%s **%d cases**: %d passed, %d failed, %d errored (pass rate %s)\n\n",
-		icon, s.Totals.Cases, s.Totals.Passed, s.Totals.Failed, s.Totals.Errored, fmtPct(s.Totals.PassRate))
+	fmt.Fprintf(ew, "%s **%s**: %d passed, %d failed, %d errored (pass rate %s)\n\n",
+		icon, text.Count(s.Totals.Cases, "case"), s.Totals.Passed, s.Totals.Failed, s.Totals.Errored, fmtPct(s.Totals.PassRate))
 	for _, warn := range s.Warnings {
 		fmt.Fprintf(ew, "> warning: %s\n", table.EscapeMarkdown(warn))
 	}

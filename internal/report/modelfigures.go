@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/hosteval/hosteval/internal/record"
+	"github.com/hosteval/hosteval/internal/text"
 )
 
 // ModelFigures are the figures of a case's real models, summed over a
@@ -174,8 +175,8 @@ func modelNotes(s *Summary) []string {
 	}
 	for _, e := range s.Run.Endpoints {
 		if e.Throttled > 0 || e.WaitedMS > 0 {
-			notes = append(notes, fmt.Sprintf("endpoint %s: %d requests, %d throttled (429), %s s waiting for its limits",
-				e.Endpoint, e.Requests, e.Throttled, strconv.FormatFloat(e.WaitedMS/1000, 'f', 1, 64)))
+			notes = append(notes, fmt.Sprintf("endpoint %s: %s, %d throttled (429), %s s waiting for its limits",
+				e.Endpoint, text.Count(int(e.Requests), "request"), e.Throttled, strconv.FormatFloat(e.WaitedMS/1000, 'f', 1, 64)))
 		}
 	}
 	return notes

@@ -164,7 +164,7 @@ not json at all
 		t.Errorf("server lines of no call: %+v, want 3", tr.ServerLines)
 	}
 	var text bytes.Buffer
-	if err := WriteTranscriptText(&text, tr); err != nil {
+	if err := WriteTranscriptText(&text, tr, 0); err != nil {
 		t.Fatal(err)
 	}
 	if strings.Contains(text.String(), "\x1b") || !strings.Contains(text.String(), `panic: \x1b[31mred`) {
@@ -188,7 +188,7 @@ func TestTranscriptHostile(t *testing.T) {
 	}
 	tr := NewTranscript(hostile, rec, CaseLogs{Log: []byte(`{"operation":"server.stderr","text":"` + "\\u001b[2J" + `<b>x</b>"}`)})
 	var text, md bytes.Buffer
-	if err := WriteTranscriptText(&text, tr); err != nil {
+	if err := WriteTranscriptText(&text, tr, 0); err != nil {
 		t.Fatal(err)
 	}
 	if strings.ContainsRune(text.String(), '\x1b') {
@@ -311,7 +311,7 @@ func TestTranscriptGolden(t *testing.T) {
 	rec, logs := triage()
 	tr := NewTranscript("r1", rec, logs)
 	var text, md, html bytes.Buffer
-	if err := WriteTranscriptText(&text, tr); err != nil {
+	if err := WriteTranscriptText(&text, tr, 0); err != nil {
 		t.Fatal(err)
 	}
 	if err := WriteTranscriptMarkdown(&md, tr, RelativeLogs); err != nil {
@@ -370,7 +370,7 @@ func TestTranscriptRealModels(t *testing.T) {
 		name  string
 		write func(*bytes.Buffer) error
 	}{
-		{"text", func(b *bytes.Buffer) error { return WriteTranscriptText(b, tr) }},
+		{"text", func(b *bytes.Buffer) error { return WriteTranscriptText(b, tr, 0) }},
 		{"markdown", func(b *bytes.Buffer) error { return WriteTranscriptMarkdown(b, tr, TranscriptLinks{}) }},
 		{"html", func(b *bytes.Buffer) error { return WriteTranscriptHTML(b, tr, TranscriptLinks{}) }},
 	} {

@@ -358,15 +358,19 @@ func compactJSON(v any) string {
 	return strings.TrimSuffix(b.String(), "\n")
 }
 
-// WriteTranscriptText writes t for a terminal. Every text from a model, a
-// server or a scenario has its control characters shown escaped, so that
-// a terminal obeys none of them; multi-line texts keep their lines,
-// indented under what they belong to.
-func WriteTranscriptText(w io.Writer, t *Transcript) error {
+// WriteTranscriptText writes t for a terminal width columns wide (0: no
+// limit, for a file or a pipe). Every text from a model, a server or a
+// scenario has its control characters shown escaped, so that a terminal
+// obeys none of them; multi-line texts keep their lines, indented under
+// what they belong to; a line wider than the terminal goes on on the
+// next, indented (text.Wrap).
+func WriteTranscriptText(w io.Writer, t *Transcript, width int) error {
 	ew := &errWriter{w: w}
 	p := func(indent int, format string, args ...any) {
 		line := strings.Repeat("  ", indent) + fmt.Sprintf(format, args...)
-		fmt.Fprintf(ew, "%s\n", strings.TrimRight(line, " "))
+		for _, l := range text.Wrap(strings.TrimRight(line, " "), width) {
+			fmt.Fprintf(ew, "%s\n", strings.TrimRight(l, " "))
+		}
 	}
 	one := text.OneLine
 	block := func(indent int, s string) {

@@ -1,8 +1,9 @@
 // Package text owns the text rules that host, scenario and table share:
 // [Shorten], the one way a text is cut for a person or a model to read;
 // [OneLine], which makes a text safe for one line of a terminal; and
-// [Width], the number of terminal columns a text takes; and [Count], a
-// number with its noun. It is a leaf: it imports the standard library
+// [Width], the number of terminal columns a text takes; [Wrap], which
+// breaks a line to a terminal's width; and [Count], a number with its
+// noun. It is a leaf: it imports the standard library
 // only.
 package text
 
@@ -138,4 +139,67 @@ func Count(n int, noun string) string {
 		return strconv.Itoa(n) + " " + noun
 	}
 	return strconv.Itoa(n) + " " + noun + "s"
+}
+
+// Wrap breaks line into lines of at most width columns for a terminal:
+// between words where it can (the spaces between words on a line kept as
+// they are, those where it breaks dropped), the lines after the first starting with
+// the first's leading spaces and two more (a hanging indent); a word
+// wider than a line (a name, a JSON value) is cut where the line ends,
+// so that nothing is wider than width. width <= 0, or a line that fits,
+// gives the line as it is.
+func Wrap(line string, width int) []string {
+	if width <= 0 || Width(line) <= width {
+		return []string{line}
+	}
+	body := strings.TrimLeft(line, " ")
+	first := line[:len(line)-len(body)]
+	next := first + "  "
+	if Width(next) >= width/2 {
+		next = "  " // an indent that leaves the text no room is no help
+	}
+	var out []string
+	cur, prefix := first, first
+	for _, word := range strings.Split(body, " ") {
+		switch {
+		case cur == prefix && word == "":
+			continue // no spaces at the start of a line it broke
+		case cur == prefix:
+		case Width(cur)+1+Width(word) <= width:
+			cur += " "
+		default:
+			out = append(out, strings.TrimRight(cur, " "))
+			cur, prefix = next, next
+			if word == "" {
+				continue
+			}
+		}
+		// A word too wide for what is left of the line is cut at the
+		// line's end, and goes on on the next.
+		for Width(cur)+Width(word) > width {
+			room := width - Width(cur)
+			if room <= 0 {
+				out = append(out, strings.TrimRight(cur, " "))
+				cur, prefix = next, next
+				continue
+			}
+			head, rest := cutWidth(word, room)
+			out = append(out, cur+head)
+			cur, prefix, word = next, next, rest
+		}
+		cur += word
+	}
+	return append(out, cur)
+}
+
+// cutWidth splits s after at most n columns (at least one rune).
+func cutWidth(s string, n int) (string, string) {
+	w := 0
+	for i, r := range s {
+		if w+runeWidth(r) > n && i > 0 {
+			return s[:i], s[i:]
+		}
+		w += runeWidth(r)
+	}
+	return s, ""
 }

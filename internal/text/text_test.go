@@ -1,6 +1,9 @@
 package text
 
-import "testing"
+import (
+	"slices"
+	"testing"
+)
 
 func TestShorten(t *testing.T) {
 	tests := []struct {
@@ -84,5 +87,38 @@ func TestCount(t *testing.T) {
 		if got := Count(tt.n, tt.noun); got != tt.want {
 			t.Errorf("Count(%d, %q) = %q, want %q", tt.n, tt.noun, got, tt.want)
 		}
+	}
+}
+
+func TestWrap(t *testing.T) {
+	tests := []struct {
+		name  string
+		line  string
+		width int
+		want  []string
+	}{
+		{"fits", "a short line", 20, []string{"a short line"}},
+		{"no width", "a line far wider than ten", 0, []string{"a line far wider than ten"}},
+		{"between words, hanging indent", "  call get_asset on the cmdb server", 16,
+			[]string{"  call get_asset", "    on the cmdb", "    server"}},
+		{"a word too wide is cut", "id: abcdefghijklmnopqrstuvwxyz", 10,
+			[]string{"id:", "  abcdefgh", "  ijklmnop", "  qrstuvwx", "  yz"}},
+		{"the spaces between words kept", "FAIL  b#0 (0.02s): answer", 20, []string{"FAIL  b#0 (0.02s):", "  answer"}},
+		{"no spaces where it breaks", "aaaa  bbbb    cccc", 10, []string{"aaaa  bbbb", "  cccc"}},
+		{"wide characters count two", "日本語 日本語", 8, []string{"日本語", "  日本語"}},
+		{"a deep indent falls back to two spaces", "        a b c d e f", 12, []string{"        a b", "  c d e f"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := Wrap(tt.line, tt.width)
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("Wrap(%q, %d) = %q, want %q", tt.line, tt.width, got, tt.want)
+			}
+			for _, l := range got {
+				if tt.width > 0 && Width(l) > tt.width {
+					t.Errorf("line %q is %d columns wide", l, Width(l))
+				}
+			}
+		})
 	}
 }

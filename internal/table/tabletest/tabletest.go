@@ -47,3 +47,19 @@ func Overflows(out string, width int) (problems []string, checked int) {
 	}
 	return problems, checked
 }
+
+// Lines returns the lines of out, every one and not only its tables',
+// that are wider than width display columns or end in a space, each with
+// its line number and width, and how many lines it checked.
+func Lines(out string, width int) (problems []string, checked int) {
+	for i, line := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
+		checked++
+		if w := table.DisplayWidth(line); w > width {
+			problems = append(problems, fmt.Sprintf("line %d, %d columns wide: %s", i+1, w, line))
+		}
+		if strings.HasSuffix(line, " ") {
+			problems = append(problems, fmt.Sprintf("line %d ends in a space: %q", i+1, line))
+		}
+	}
+	return problems, checked
+}

@@ -36,3 +36,24 @@ func TestOverflows(t *testing.T) {
 		t.Errorf("checked %d lines, want 10", checked)
 	}
 }
+
+func TestLines(t *testing.T) {
+	out := "a prose line that is longer than twenty columns\n" +
+		"fits\n" +
+		"ends in a space \n" +
+		"é is one column: 20\n" +
+		"日本 is two each: 20\n" +
+		"日本 is two each: 21!\n"
+	problems, checked := Lines(out, 20)
+	want := []string{
+		"line 1, 47 columns wide: a prose line that is longer than twenty columns",
+		`line 3 ends in a space: "ends in a space "`,
+		"line 6, 21 columns wide: 日本 is two each: 21!",
+	}
+	if diff := cmp.Diff(want, problems); diff != "" {
+		t.Errorf("problems (-want +got):\n%s", diff)
+	}
+	if checked != 6 {
+		t.Errorf("checked %d lines, want 6", checked)
+	}
+}
