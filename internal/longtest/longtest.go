@@ -1,8 +1,9 @@
 // Package longtest owns the one opt-in for the tests too long for a plain
-// `go test ./...` (a run of 100,000 records, the npm peers' scenarios):
-// they run when HOSTEVAL_LONG_TESTS=1, which `make test` sets. A plain
-// `go test ./...` stays within two minutes of CPU on two cores; what it
-// leaves out is said in each skipped test's message.
+// `go test ./...` (a run of 100,000 records, the npm peers' scenarios,
+// the pages in headless Chromium): they run when HOSTEVAL_LONG_TESTS=1,
+// which `make test` sets. A plain `go test ./...` stays within two
+// minutes of CPU on two cores; what it leaves out is said in each skipped
+// test's message.
 package longtest
 
 import (
