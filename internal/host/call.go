@@ -209,8 +209,11 @@ func (h *Host) rounds(ctx context.Context, s *serverConn, tool *Tool, args map[s
 		if round > h.opts.MaxRounds {
 			return fmt.Sprintf("error: the server %s still wanted more input after %d rounds, so the host stopped the call. Tell the user it did not finish.", s.spec.Name, h.opts.MaxRounds), record.OutcomeError, serverMS
 		}
-		rctx, clock := startRound(ctx, h.opts.ToolTimeout)
+		// The round's time is the server's: it starts as the request
+		// goes out (clock.go).
+		rctx, clock := startRoundAtSend(ctx, h.opts.ToolTimeout, h.opts.ToolTimeout+unsentLimit)
 		ex := s.watch.open(methodToolsCall)
+		ex.sent = clock.sent
 		ex.progress = func(p progressReport) { st.progressed(p, h.progressExtends(clock)) }
 		if state != nil {
 			ex.rewrite = map[string]json.RawMessage{"requestState": state}

@@ -16,6 +16,11 @@ import (
 // errRoundTimeout is the cause of a round's context that ran out of time.
 var errRoundTimeout = errors.New("no answer within the tool timeout")
 
+// unsentLimit is how much longer than its timeout a round may take to
+// send its request: the host's own work, which only a host stuck for a
+// minute or a broken transport takes.
+const unsentLimit = time.Minute
+
 // roundClock is one round's deadline, which can pause, and which a
 // server's progress can move (extend).
 type roundClock struct {
@@ -34,6 +39,9 @@ type roundClock struct {
 	since time.Time
 	// extended is set once extend moved the deadline.
 	extended bool
+	// unsent holds the clock (one pause) until the round's request starts
+	// to go to the server (startRoundAtSend).
+	unsent bool
 }
 
 // startRound returns the context of a round bounded by d, and its clock.
@@ -46,6 +54,46 @@ func startRound(ctx context.Context, d time.Duration) (context.Context, *roundCl
 	c.arm(d)
 	c.mu.Unlock()
 	return rctx, c
+}
+
+// startRoundAtSend is startRound for a round whose time starts when its
+// request starts to go to the server (sent). The host's own work before
+// that (encoding a large request, a busy machine's scheduling) is not the
+// server's time: counted, a round's timeout could end before a byte went
+// out, and what the host then says (no answer; the server stopped
+// reading) would depend on the machine's load, not on the server. unsent
+// bounds that work all the same: a request not sent within it ends the
+// round as its timeout does.
+func startRoundAtSend(ctx context.Context, d, unsent time.Duration) (context.Context, *roundClock) {
+	rctx, cancel := context.WithCancelCause(ctx)
+	c := &roundClock{cancel: cancel, left: d, paused: 1, unsent: true}
+	c.mu.Lock()
+	c.arm(unsent)
+	c.mu.Unlock()
+	return rctx, c
+}
+
+// sent starts the clock of a round of startRoundAtSend: its request
+// starts to go to the server. Only the first call counts; a nil clock, or
+// one of startRound, does nothing.
+func (c *roundClock) sent() {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.unsent {
+		return
+	}
+	c.unsent = false
+	c.timer.Stop()
+	c.gen++
+	c.paused--
+	if c.paused == 0 && !c.stopped {
+		c.since = time.Now()
+		c.deadline = c.since.Add(c.left)
+		c.arm(c.left)
+	}
 }
 
 // extend gives the round d more from now (progress from the server),
@@ -98,7 +146,8 @@ func (c *roundClock) arm(d time.Duration) {
 
 func (c *roundClock) fire(gen int) {
 	c.mu.Lock()
-	live := gen == c.gen && c.paused == 0 && !c.stopped
+	// While unsent, the timer is the bound on the host's own work.
+	live := gen == c.gen && (c.paused == 0 || c.unsent) && !c.stopped
 	c.mu.Unlock()
 	if live {
 		c.cancel(errRoundTimeout)

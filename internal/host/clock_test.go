@@ -114,3 +114,55 @@ func TestRoundClockStop(t *testing.T) {
 		}
 	})
 }
+
+// TestRoundClockAtSend: a round of startRoundAtSend runs from its send,
+// not from its start: the host's own time before (a busy machine, a large
+// request to encode) is not the server's. A request never sent ends the
+// round at the bound on the host's work, with the tool timeout's cause.
+func TestRoundClockAtSend(t *testing.T) {
+	tests := []struct {
+		name string
+		run  func(c *roundClock)
+		want time.Duration // when the timeout fires, from the start
+	}{
+		{"runs from the send", func(c *roundClock) {
+			time.Sleep(50 * time.Second)
+			c.sent()
+		}, 50*time.Second + 10*time.Second},
+		{"only the first send counts", func(c *roundClock) {
+			time.Sleep(time.Second)
+			c.sent()
+			time.Sleep(5 * time.Second)
+			c.sent()
+		}, time.Second + 10*time.Second},
+		{"a pause after the send stops it", func(c *roundClock) {
+			time.Sleep(time.Second)
+			c.sent()
+			time.Sleep(2 * time.Second)
+			c.pause()
+			time.Sleep(time.Hour)
+			c.resume()
+		}, time.Hour + time.Second + 10*time.Second},
+		{"never sent: the bound on the host's work", func(c *roundClock) {}, time.Minute + 10*time.Second},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				start := time.Now()
+				ctx, c := startRoundAtSend(context.Background(), 10*time.Second, time.Minute+10*time.Second)
+				defer c.stop()
+				tt.run(c)
+				if wait := tt.want - time.Since(start) - time.Nanosecond; wait > 0 {
+					time.Sleep(wait)
+				}
+				if done, cause := ended(ctx); done {
+					t.Fatalf("the round ended at %v (%v), want at %v", time.Since(start), cause, tt.want)
+				}
+				time.Sleep(time.Nanosecond)
+				if done, cause := ended(ctx); !done || !errors.Is(cause, errRoundTimeout) {
+					t.Fatalf("at %v: ended %v, cause %v; want the tool timeout", time.Since(start), done, cause)
+				}
+			})
+		})
+	}
+}

@@ -74,6 +74,12 @@ func (l *logLines) waitFor(t *testing.T, match map[string]any, timeout time.Dura
 	}
 }
 
+// setToolTimeout changes the host's tool timeout between two calls, for a
+// test whose one call must time out and whose others must not: only that
+// call gets the tiny budget, and a call that must succeed gets one far
+// above any load. Nothing of the host's may be in flight.
+func (h *Host) setToolTimeout(d time.Duration) { h.opts.ToolTimeout = d }
+
 // code shows a call's error code, "none" for none.
 func code(ev record.Call) string {
 	if ev.ErrorCode == nil {

@@ -67,12 +67,17 @@ type httpServer struct {
 
 	mu       sync.Mutex
 	requests []httpRequest
-	// cancelled receives the name of a slow call whose handler saw its
+	// cancelled receives the ms of a slow call whose handler saw its
 	// context end before it finished.
-	cancelled chan string
-	// aborted receives the tool of a tools/call whose HTTP request the
+	cancelled chan int
+	// started receives the ms of each slow call as its handler starts:
+	// the server has the call.
+	started chan int
+	// aborted receives the ms of a slow call whose HTTP request the
 	// client gave up before the server answered it.
-	aborted chan string
+	aborted chan int
+	// cancelNotes receives each notifications/cancelled the server got.
+	cancelNotes chan struct{}
 }
 
 func (hs *httpServer) add(r httpRequest) {
@@ -128,7 +133,7 @@ const gatedTool = "gated"
 
 func newHTTPServer(t *testing.T, cfg httpServerConfig) *httpServer {
 	t.Helper()
-	hs := &httpServer{cancelled: make(chan string, 8), aborted: make(chan string, 8)}
+	hs := &httpServer{cancelled: make(chan int, 8), started: make(chan int, 8), aborted: make(chan int, 8), cancelNotes: make(chan struct{}, 8)}
 	done := make(chan struct{})
 	s := mcp.NewServer(&mcp.Implementation{Name: "httptest", Version: "1"}, nil)
 	readOnly := &mcp.ToolAnnotations{ReadOnlyHint: true}
@@ -157,11 +162,15 @@ func newHTTPServer(t *testing.T, cfg httpServerConfig) *httpServer {
 	mcp.AddTool(s, &mcp.Tool{Name: "slow", Description: "Take ms milliseconds.", Annotations: readOnly},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in slowIn) (*mcp.CallToolResult, lookupOut, error) {
 			select {
+			case hs.started <- in.MS:
+			default:
+			}
+			select {
 			case <-time.After(time.Duration(in.MS) * time.Millisecond):
 				return nil, lookupOut{Value: "slept"}, nil
 			case <-ctx.Done():
 				select {
-				case hs.cancelled <- "slow":
+				case hs.cancelled <- in.MS:
 				default:
 				}
 				return nil, lookupOut{}, ctx.Err()
@@ -191,8 +200,9 @@ func newHTTPServer(t *testing.T, cfg httpServerConfig) *httpServer {
 			ID     json.RawMessage `json:"id"`
 			Method string          `json:"method"`
 			Params struct {
-				Name string         `json:"name"`
-				Meta map[string]any `json:"_meta"`
+				Name      string         `json:"name"`
+				Meta      map[string]any `json:"_meta"`
+				Arguments slowIn         `json:"arguments"`
 			} `json:"params"`
 		}
 		json.Unmarshal(body, &msg)
@@ -216,6 +226,12 @@ func newHTTPServer(t *testing.T, cfg httpServerConfig) *httpServer {
 			return
 		}
 		hs.add(rec)
+		if msg.Method == "notifications/cancelled" {
+			select {
+			case hs.cancelNotes <- struct{}{}:
+			default:
+			}
+		}
 		switch {
 		case cfg.getStatus != 0 && r.Method == http.MethodGet:
 			http.Error(w, "no stream", cfg.getStatus)
@@ -249,7 +265,7 @@ func newHTTPServer(t *testing.T, cfg httpServerConfig) *httpServer {
 				default:
 				}
 				select {
-				case hs.aborted <- rec.Tool:
+				case hs.aborted <- msg.Params.Arguments.MS:
 				default:
 				}
 			case <-served:
@@ -455,39 +471,80 @@ func TestHTTPTimeoutAndCancellation(t *testing.T) {
 			if legacy {
 				mode = ModeLegacy
 			}
+			// Only the call that must time out gets the tiny budget; the
+			// round's time starts as its request goes out, so the host's
+			// own time on a busy machine is not in it.
 			h := startHost(t, Options{Servers: []ServerSpec{httpSpec("web", hs.url)}, Protocol: mode, Budgets: budget.Budgets{ToolTimeout: 300 * time.Millisecond}, Wire: &wire})
-			given := func(what string) {
+			// The waits below are guards against a hang, not budgets: each
+			// ends with the signal it waits for.
+			await := func(what string, c <-chan int, ms int) {
 				t.Helper()
-				wait := hs.aborted
-				if legacy {
-					wait = hs.cancelled
-				}
-				select {
-				case <-wait:
-				case <-time.After(3 * time.Second):
-					t.Errorf("%s: the server did not see the call given up", what)
+				for {
+					select {
+					case got := <-c:
+						if got == ms {
+							return
+						}
+					case <-time.After(time.Minute):
+						t.Errorf("%s: the server did not see the call given up", what)
+						return
+					}
 				}
 			}
 
-			text, ev := call(t, h, "web__slow", `{"ms": 5000}`)
+			text, ev := call(t, h, "web__slow", `{"ms": 120000}`)
 			if want := "error: no answer within 0.3 seconds. The server may still finish the work: don't repeat a call that changes something."; text != want || ev.Outcome != record.OutcomeTimeout {
 				t.Errorf("timeout: outcome %s, text %q; want timeout, %q", ev.Outcome, text, want)
 			}
 			// Not a timing test: the host stopped waiting well before the
-			// server's 5 s, whatever the load.
-			if ev.MS < 300 || ev.MS > 4000 {
-				t.Errorf("the host waited %.0f ms, want 300 and not the server's 5000", ev.MS)
+			// server's 120 s, whatever the load.
+			if ev.MS < 300 || ev.MS > 60000 {
+				t.Errorf("the host waited %.0f ms, want 300 and not the server's 120000", ev.MS)
 			}
-			given("timeout")
-			wire.waitFor(t, map[string]any{"stream": "http", "dir": "->", "method": "notifications/cancelled"}, 2*time.Second)
+			// The host tells the server. Whether the server's handler
+			// stops depends on whether the server had the call when the
+			// notice came (it ignores one for a call it does not know),
+			// which only the cancellation below waits for.
+			wire.waitFor(t, map[string]any{"stream": "http", "dir": "->", "method": "notifications/cancelled"}, time.Minute)
+			select {
+			case <-hs.cancelNotes:
+			case <-time.After(time.Minute):
+				t.Errorf("timeout: the server got no notifications/cancelled")
+			}
 
-			ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+			// The caller gives the call up once the server has it.
+			h.setToolTimeout(time.Minute)
+			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			text, ev = h.Call(ctx, CallRequest{Name: "web__slow", Arguments: `{"ms": 5000}`, TraceID: NewID(), Step: 2})
-			if want := "error: the call was cancelled before the server answered."; text != want || ev.Outcome != record.OutcomeError {
-				t.Errorf("cancelled: outcome %s, text %q; want error, %q", ev.Outcome, text, want)
+			type answer struct {
+				text string
+				ev   record.Call
 			}
-			given("cancel")
+			answered := make(chan answer, 1)
+			go func() {
+				text, ev := h.Call(ctx, CallRequest{Name: "web__slow", Arguments: `{"ms": 120001}`, TraceID: NewID(), Step: 2})
+				answered <- answer{text, ev}
+			}()
+			for ms := 0; ms != 120001; {
+				select {
+				case ms = <-hs.started:
+				case <-time.After(time.Minute):
+					t.Fatal("the server never started the call to cancel")
+				}
+			}
+			cancel()
+			a := <-answered
+			if want := "error: the call was cancelled before the server answered."; a.text != want || a.ev.Outcome != record.OutcomeError {
+				t.Errorf("cancelled: outcome %s, text %q; want error, %q", a.ev.Outcome, a.text, want)
+			}
+			// The server had the call: a 2025-11-25 session's handler
+			// stops at the notice; a stateless server sees its request
+			// end unanswered.
+			if legacy {
+				await("cancel", hs.cancelled, 120001)
+			} else {
+				await("cancel", hs.aborted, 120001)
+			}
 
 			if text, ev := call(t, h, "web__lookup", `{"key": "after"}`); ev.Outcome != record.OutcomeOK {
 				t.Errorf("the next call: outcome %s (%s), want ok", ev.Outcome, text)

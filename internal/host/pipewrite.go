@@ -172,7 +172,11 @@ func (c *sdkPipeConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	err := c.Connection.Write(ctx, msg)
 	if !stop() {
 		<-fired
-		if err == nil && c.stalled.Load() == nil {
+		// Only a write the deadline ended leaves a part of a message in
+		// the pipe. One that ended otherwise (the SDK writes nothing on
+		// a context already ended) must not leave the deadline to the
+		// next write, which would fail as if the server stopped reading.
+		if !errors.Is(err, os.ErrDeadlineExceeded) && c.stalled.Load() == nil {
 			c.in.SetWriteDeadline(time.Time{})
 		}
 	}

@@ -13,31 +13,33 @@ import (
 // Progress: the host sends a progress token with every round, records what
 // the server reports on the call, and with ProgressExtends lets each report
 // give the round the tool timeout again, up to MaxToolTime. support's slow
-// search takes 2.5 s and reports every 0.1 s; the tool timeout is 1 s, ten
-// times the gap between reports, so a busy machine does not decide.
+// search reports every 0.1 s; each tool timeout is at least 30 times that
+// gap, so a busy machine does not decide, and each search outlasts its
+// timeout, so only the extension lets it finish.
 func TestProgress(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name        string
 		env         []string
+		toolTimeout time.Duration
 		extends     bool
 		maxToolTime time.Duration
 		outcome     string
 		text        string // a prefix of the text for the model
 		extended    bool
 	}{
-		{"recorded, no extension: the timeout holds", []string{"SUPPORT_SLOW_SECONDS=2.5"}, false, 0,
-			record.OutcomeTimeout, "error: no answer within 1 seconds.", false},
-		{"extends up to the maximum", []string{"SUPPORT_SLOW_SECONDS=2.5"}, true, time.Minute,
+		{"recorded, no extension: the timeout holds", []string{"SUPPORT_SLOW_SECONDS=600"}, 3 * time.Second, false, 0,
+			record.OutcomeTimeout, "error: no answer within 3 seconds.", false},
+		{"extends up to the maximum", []string{"SUPPORT_SLOW_SECONDS=8"}, 5 * time.Second, true, time.Hour,
 			record.OutcomeOK, `{"query":"return window"`, true},
-		{"the maximum holds", []string{"SUPPORT_SLOW_SECONDS=6"}, true, 1500 * time.Millisecond,
-			record.OutcomeTimeout, "error: no answer: the server reported progress, but the host waits at most 1.5 seconds for a call (and 1 seconds after the last progress).", true},
+		{"the maximum holds", []string{"SUPPORT_SLOW_SECONDS=600"}, 3 * time.Second, true, 5 * time.Second,
+			record.OutcomeTimeout, "error: no answer: the server reported progress, but the host waits at most 5 seconds for a call (and 3 seconds after the last progress).", true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			spec := fixture("support", append(tt.env, "SUPPORT_PROGRESS_SECONDS=0.1")...)
-			h := startHost(t, Options{Servers: []ServerSpec{spec}, Budgets: budget.Budgets{ToolTimeout: time.Second, ProgressExtends: tt.extends, MaxToolTime: tt.maxToolTime}})
+			h := startHost(t, Options{Servers: []ServerSpec{spec}, Budgets: budget.Budgets{ToolTimeout: tt.toolTimeout, ProgressExtends: tt.extends, MaxToolTime: tt.maxToolTime}})
 			text, ev := call(t, h, "support__search_knowledge", `{"query": "return window"}`)
 			if ev.Outcome != tt.outcome || !strings.HasPrefix(text, tt.text) {
 				t.Fatalf("outcome %s, text %q; want %s, %q...", ev.Outcome, text, tt.outcome, tt.text)
@@ -49,8 +51,11 @@ func TestProgress(t *testing.T) {
 			if (p.Extended > 0) != tt.extended {
 				t.Errorf("extended %d times, want extended: %t", p.Extended, tt.extended)
 			}
-			if tt.name == "the maximum holds" && ev.ServerMS < 1500 {
-				t.Errorf("server_ms %v: the call ended before the maximum of 1.5 s", ev.ServerMS)
+			if tt.extends && ev.ServerMS < float64(tt.toolTimeout.Milliseconds()) {
+				t.Errorf("server_ms %v: the call ended within one tool timeout (%v), not by the extension", ev.ServerMS, tt.toolTimeout)
+			}
+			if tt.name == "the maximum holds" && ev.ServerMS < 5000 {
+				t.Errorf("server_ms %v: the call ended before the maximum of 5 s", ev.ServerMS)
 			}
 		})
 	}

@@ -90,6 +90,9 @@ type exchange struct {
 	// progress, if set, is told of each progress notification for the
 	// token, on the reading goroutine.
 	progress func(progressReport)
+	// sent, if set, is told when the request starts to go to the server
+	// (every time it is written), on the writing goroutine.
+	sent func()
 
 	// Set by the watch (under its mu) as the answer is read.
 	ids      []jsonrpc.ID
@@ -222,12 +225,16 @@ func (w *watch) sending(ctx context.Context, msg jsonrpc.Message) jsonrpc.Messag
 	w.mu.Lock()
 	ex := w.tokens[token]
 	var rewrite map[string]json.RawMessage
+	var sent func()
 	if ex != nil {
 		w.ids[req.ID] = ex
 		ex.ids = append(ex.ids, req.ID)
-		rewrite = ex.rewrite
+		rewrite, sent = ex.rewrite, ex.sent
 	}
 	w.mu.Unlock()
+	if sent != nil {
+		sent()
+	}
 	if len(rewrite) == 0 {
 		return msg
 	}

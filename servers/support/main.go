@@ -203,9 +203,16 @@ func wait(ctx context.Context, req *mcp.CallToolRequest, org string, slow, every
 			if ctx.Err() != nil {
 				continue
 			}
+			// A tick and the end can be due together (a busy machine
+			// runs both late), and select takes either: the search is
+			// over once its time is, and progress never passes total.
+			elapsed := time.Since(start)
+			if elapsed >= slow {
+				return
+			}
 			req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{
 				ProgressToken: token,
-				Progress:      time.Since(start).Seconds(),
+				Progress:      elapsed.Seconds(),
 				Total:         slow.Seconds(),
 				Message:       "searching " + org + "'s policies",
 			})
