@@ -20,9 +20,14 @@ import (
 // own in its environment (tagVar), which its descendants inherit. When the
 // server stops, the host ends (SIGKILL) and reaps every process of its
 // tree: those it saw under the server before stopping it (walking
-// /proc/PID/task/*/children, cheap for the small trees servers have), and
-// those handed to hosteval that carry the server's tag. What it found is
-// logged (host.orphans) and counted on the server's record (orphans).
+// /proc/PID/task/*/children, cheap for the small trees servers have: 30
+// µs), and, when the server's stderr does not end once its group is
+// killed, those handed to hosteval that carry the server's tag (reading
+// the children of each of hosteval's threads costs about a millisecond on
+// a busy machine, too much for every stop). What it found is logged
+// (host.orphans) and counted on the server's record (orphans). A helper
+// orphaned at once (a double fork) that holds none of the server's
+// streams escapes, as before.
 //
 // A process group would not do: a helper that calls setsid leaves it, and
 // a server cannot be kept from doing so. Process groups still stop what

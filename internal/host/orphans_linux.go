@@ -126,14 +126,14 @@ func descendants(pid int) []treeProc {
 const maxTree = 4096
 
 // endTree ends (SIGKILL) and reaps what a stopped server leaves: the
-// processes of tree (its descendants seen before it stopped) and the
-// children of this process that carry tag, with theirs. pgid is the
-// server's process group: the orphans returned are those outside it,
-// found alive; the group's own dead are reaped without a word. It gives up
-// after orphanWait.
-func endTree(tag string, pgid int, tree []treeProc) []orphan {
+// processes of tree (its descendants seen before it stopped) and, with
+// handed, the children of this process that carry tag, with theirs. pgid
+// is the server's process group: the orphans returned are those outside
+// it, found alive; the group's own dead are reaped without a word. It
+// gives up after orphanWait.
+func endTree(tag string, pgid int, tree []treeProc, handed bool) []orphan {
 	self := os.Getpid()
-	subreaper := isSubreaper()
+	subreaper := handed && isSubreaper()
 	if len(tree) == 0 && !subreaper {
 		return nil
 	}

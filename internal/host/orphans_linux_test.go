@@ -1,6 +1,7 @@
 package host
 
 import (
+	"os/exec"
 	"regexp"
 	"strconv"
 	"strings"
@@ -82,5 +83,26 @@ func TestParseStat(t *testing.T) {
 		if got, ok := parseStat([]byte(tt.line)); got != tt.want || ok != tt.ok {
 			t.Errorf("parseStat(%q) = %+v, %v; want %+v, %v", tt.line, got, ok, tt.want, tt.ok)
 		}
+	}
+}
+
+// BenchmarkOrphanScan is what stopping a server adds on the normal path:
+// the walk of its tree before it stops, for a server that left nothing
+// (its stderr ends, so this process's children are not looked at).
+func BenchmarkOrphanScan(b *testing.B) {
+	if err := BecomeSubreaper(); err != nil {
+		b.Fatal(err)
+	}
+	cmd := exec.Command("sleep", "60")
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+	})
+	for b.Loop() {
+		tree := descendants(cmd.Process.Pid)
+		endTree("no-such-tag", -1, tree, false)
 	}
 }

@@ -222,8 +222,11 @@ func (p *process) stderrTail() string {
 // own) is ended too, and reaped: it would keep stderr open, and the run
 // would leave it behind (orphans.go).
 func (p *process) stop() {
+	// A server that died before its stop had its children handed over
+	// already (to the host, a subreaper), where only the scan finds them.
 	var tree []treeProc
-	if !p.waitExit(0) {
+	diedFirst := p.waitExit(0)
+	if !diedFirst {
 		tree = descendants(p.cmd.Process.Pid)
 	}
 	p.stdin.Close()
@@ -236,7 +239,12 @@ func (p *process) stop() {
 	}
 	// Children that outlived the leader would keep stderr open.
 	p.signal(syscall.SIGKILL)
-	p.orphans = endTree(p.tag, p.cmd.Process.Pid, tree)
+	// The children handed to the host are looked for (a read of each of
+	// its threads' children, about a millisecond on a busy machine) only
+	// when something outside the group still holds the server's stderr,
+	// or the server died first: a helper orphaned at once that holds
+	// nothing escapes, as before.
+	p.orphans = endTree(p.tag, p.cmd.Process.Pid, tree, diedFirst || !p.stderrEnds(stderrSettle))
 	if len(p.orphans) > 0 && p.orphaned != nil {
 		p.orphaned(p.orphans)
 	}
@@ -244,6 +252,22 @@ func (p *process) stop() {
 	p.stdout.Close()
 	<-p.stderrWG
 }
+
+// stderrEnds reports whether the server's stderr ended within d.
+func (p *process) stderrEnds(d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-p.stderrWG:
+		return true
+	case <-t.C:
+		return false
+	}
+}
+
+// stderrSettle is how long a stopped server's stderr may take to end
+// before the host looks for what holds it; only a cost when it is slow.
+const stderrSettle = 100 * time.Millisecond
 
 func (p *process) signal(sig syscall.Signal) {
 	// The whole process group the child leads (see signalGroup).
