@@ -304,6 +304,7 @@ func (h *Host) dial(ctx context.Context, s *serverConn, revision string, b budge
 	hs := &handshake{pinned: h.opts.Protocol == ModePinned}
 	client := mcp.NewClient(&mcp.Implementation{Name: h.opts.ClientName, Version: Version}, h.clientOptions(name))
 	client.AddSendingMiddleware(hs.middleware)
+	client.AddReceivingMiddleware(undeclared)
 
 	wire := h.wire.forServer(name)
 	w := newWatch(h.opts.Paths)

@@ -548,3 +548,80 @@ func TestNesting(t *testing.T) {
 		}
 	}
 }
+
+// TestUndeclaredServerRequests: the host declares neither sampling nor
+// roots, so a server that asks for them gets -32601 (method not found),
+// as for any method the client does not implement: on 2025-11-25 over
+// stdio and over an HTTP session (the chaos server asking through the
+// go-sdk), and on 2026-07-28 (whose go-sdk server refuses to send them:
+// a raw server sends them within a call). Issue 24: the go-sdk's client
+// answered sampling with -31001 and roots with an empty list.
+func TestUndeclaredServerRequests(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		mode Mode
+		http bool
+	}{
+		{"legacy-stdio", ModeLegacy, false},
+		{"legacy-http-session", ModeLegacy, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			spec := chaosWith("sampling,roots")
+			if tt.http {
+				spec = fixtureHTTP(t, "chaos", spec.Args, "FIXTURE_HTTP_SESSIONS=1")
+			}
+			h := startHost(t, Options{Servers: []ServerSpec{spec}, Protocol: tt.mode})
+			for _, method := range []string{"sampling", "roots"} {
+				text, ev := call(t, h, "chaos__"+method, `{}`)
+				if ev.Outcome != "ok" {
+					t.Fatalf("%s: outcome %s (%s)", method, ev.Outcome, text)
+				}
+				var got askedOutput
+				if err := json.Unmarshal([]byte(text), &got); err != nil {
+					t.Fatalf("%s: answer %q: %v", method, text, err)
+				}
+				if got.ErrorCode != -32601 || got.Answer != nil {
+					t.Errorf("%s: the server got %+v, want error code -32601 and no answer", method, got)
+				}
+			}
+		})
+	}
+	t.Run("2026-07-28", func(t *testing.T) {
+		t.Parallel()
+		srv := newRawServer(t, Revision20260728)
+		srv.answer("tools/list", `{"tools":[`+rawTool("ask")+`]}`)
+		srv.on("tools/call", func(req rawMessage, send func(string)) {
+			srv.ask(context.Background(), send, "sampling/createMessage", `{"messages":[{"role":"user","content":{"type":"text","text":"hi"}}],"maxTokens":16}`)
+			srv.ask(context.Background(), send, "roots/list", `{}`)
+			send(rawResult(req.ID, `{"resultType":"complete","content":[{"type":"text","text":"asked"}]}`))
+		})
+		h := startRaw(t, srv.spec("raw"), Options{Protocol: ModePinned})
+		if text, ev := call(t, h, "raw__ask", `{}`); ev.Outcome != record.OutcomeOK {
+			t.Fatalf("outcome %s: %s", ev.Outcome, text)
+		}
+		answers := srv.messages("")
+		if len(answers) != 2 {
+			t.Fatalf("the server got %d answers, want 2", len(answers))
+		}
+		for i, a := range answers {
+			var got struct {
+				Error *struct{ Code int } `json:"error"`
+			}
+			json.Unmarshal([]byte(a.Raw), &got)
+			if got.Error == nil || got.Error.Code != -32601 || len(a.Result) > 0 {
+				t.Errorf("answer %d: %s, want error code -32601", i+1, a.Raw)
+			}
+		}
+	})
+}
+
+// askedOutput is what chaos's sampling and roots tools answer.
+type askedOutput struct {
+	Asked     string `json:"asked"`
+	Answer    any    `json:"answer"`
+	ErrorCode int    `json:"error_code"`
+	Error     string `json:"error"`
+}

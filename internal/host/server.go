@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"log/slog"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/hosteval/hosteval/internal/record"
@@ -187,6 +189,21 @@ func (h *Host) clientOptions(server string) *mcp.ClientOptions {
 		}
 	}
 	return opts
+}
+
+// undeclared answers the server's requests for what the host did not
+// declare, sampling and roots, with -32601 (method not found), as any
+// method the client does not implement: the go-sdk's client answers
+// sampling with its own -31001 and roots with an empty list, which says
+// the host has roots and none of them (issue 24).
+func undeclared(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		switch method {
+		case "sampling/createMessage", "roots/list":
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "method not found: " + method + " (this host declares no " + strings.SplitN(method, "/", 2)[0] + ")"}
+		}
+		return next(ctx, method, req)
+	}
 }
 
 // newStderr returns what keeps a server's stderr lines (stderr.go): those

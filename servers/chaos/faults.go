@@ -38,7 +38,36 @@ import (
 //	orphan    starts `sleep 600` in a session of its own (setsid), out of
 //	          the server's process group, holding its stderr, and answers
 //	          with its pid; detach orphans it at once (a double fork)
-var faultNames = []string{"deaf", "bad_utf8", "endless", "flood", "stray", "orphan"}
+//	sampling  sends the client a sampling/createMessage request of its
+//	          own (2025-11-25: sessions and stdio) and answers with what
+//	          the client said (issue 24: a host that declares no sampling
+//	          answers -32601)
+//	roots     the same with roots/list
+var faultNames = []string{"deaf", "bad_utf8", "endless", "flood", "stray", "orphan", "sampling", "roots"}
+
+// askedOut is what the sampling and roots tools answer: the request sent,
+// and the client's answer or JSON-RPC error.
+type askedOut struct {
+	Asked     string `json:"asked" jsonschema:"The request sent to the client."`
+	Answer    any    `json:"answer,omitempty" jsonschema:"The client's result, when it gave one."`
+	ErrorCode int64  `json:"error_code,omitempty" jsonschema:"The client's JSON-RPC error code, when it refused."`
+	Error     string `json:"error,omitempty" jsonschema:"The error, when the request failed."`
+}
+
+// asked makes the answer of a sampling or roots tool.
+func asked(method string, res any, err error) askedOut {
+	out := askedOut{Asked: method}
+	var werr *jsonrpc.Error
+	switch {
+	case errors.As(err, &werr):
+		out.ErrorCode, out.Error = werr.Code, werr.Message
+	case err != nil:
+		out.Error = err.Error()
+	default:
+		out.Answer = res
+	}
+	return out
+}
 
 // config is what chaos's flags ask for.
 type config struct {
@@ -106,6 +135,28 @@ func addFaults(srv *mcp.Server, p *fixture.Process, cfg *config) {
 	}
 	for _, name := range cfg.faults {
 		switch name {
+		case "sampling":
+			mcp.AddTool(srv, &mcp.Tool{
+				Name:        "sampling",
+				Description: "Ask the client for a model's answer (sampling/createMessage) and answer with what it said. Takes no arguments.",
+				Annotations: harmless,
+				InputSchema: empty,
+			}, func(ctx context.Context, req *mcp.CallToolRequest, _ noInput) (*mcp.CallToolResult, askedOut, error) {
+				res, err := req.Session.CreateMessage(ctx, &mcp.CreateMessageParams{
+					MaxTokens: 16, Messages: []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: "hi"}}},
+				})
+				return nil, asked("sampling/createMessage", res, err), nil
+			})
+		case "roots":
+			mcp.AddTool(srv, &mcp.Tool{
+				Name:        "roots",
+				Description: "Ask the client for its roots (roots/list) and answer with what it said. Takes no arguments.",
+				Annotations: harmless,
+				InputSchema: empty,
+			}, func(ctx context.Context, req *mcp.CallToolRequest, _ noInput) (*mcp.CallToolResult, askedOut, error) {
+				res, err := req.Session.ListRoots(ctx, nil)
+				return nil, asked("roots/list", res, err), nil
+			})
 		case "deaf":
 			mcp.AddTool(srv, &mcp.Tool{
 				Name:        "deaf",
