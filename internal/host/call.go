@@ -205,6 +205,7 @@ func (h *Host) rounds(ctx context.Context, s *serverConn, tool *Tool, args map[s
 	params := &mcp.CallToolParams{Name: tool.MCP.Name, Arguments: args}
 	var state json.RawMessage // the requestState to echo, as the server wrote it
 	stateOnly := 0
+	resent := false // sent again on a new session (session.go)
 	for round := 1; ; round++ {
 		if round > h.opts.MaxRounds {
 			return fmt.Sprintf("error: the server %s still wanted more input after %d rounds, so the host stopped the call. Tell the user it did not finish.", s.spec.Name, h.opts.MaxRounds), record.OutcomeError, serverMS
@@ -223,7 +224,8 @@ func (h *Host) rounds(ctx context.Context, s *serverConn, tool *Tool, args map[s
 		st.setRoundN(round)
 		personBefore := st.person()
 		t0 := time.Now()
-		res, err := s.session.CallTool(withExchange(rctx, ex), params)
+		cs := s.sess()
+		res, err := cs.CallTool(withExchange(rctx, ex), params)
 		raw := s.watch.done(ex)
 		roundMS := msSince(t0) - (st.person() - personBefore)
 		serverMS += roundMS
@@ -238,6 +240,20 @@ func (h *Host) rounds(ctx context.Context, s *serverConn, tool *Tool, args map[s
 			}
 			if timedOut && clock.wasExtended() {
 				return h.extendedTimeout(), record.OutcomeTimeout, serverMS
+			}
+			if !timedOut && ctx.Err() == nil && h.sessionEnded(ctx, s, cs, err) {
+				refused := ex.refused.Load()
+				h.step("server", s.spec.Name+" ended its session (HTTP 404)", map[string]any{"refused": refused})
+				rerr := h.reinitialize(ctx, s, cs)
+				if rerr == nil && refused && !resent {
+					// The server refused the request and ran nothing: it
+					// is sent again, once, on the new session.
+					resent = true
+					round--
+					ev.RoundMS = ev.RoundMS[:len(ev.RoundMS)-1]
+					continue
+				}
+				return h.sessionEndText(s, rerr, refused), record.OutcomeError, serverMS
 			}
 			return h.callError(ctx, s, err, timedOut, ev), errorOutcome(timedOut), serverMS
 		}

@@ -161,7 +161,7 @@ func (c *Catalog) conn(spec ServerSpec, mode Mode) (*serverConn, error) {
 // did not connect.
 func (h *Host) Catalog(server string) *Catalog {
 	s := h.servers[server]
-	if s == nil || (s.session == nil && s.catalog == nil) {
+	if s == nil || (s.sess() == nil && s.catalog == nil) {
 		return nil
 	}
 	if s.catalog != nil {
@@ -170,7 +170,7 @@ func (h *Host) Catalog(server string) *Catalog {
 	l := s.currentListing()
 	c := &Catalog{Source: "a listing of server " + server, Server: server, Protocol: s.info.Protocol, ServerName: s.info.ServerName,
 		ServerVersion: s.info.ServerVersion, Tools: l.raw}
-	if res := s.session.InitializeResult(); res != nil {
+	if res := s.sess().InitializeResult(); res != nil {
 		c.Instructions = res.Instructions
 	}
 	c.once.Do(func() { c.listing = l })

@@ -307,17 +307,23 @@ func (h *Host) dial(ctx context.Context, s *serverConn, revision string, b budge
 	client.AddReceivingMiddleware(undeclared)
 
 	wire := h.wire.forServer(name)
-	w := newWatch(h.opts.Paths)
-	w.onUnknown = func(id jsonrpc.ID, n int64) {
-		// Counted always, logged up to a point: a server may write
-		// such answers without end.
-		switch {
-		case n <= maxUnknownLogged:
-			h.logf(slog.LevelWarn, fmt.Sprintf("the server answered a request the host never sent (id %s), or answered one twice: the answer was not used", idText(id)),
-				"operation", "host.unknown_answer", "server", name, "id", id.Raw(), "count", n)
-		case n == maxUnknownLogged+1:
-			h.logf(slog.LevelWarn, "more answers to requests the host never sent: counted on the server's record (unknown_answers), not logged",
-				"operation", "host.unknown_answer", "server", name, "count", n)
+	// A new session after the server ended one keeps the watch: the
+	// exchanges of the calls that wait on it are its.
+	w := s.watch
+	renew := w != nil && s.sess() != nil
+	if !renew {
+		w = newWatch(h.opts.Paths)
+		w.onUnknown = func(id jsonrpc.ID, n int64) {
+			// Counted always, logged up to a point: a server may write
+			// such answers without end.
+			switch {
+			case n <= maxUnknownLogged:
+				h.logf(slog.LevelWarn, fmt.Sprintf("the server answered a request the host never sent (id %s), or answered one twice: the answer was not used", idText(id)),
+					"operation", "host.unknown_answer", "server", name, "id", id.Raw(), "count", n)
+			case n == maxUnknownLogged+1:
+				h.logf(slog.LevelWarn, "more answers to requests the host never sent: counted on the server's record (unknown_answers), not logged",
+					"operation", "host.unknown_answer", "server", name, "count", n)
+			}
 		}
 	}
 	var transport mcp.Transport
@@ -331,7 +337,10 @@ func (h *Host) dial(ctx context.Context, s *serverConn, revision string, b budge
 		}
 		transport = t
 	case s.spec.URL != "":
-		t, err := httpTransport(s.spec, wire, w)
+		if s.ends == nil {
+			s.ends = &sessionEnds{}
+		}
+		t, err := httpTransport(s.spec, wire, w, s.ends)
 		if err != nil {
 			return hs, fmt.Errorf("connect %s: %w", name, err)
 		}
@@ -370,7 +379,12 @@ func (h *Host) dial(ctx context.Context, s *serverConn, revision string, b budge
 	if err != nil {
 		return hs, connectFailure(name, context.Cause(cctx), hs, proc, err)
 	}
-	s.session, s.proc, s.watch, s.stdio = cs, proc, w, stdio
+	s.mu.Lock()
+	s.session = cs
+	s.mu.Unlock()
+	if !renew {
+		s.proc, s.watch, s.stdio = proc, w, stdio
+	}
 	return hs, nil
 }
 

@@ -36,10 +36,16 @@ func (h *Host) refresh(ctx context.Context, traceID string, turn, index int) []r
 	h.listMu.Lock()
 	defer h.listMu.Unlock()
 	for _, s := range h.order {
-		if s.session == nil || s.watch == nil || s.deadReason() != "" {
+		cs := s.sess()
+		if cs == nil || s.watch == nil || s.deadReason() != "" {
 			continue
 		}
-		if err := s.relist(ctx, h.opts.ToolTimeout); err != nil {
+		err := s.relist(ctx, h.opts.ToolTimeout)
+		if err != nil && ctx.Err() == nil && s.ends.ended(cs) && h.reinitialize(ctx, s, cs) == nil {
+			// tools/list is safe to send again, on the new session.
+			err = s.relist(ctx, h.opts.ToolTimeout)
+		}
+		if err != nil {
 			h.logf(slog.LevelWarn, "the server said its tools changed; listing them again failed: the table keeps its tools",
 				"server", s.spec.Name, "error", err.Error())
 			h.step("host", s.spec.Name+" said its tools changed; listing them again failed: "+err.Error(), nil)
@@ -48,7 +54,7 @@ func (h *Host) refresh(ctx context.Context, traceID string, turn, index int) []r
 	old := h.tab()
 	stale := false
 	for _, s := range h.order {
-		if s.session != nil && old.listings[s.spec.Name] != s.currentListing() {
+		if s.sess() != nil && old.listings[s.spec.Name] != s.currentListing() {
 			stale = true
 		}
 	}

@@ -239,7 +239,9 @@ func (h *Host) SessionID() string { return h.sessionID }
 func (h *Host) Servers() []record.Server {
 	out := make([]record.Server, len(h.order))
 	for i, s := range h.order {
+		s.mu.Lock()
 		out[i] = s.info
+		s.mu.Unlock()
 		out[i].StderrDroppedBytes, out[i].StderrDroppedLines = s.stderr.dropped()
 		out[i].Orphans = int(s.orphans.Load())
 		out[i].UnknownAnswers = s.watch.unknownAnswers()

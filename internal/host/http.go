@@ -39,7 +39,9 @@ type httpTap struct {
 	wire  *serverWire
 	// watch follows the messages as the server wrote them (watch.go).
 	watch *watch
-	next  http.RoundTripper
+	// ends notes the sessions the server ended (session.go).
+	ends *sessionEnds
+	next http.RoundTripper
 }
 
 func (t *httpTap) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -72,6 +74,12 @@ func (t *httpTap) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := t.next.RoundTrip(req)
 	if err != nil || resp.Body == nil {
 		return resp, err
+	}
+	if id := req.Header.Get("Mcp-Session-Id"); id != "" && resp.StatusCode == http.StatusNotFound {
+		t.ends.note(id)
+		if ex, _ := req.Context().Value(exchangeKey{}).(*exchange); ex != nil && req.Method == http.MethodPost {
+			ex.refused.Store(true)
+		}
 	}
 	if resp.StatusCode == http.StatusUnauthorized && !t.oauth && req.Method == http.MethodPost && bearerChallenge(resp.Header) {
 		// Said here, where the status is known: the SDK reports only
@@ -285,7 +293,7 @@ func guardMessage(msg []byte) []byte {
 // named Mcp-* are refused: they are the protocol's own, set by the
 // transport on each request, and a configured value would contradict them.
 // So is an Authorization header beside an OAuth handler, which sets it.
-func httpTransport(spec ServerSpec, wire *serverWire, w *watch) (mcp.Transport, error) {
+func httpTransport(spec ServerSpec, wire *serverWire, w *watch, ends *sessionEnds) (mcp.Transport, error) {
 	for k := range spec.Headers {
 		if strings.HasPrefix(http.CanonicalHeaderKey(k), "Mcp-") {
 			return nil, fmt.Errorf("header %s: Mcp-* headers belong to the protocol and are set by the transport", k)
@@ -294,7 +302,7 @@ func httpTransport(spec ServerSpec, wire *serverWire, w *watch) (mcp.Transport, 
 	if _, ok := headerValue(spec.Headers, "Authorization"); ok && spec.OAuth != nil {
 		return nil, fmt.Errorf("header Authorization: the server's oauth: block supplies it; remove one of the two")
 	}
-	tap := &httpTap{server: spec.Name, headers: spec.Headers, oauth: spec.OAuth != nil, wire: wire, watch: w, next: http.DefaultTransport}
+	tap := &httpTap{server: spec.Name, headers: spec.Headers, oauth: spec.OAuth != nil, wire: wire, watch: w, ends: ends, next: http.DefaultTransport}
 	return &mcp.StreamableClientTransport{
 		Endpoint: spec.URL,
 		// The tap bounds each event's line already (maxEventLine); the

@@ -55,7 +55,7 @@ func listTools(ctx context.Context, s *serverConn) (*listing, error) {
 				ex.rewrite = map[string]json.RawMessage{"cursor": json.RawMessage(`""`)}
 			}
 		}
-		res, err := s.session.ListTools(ctx, params)
+		res, err := s.sess().ListTools(ctx, params)
 		raw := s.watch.done(ex)
 		if err != nil {
 			return nil, err

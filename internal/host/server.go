@@ -32,6 +32,10 @@ type serverConn struct {
 	// watch follows the connection's messages as the server wrote them
 	// (see watch.go).
 	watch *watch
+	// ends notes the sessions the server ended (HTTP only: session.go);
+	// reinitMu makes one new session of however many calls saw the end.
+	ends     *sessionEnds
+	reinitMu sync.Mutex
 	// shared is set for a Pool's server: hosts that use it leave it running.
 	shared bool
 	// orphans counts the processes its stops found left outside the
@@ -62,7 +66,7 @@ type serverConn struct {
 
 // listed reports whether the server's tools are known: it connected, or
 // its tools come from a catalog.
-func (s *serverConn) listed() bool { return s.session != nil || s.catalog != nil }
+func (s *serverConn) listed() bool { return s.sess() != nil || s.catalog != nil }
 
 // inputStall returns the write to the server that ended with its context
 // while the pipe was full, or nil.
@@ -116,8 +120,8 @@ func (s *serverConn) end(c *callState) {
 
 // close ends the session and stops the process.
 func (s *serverConn) close() {
-	if s.session != nil {
-		s.session.Close()
+	if cs := s.sess(); cs != nil {
+		cs.Close()
 	}
 	if s.proc != nil {
 		s.proc.stop()
@@ -125,10 +129,11 @@ func (s *serverConn) close() {
 }
 
 func (s *serverConn) negotiated() string {
-	if s.session == nil || s.session.InitializeResult() == nil {
+	cs := s.sess()
+	if cs == nil || cs.InitializeResult() == nil {
 		return ""
 	}
-	return s.session.InitializeResult().ProtocolVersion
+	return cs.InitializeResult().ProtocolVersion
 }
 
 // newest returns the newest revision in a list (revisions sort as dates).

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -93,6 +94,9 @@ type exchange struct {
 	// sent, if set, is told when the request starts to go to the server
 	// (every time it is written), on the writing goroutine.
 	sent func()
+	// refused is set when the request's own POST got HTTP 404: the server
+	// had ended the session and ran nothing (session.go).
+	refused atomic.Bool
 
 	// Set by the watch (under its mu) as the answer is read.
 	ids      []jsonrpc.ID

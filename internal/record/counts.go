@@ -66,6 +66,9 @@ type Counts struct {
 	// those auto mode restarted as legacy.
 	VersionFailures int
 	Restarts        int
+	// Reinitialized counts the new sessions the host started because a
+	// server had ended its session.
+	Reinitialized int
 
 	// AskedUser counts calls that put a question to the person;
 	// Elicitations the questions, Declined those declined or cancelled.
@@ -146,6 +149,7 @@ func (r *Record) Counts() Counts {
 		if s.Restarted {
 			n.Restarts++
 		}
+		n.Reinitialized += s.Reinitialized
 	}
 	return n
 }

@@ -293,6 +293,12 @@ type Server struct {
 	// host never sent (or answered twice), which were not used: on the
 	// connection so far (a shared server's over the run).
 	UnknownAnswers int64 `json:"unknown_answers,omitempty"`
+	// Reinitialized counts the new sessions the host started with the
+	// server because the server had ended the one it had (2025-11-25
+	// over Streamable HTTP: HTTP 404 to a request with its session id);
+	// ReinitializedAt is when the last one started.
+	Reinitialized   int       `json:"reinitialized,omitempty"`
+	ReinitializedAt time.Time `json:"reinitialized_at,omitzero"`
 }
 
 // Case statuses.

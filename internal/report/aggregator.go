@@ -2,6 +2,7 @@ package report
 
 import (
 	"cmp"
+	"fmt"
 	"iter"
 	"path/filepath"
 	"slices"
@@ -153,6 +154,7 @@ type caseRow struct {
 	expectations, steps, toolCalls, modelRequests, turns, stopped  int32
 	unknown, badArgs, denied, toolErrors, timeouts, protocolErrors int32
 	otherErrors, versionFailures, restarts, askedUser, clipped     int32
+	reinitialized                                                  int32
 	resultBytes, maxResultBytes, defBytes, defTokens               int32
 	defBytesTotal, defTokensTotal                                  int32
 	usage                                                          *record.Usage
@@ -252,7 +254,7 @@ func (a *aggregator) addCase(c *CaseStats, line int) {
 		modelRequests: int32(c.ModelRequests), turns: int32(c.Turns), stopped: int32(c.Stopped),
 		unknown: int32(c.UnknownTools), badArgs: int32(c.BadArguments), denied: int32(c.Denied),
 		toolErrors: int32(c.ToolErrors), timeouts: int32(c.Timeouts), protocolErrors: int32(c.ProtocolErrors),
-		otherErrors: int32(c.OtherErrors), versionFailures: int32(c.VersionFailures), restarts: int32(c.Restarts),
+		otherErrors: int32(c.OtherErrors), versionFailures: int32(c.VersionFailures), restarts: int32(c.Restarts), reinitialized: int32(c.Reinitialized),
 		askedUser: int32(c.AskedUser), clipped: int32(c.Clipped),
 		resultBytes: int32(c.ResultBytes), maxResultBytes: int32(c.MaxResultBytes),
 		defBytes: int32(c.ToolDefBytes), defTokens: int32(c.ToolDefTokens),
@@ -310,6 +312,9 @@ func (a *aggregator) serverList(servers []ServerInfo) int32 {
 		if s.VersionFailure {
 			b.WriteByte('v')
 		}
+		if s.Reinitialized > 0 {
+			fmt.Fprintf(&b, "i%d", s.Reinitialized)
+		}
 		b.WriteByte(1)
 	}
 	return intern(a.serverIdx, &a.tables.servers, b.String(), servers)
@@ -347,6 +352,7 @@ func (a *aggregator) summary(run *record.Run) *Summary {
 		s.Totals.Passed += g.Passed
 		s.Totals.Failed += g.Failed
 		s.Totals.Errored += g.Errored
+		s.Totals.Reinitialized += g.Reinitialized
 		s.Totals.ModelFigures.add(g.ModelFigures)
 		i = j
 	}
@@ -438,7 +444,7 @@ func (cs *caseRows) stats(r *caseRow) CaseStats {
 		UnknownTools: int(r.unknown), BadArguments: int(r.badArgs), Denied: int(r.denied),
 		ToolErrors: int(r.toolErrors), Timeouts: int(r.timeouts), ProtocolErrors: int(r.protocolErrors),
 		ErrorCodes: []CodeCount{}, OtherErrors: int(r.otherErrors), VersionFailures: int(r.versionFailures),
-		Restarts: int(r.restarts), AskedUser: int(r.askedUser), Clipped: int(r.clipped),
+		Restarts: int(r.restarts), Reinitialized: int(r.reinitialized), AskedUser: int(r.askedUser), Clipped: int(r.clipped),
 		ResultBytes: int(r.resultBytes), MaxResultBytes: int(r.maxResultBytes),
 		ToolDefBytes: int(r.defBytes), ToolDefTokens: int(r.defTokens),
 		ToolDefBytesTotal: int(r.defBytesTotal), ToolDefTokensTotal: int(r.defTokensTotal),
@@ -517,6 +523,7 @@ func (s *groupSum) add(c *CaseStats) {
 		s.codes[cc.Code] += cc.Count
 	}
 	g.VersionFailures += c.VersionFailures
+	g.Reinitialized += c.Reinitialized
 	g.AskedUser += c.AskedUser
 	g.Clipped += c.Clipped
 	g.ResultBytes += c.ResultBytes

@@ -79,6 +79,8 @@ type Totals struct {
 	// the mean tool-definition tokens one of them carried.
 	ModelRequests int     `json:"model_requests"`
 	ToolDefTokens float64 `json:"tool_def_tokens_per_request"`
+	// Reinitialized counts the new sessions servers' ended ones took.
+	Reinitialized int `json:"reinitialized,omitempty"`
 	ModelFigures
 }
 
@@ -124,6 +126,8 @@ type ServerInfo struct {
 	Restarted      bool   `json:"restarted,omitempty"`
 	VersionFailure bool   `json:"version_failure,omitempty"`
 	Error          string `json:"error,omitempty"`
+	// Reinitialized counts the new sessions the server's ended ones took.
+	Reinitialized int `json:"reinitialized,omitempty"`
 }
 
 // TurnStats is the tool-definition cost of one turn: every model request of
@@ -175,8 +179,11 @@ type CaseStats struct {
 	OtherErrors     int `json:"other_errors"`
 	VersionFailures int `json:"version_failures"`
 	Restarts        int `json:"restarts"`
-	AskedUser       int `json:"asked_user"`
-	Clipped         int `json:"clipped"`
+	// Reinitialized counts the new sessions the host started because a
+	// server had ended its session (HTTP 404, 2025-11-25).
+	Reinitialized int `json:"reinitialized,omitempty"`
+	AskedUser     int `json:"asked_user"`
+	Clipped       int `json:"clipped"`
 
 	ResultBytes    int `json:"result_bytes"`
 	MaxResultBytes int `json:"max_result_bytes"`
@@ -240,6 +247,7 @@ type GroupStats struct {
 	ProtocolErrors     int         `json:"protocol_errors"`
 	ErrorCodes         []CodeCount `json:"error_codes"`
 	VersionFailures    int         `json:"version_failures"`
+	Reinitialized      int         `json:"reinitialized,omitempty"`
 	AskedUser          int         `json:"asked_user"`
 	Clipped            int         `json:"clipped"`
 	ResultBytes        int         `json:"result_bytes"`
@@ -315,7 +323,7 @@ func CaseOf(rec *record.Record) CaseStats {
 	c.Steps, c.Stopped = n.Steps, n.StoppedTurns
 	c.UnknownTools, c.BadArguments, c.Denied, c.ToolErrors, c.Timeouts = n.UnknownTools, n.BadArguments, n.Denied, n.ToolErrors, n.Timeouts
 	c.ProtocolErrors, c.ErrorCodes, c.OtherErrors = n.ProtocolErrors, codeCounts(n.ErrorCodes), n.OtherErrors
-	c.VersionFailures, c.Restarts = n.VersionFailures, n.Restarts
+	c.VersionFailures, c.Restarts, c.Reinitialized = n.VersionFailures, n.Restarts, n.Reinitialized
 	c.AskedUser, c.Clipped = n.AskedUser, n.Clipped
 	c.ResultBytes, c.MaxResultBytes = n.ResultBytes, n.MaxResultBytes
 	c.callMS = make([]float64, 0, len(rec.Calls))
@@ -327,7 +335,7 @@ func CaseOf(rec *record.Record) CaseStats {
 	for _, s := range rec.Servers {
 		c.Servers = append(c.Servers, ServerInfo{
 			Name: s.Name, Mode: s.Mode, Protocol: s.Protocol, Offered: s.Offered,
-			Restarted: s.Restarted, VersionFailure: s.VersionFailure, Error: s.Error,
+			Restarted: s.Restarted, VersionFailure: s.VersionFailure, Error: s.Error, Reinitialized: s.Reinitialized,
 		})
 	}
 	slices.SortStableFunc(c.Servers, func(a, b ServerInfo) int { return cmp.Compare(a.Name, b.Name) })

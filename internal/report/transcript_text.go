@@ -213,6 +213,9 @@ func serverLine(s record.Server) string {
 	if s.VersionFailure {
 		notes = append(notes, "no common revision")
 	}
+	if n := s.Reinitialized; n > 0 {
+		notes = append(notes, plural(n, "new session")+" after the server ended one")
+	}
 	if s.Error != "" {
 		notes = append(notes, "error: "+s.Error)
 	}
