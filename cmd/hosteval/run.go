@@ -444,6 +444,8 @@ func runEnd(e *env, res *runner.Result, dir string, verdict report.Verdict) erro
 		return interruptedf("%d of %s did not run", res.Total-res.Ran, text.Count(res.Total, "case"))
 	case res.ConfigErrors > 0:
 		return configf("%d of %s could not run: the model endpoint refused the configuration (a key, model name or URL)", res.ConfigErrors, text.Count(res.Ran, "case"))
+	case res.ServerConfigErrors > 0:
+		return configf("%d of %s could not run: a server's configuration is wrong (its error says what to fix)", res.ServerConfigErrors, text.Count(res.Ran, "case"))
 	}
 	if err := uncheckable(verdict); err != nil {
 		return err

@@ -98,7 +98,11 @@ func runTools(ctx context.Context, e *env, args []string) error {
 func serverErrors(h *host.Host) error {
 	var errs []error
 	for _, s := range h.Servers() {
-		if s.Error != "" {
+		switch {
+		case s.ConfigError:
+			// Exit 2: the configuration's to fix, not the server's.
+			errs = append(errs, fmt.Errorf("%w: server %s: %s", host.ErrConfig, s.Name, strings.TrimPrefix(s.Error, host.ErrConfig.Error()+": ")))
+		case s.Error != "":
 			errs = append(errs, fmt.Errorf("server %s: %s", s.Name, s.Error))
 		}
 	}

@@ -3,9 +3,9 @@ package host
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -78,31 +78,67 @@ func TestNamespaced(t *testing.T) {
 	}
 }
 
-func TestCollisionIsAnError(t *testing.T) {
+// A collision is the configuration error of its server alone (issue 24):
+// the server whose tools would become one name in the table offers none,
+// and says why; the other servers' tools are all in the table. Each
+// server here is a real one: the cmdb fixture with an alias of its own
+// tool, a raw server listing one name twice, two servers whose names
+// sanitise alike (the later one is refused).
+func TestCollisionStaysWithItsServer(t *testing.T) {
 	t.Parallel()
+	dup := newRawServer(t, Revision20260728)
+	dup.answer("tools/list", `{"tools":[`+rawTool("twice")+`,`+rawTool("twice")+`]}`)
 	tests := []struct {
 		name    string
 		servers []ServerSpec
-		want    string
+		refused string // the server refused
+		want    string // its error
+		tools   []string
 	}{
-		{"tools of one server", []ServerSpec{memorySpec(t, "t", testServerOptions{collide: true})},
-			`tool "a.b" of server t and tool "a_b" of server t both become "t__a_b"`},
+		{"names equal once sanitised", []ServerSpec{fixture("cmdb", "FIXTURE_ALIAS=get.asset"), fixture("legacy")},
+			"cmdb", `configuration error: its tools "get.asset" and "get_asset" both become "cmdb__get_asset" in the host's table: rename one`,
+			[]string{"legacy__hello"}},
+		{"one name twice", []ServerSpec{dup.spec("dup"), fixture("legacy")},
+			"dup", `configuration error: its tools "twice" and "twice" both become "dup__twice" in the host's table: rename one`,
+			[]string{"legacy__hello"}},
 		{"servers whose names sanitise alike", []ServerSpec{memorySpec(t, "x.y", testServerOptions{}), memorySpec(t, "x_y", testServerOptions{})},
-			`tool "ask_forever" of server x.y and tool "ask_forever" of server x_y both become "x_y__ask_forever"`},
+			"x_y", `configuration error: its tool "ask_forever" and tool "ask_forever" of server x.y both become "x_y__ask_forever" in the host's table: rename one, or give a server another name`,
+			nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			h, err := Start(context.Background(), Options{Servers: tt.servers})
-			if err == nil {
-				h.Close()
-				t.Fatal("Start succeeded, want a collision error")
+			if err != nil {
+				t.Fatalf("Start: %v, want the host with the other servers", err)
 			}
-			if !strings.Contains(err.Error(), tt.want) {
-				t.Errorf("error = %q, want it to contain %q", err, tt.want)
+			defer h.Close()
+			for _, s := range h.Servers() {
+				if s.Name == tt.refused {
+					if s.Error != tt.want || !s.ConfigError || s.Tools != 0 {
+						t.Errorf("%s: error %q, config_error %t, %d tools\nwant %q, true, 0", s.Name, s.Error, s.ConfigError, s.Tools, tt.want)
+					}
+				} else if s.Error != "" {
+					t.Errorf("%s: error %q, want none", s.Name, s.Error)
+				}
 			}
-			// The user's configuration, not a broken server: exit 2.
-			if !errors.Is(err, ErrConfig) {
-				t.Errorf("error %q is not an ErrConfig", err)
+			var refusedTools, got []string
+			for _, tool := range h.Tools() {
+				if tool.Server == tt.refused {
+					refusedTools = append(refusedTools, tool.Name)
+				}
+				got = append(got, tool.Name)
+			}
+			if len(refusedTools) > 0 {
+				t.Errorf("the refused server offers %v, want nothing", refusedTools)
+			}
+			for _, name := range tt.tools {
+				if !slices.Contains(got, name) {
+					t.Errorf("tools %v: %s missing", got, name)
+				}
+			}
+			if tt.refused == "x_y" && !slices.Contains(got, "x_y__ask_forever") {
+				t.Errorf("tools %v: x.y's ask_forever missing", got)
 			}
 		})
 	}

@@ -131,7 +131,9 @@ type Host struct {
 // Start starts and connects every server concurrently, lists their tools and
 // builds the table. A server that fails to connect does not stop the others:
 // it is in Servers with its error, and offers no tools. Start fails only for
-// what makes the whole host unusable: a tool name collision, or ctx ending.
+// what makes the whole host unusable: two servers of one name, or ctx
+// ending. A server two of whose tools become one name (see collisions)
+// is in Servers with that configuration error, and offers no tools.
 func Start(ctx context.Context, opts Options) (*Host, error) {
 	opts = opts.withDefaults()
 	if err := opts.Paths.check(); err != nil {
@@ -183,6 +185,13 @@ func Start(ctx context.Context, opts Options) (*Host, error) {
 		})
 	}
 	g.Wait()
+	// A collision is the configuration error of its server alone: the
+	// other servers' tools make the table.
+	for i, why := range collisions(conns) {
+		if why != "" {
+			conns[i] = refused(conns[i], why)
+		}
+	}
 	for _, s := range conns {
 		h.servers[s.spec.Name] = s
 		h.order = append(h.order, s)

@@ -174,6 +174,61 @@ func buildTable(servers []*serverConn, opts Options) (*toolTable, error) {
 	return t, nil
 }
 
+// collisions says, by the servers' index, why a server's tools cannot be
+// in the host's table: two of them become one name (the same name twice,
+// or names equal once sanitised), or one becomes the name of a tool of a
+// server before it. A server is refused whole, as a model offered half a
+// server would be offered a guess; "" for the servers that are fine.
+func collisions(servers []*serverConn) []string {
+	out := make([]string, len(servers))
+	owner := map[string][2]string{} // namespaced name: server, tool
+	for i, s := range servers {
+		if s == nil || !s.listed() {
+			continue
+		}
+		mine := map[string]string{}
+		var names []string
+		for _, mt := range s.currentListing().tools {
+			name := Namespaced(s.spec.Name, mt.Name)
+			if prev, ok := mine[name]; ok {
+				out[i] = fmt.Sprintf("%s: its tools %q and %q both become %q in the host's table: rename one", ErrConfig, prev, mt.Name, name)
+				break
+			}
+			mine[name] = mt.Name
+			names = append(names, name)
+		}
+		for _, name := range names {
+			if out[i] != "" {
+				break
+			}
+			if o, ok := owner[name]; ok {
+				out[i] = fmt.Sprintf("%s: its tool %q and tool %q of server %s both become %q in the host's table: rename one, or give a server another name", ErrConfig, mine[name], o[1], o[0], name)
+			}
+		}
+		if out[i] != "" {
+			continue
+		}
+		for _, name := range names {
+			owner[name] = [2]string{s.spec.Name, mine[name]}
+		}
+	}
+	return out
+}
+
+// refused returns what stands in the host for s, refused for why: a
+// server that offers no tools, with the configuration error. s stops,
+// unless the run shares it (a pool's or a catalog's).
+func refused(s *serverConn, why string) *serverConn {
+	if !s.shared && s.catalog == nil {
+		s.close()
+	}
+	s.mu.Lock()
+	info := s.info
+	s.mu.Unlock()
+	info.Error, info.ConfigError, info.Tools = why, true, 0
+	return &serverConn{spec: s.spec, stderr: s.stderr, info: info, dead: why}
+}
+
 // def returns tool's rendered definition. A shared server's tools are the
 // same for every host that uses it, so their definitions are rendered once
 // per description and reused.

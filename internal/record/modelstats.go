@@ -87,13 +87,18 @@ type CaseModels struct {
 	// Cassette is where the case's requests were recorded or replayed.
 	Cassette *Cassette `json:"cassette,omitempty"`
 	// ErrorClass sorts the error that stopped a case: an endpoint failure's
-	// class (transport, config, rejected) or ErrorReplayMiss.
+	// class (transport, config, rejected), ErrorServerConfig or
+	// ErrorReplayMiss.
 	ErrorClass string `json:"error_class,omitempty"`
 	// Unpriced names the case's models that talk to an endpoint without a
 	// price ("openai:m", "judge openai:j"): its Cost leaves them out, so
 	// it is unknown, not 0, and a cost gate cannot be checked on it.
 	Unpriced []string `json:"unpriced,omitempty"`
 }
+
+// ErrorServerConfig is the ErrorClass of a case one of whose servers the
+// host refused for its configuration (record.Server.ConfigError).
+const ErrorServerConfig = "server_config"
 
 // ErrorReplayMiss is the ErrorClass of a case whose conversation asked a
 // request its cassette does not hold: the case fails with the cassette's

@@ -280,6 +280,10 @@ type Server struct {
 	// VersionFailure is set when no common revision could be agreed.
 	VersionFailure bool   `json:"version_failure,omitempty"`
 	Error          string `json:"error,omitempty"`
+	// ConfigError is set when Error is the server's configuration's to
+	// fix, not the server's to answer: two of its tools become one name in
+	// the host's table. Its cases error with exit 2, not 3.
+	ConfigError bool `json:"config_error,omitempty"`
 	// StderrDroppedBytes and StderrDroppedLines count what of the
 	// server's stderr the host left out, between the first and the last
 	// stderr_bytes it keeps (budget.Budgets.StderrBytes).

@@ -237,6 +237,9 @@ func errorClass(err error) string {
 	if errors.As(err, &ee) {
 		return string(ee.Class)
 	}
+	if errors.Is(err, host.ErrConfig) {
+		return record.ErrorServerConfig
+	}
 	return ""
 }
 

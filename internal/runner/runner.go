@@ -133,8 +133,12 @@ type Result struct {
 	// ConfigErrors counts the errored cases whose model endpoint refused
 	// what was configured (a wrong key, model name or URL).
 	ConfigErrors int
-	Interrupted  bool
-	Elapsed      time.Duration
+	// ServerConfigErrors counts the errored cases one of whose servers
+	// was refused for its configuration (two of its tools become one
+	// name in the host's table).
+	ServerConfigErrors int
+	Interrupted        bool
+	Elapsed            time.Duration
 	// NotRecorded are the cases that finished, or were cancelled, after
 	// a record could not be written (a full disk): the run stopped, and
 	// their records are not in records.jsonl. Ran counts none of them.
@@ -390,8 +394,11 @@ func (t *tally) commit(batch []*record.Record, err error) {
 			t.res.Failed++
 		default:
 			t.res.Errors++
-			if rec.ErrorClass == string(model.FailureConfig) {
+			switch rec.ErrorClass {
+			case string(model.FailureConfig):
 				t.res.ConfigErrors++
+			case record.ErrorServerConfig:
+				t.res.ServerConfigErrors++
 			}
 		}
 		if t.onCase != nil {
@@ -657,7 +664,12 @@ func (cr *caseRun) startedServers(h *host.Host) error {
 	rec := &cr.rec
 	rec.Servers, rec.ToolDefs = h.Servers(), h.ToolDefs()
 	for _, s := range rec.Servers {
-		if s.Error != "" && !cr.c.ExpectsServerFailure(s.Name) {
+		switch {
+		case s.Error == "" || cr.c.ExpectsServerFailure(s.Name):
+		case s.ConfigError:
+			// Its configuration's to fix, not the server's: exit 2.
+			return fmt.Errorf("%w: server %s: %s", host.ErrConfig, s.Name, strings.TrimPrefix(s.Error, host.ErrConfig.Error()+": "))
+		default:
 			return fmt.Errorf("server %s did not start: %s", s.Name, s.Error)
 		}
 	}
@@ -860,8 +872,9 @@ func preflight(ctx context.Context, cases []*scenario.Case, pool *host.Pool, tok
 			}
 			h, err := host.Start(ctx, hopts)
 			if errors.Is(err, host.ErrConfig) {
-				// Tool names that collide: the scenario's to fix (exit 2),
-				// before any case runs.
+				// Servers the host cannot have together (two of one
+				// name): the scenario's to fix (exit 2), before any case
+				// runs.
 				mu.Lock()
 				problems = append(problems, scenario.Problem{File: c.Scenario.File, Line: c.Scenario.Line, Path: "servers",
 					Msg: strings.TrimPrefix(err.Error(), host.ErrConfig.Error()+": ")})
@@ -876,6 +889,13 @@ func preflight(ctx context.Context, cases []*scenario.Case, pool *host.Pool, tok
 			}
 			if !opts.Preflight {
 				return nil
+			}
+			for _, s := range h.Servers() {
+				if s.ConfigError {
+					// A server refused for its tools' names: the cases
+					// of the scenario error, the others run.
+					return nil
+				}
 			}
 			var names []string
 			for _, t := range h.Tools() {
