@@ -210,6 +210,9 @@ type prompt struct {
 	h      *host.Host
 	in     *host.Lines
 	manual bool
+	// trace is the manual panel's trace: its calls and the tool changes
+	// it saw.
+	trace string
 }
 
 // next reads the person's next line at label, handling the session's own
@@ -236,6 +239,7 @@ func (p *prompt) next(ctx context.Context, label string) (line string, done bool
 		case "/help", "/?":
 			fmt.Fprintln(p.e.stdout, p.help())
 		case "/tools":
+			p.refresh(ctx)
 			p.listTools(true)
 		default:
 			if strings.HasPrefix(text, "/") {
@@ -409,7 +413,8 @@ const defaultSystem = "You are an assistant for a security operations team. Use 
 // manualPanel lets the person call tools directly, with the host's checks.
 func (p *prompt) manualPanel(ctx context.Context, ask string) error {
 	step := 0
-	trace := host.NewID()
+	p.trace = host.NewID()
+	trace := p.trace
 	do := func(line string) {
 		call, err := model.ParseCall(line)
 		if err != nil {
@@ -421,6 +426,7 @@ func (p *prompt) manualPanel(ctx context.Context, ask string) error {
 			return
 		}
 		step++
+		p.refresh(ctx)
 		text, ev := p.h.Call(ctx, host.CallRequest{Name: call.Name, Arguments: call.Arguments, TraceID: trace, Step: step})
 		sentence := host.Explain(ev)
 		switch ev.Outcome {
@@ -446,6 +452,27 @@ func (p *prompt) manualPanel(ctx context.Context, ask string) error {
 			return err
 		}
 		do(line)
+	}
+}
+
+// refresh makes a manual panel follow the servers' tools: a server that
+// said they changed is listed again, and the person told what changed.
+// (With a model, each model request does it, and the steps say so.)
+func (p *prompt) refresh(ctx context.Context) {
+	if !p.manual {
+		return
+	}
+	for _, c := range p.h.Refresh(ctx, p.trace) {
+		var parts []string
+		for _, x := range []struct {
+			what  string
+			names []string
+		}{{"added", c.Added}, {"removed", c.Removed}, {"changed", c.Changed}} {
+			if len(x.names) > 0 {
+				parts = append(parts, x.what+" "+strings.Join(x.names, ", "))
+			}
+		}
+		fmt.Fprintf(p.e.stdout, "[host] the tools of %s changed: %s. /tools lists them.\n", c.Server, strings.Join(parts, "; "))
 	}
 }
 

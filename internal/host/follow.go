@@ -28,6 +28,15 @@ import (
 // was given. Each server whose tools changed makes one host.tools_changed
 // event, in the case log and the record.
 
+// Refresh lists again the tools of every server that said they changed
+// since they were last listed, and makes the table in use follow, as a
+// turn does before each model request: a manual panel, which makes no
+// model request, calls it before each call and each listing of the tools.
+// The changes are made as of traceID, the panel's.
+func (h *Host) Refresh(ctx context.Context, traceID string) []record.ToolChange {
+	return h.refresh(ctx, traceID, 0, 0)
+}
+
 // refresh lists again the tools of every server that said they changed
 // and, when any differ from the table in use, makes a new table the one in
 // use. It returns one change per server whose tools differ, made as of

@@ -185,6 +185,12 @@ func (l *Lab) call(name, arguments string) error {
 	l.state.addItem(Item{Kind: "call", Name: name, Arguments: arguments, TraceID: l.trace, Step: step})
 	l.wg.Go(func() {
 		defer l.end()
+		// No model request lists the tools again in a manual panel: a
+		// server that said they changed is listed before each call, and
+		// the page shows the new table.
+		if changes := l.h.Refresh(ctx, l.trace); len(changes) > 0 {
+			l.state.changeSetup(l.describe())
+		}
 		text, ev := l.h.Call(ctx, host.CallRequest{Name: name, Arguments: arguments, TraceID: l.trace, Step: step})
 		l.state.addItem(Item{Kind: "result", Name: name, TraceID: l.trace, Step: step, Outcome: ev.Outcome,
 			Text: host.Explain(ev), Result: text})

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -444,5 +445,46 @@ func TestStopEndsTheTurn(t *testing.T) {
 	snap = s.waitFor(t, "the answer", func(s snapshot) bool { return lastOf(s, "answer") != nil })
 	if got := lastOf(snap, "answer").Text; !strings.HasPrefix(got, "Name a host") {
 		t.Errorf("answer = %q, want the rules' fallback", got)
+	}
+}
+
+// The manual panel follows the server's tools (issue 24): after the first
+// call cmdb adds the tool extra and says so (FIXTURE_GROW); the next call
+// lists them again first, so that extra runs and the page's setup shows
+// it, with no model request.
+func TestManualPanelFollowsToolChanges(t *testing.T) {
+	t.Parallel()
+	cmdb := fixture("cmdb")
+	cmdb.Env = []string{"FIXTURE_GROW=extra"}
+	s := startLab(t, Options{Host: host.Options{Servers: []host.ServerSpec{cmdb}}})
+	results := func(n int) func(snapshot) bool {
+		return func(snap snapshot) bool {
+			c := 0
+			for _, it := range snap.Items {
+				if it.Kind == "result" {
+					c++
+				}
+			}
+			return c == n
+		}
+	}
+	for i, call := range []map[string]string{
+		{"name": "cmdb__get_asset", "arguments": `{"hostname": "jump-prod-02"}`},
+		{"name": "cmdb__extra", "arguments": `{}`},
+	} {
+		if code, body := s.post(t, "/call", call); code != http.StatusAccepted {
+			t.Fatalf("call %s: %d %v", call["name"], code, body)
+		}
+		snap := s.waitFor(t, "the result of "+call["name"], results(i+1))
+		if res := lastOf(snap, "result"); res.Outcome != "ok" {
+			t.Errorf("%s: outcome %s (%s), want ok", call["name"], res.Outcome, res.Text)
+		}
+	}
+	var names []string
+	for _, tool := range s.snapshot(t).Setup.Tools {
+		names = append(names, tool.Name)
+	}
+	if !slices.Contains(names, "cmdb__extra") {
+		t.Errorf("the page's tools %v, want cmdb__extra among them", names)
 	}
 }

@@ -150,6 +150,8 @@ type event struct {
 	Call *Row     `json:"call,omitempty"`
 	Log  *LogLine `json:"log,omitempty"`
 	Busy *bool    `json:"busy,omitempty"`
+	// Setup is the page's setup again, when it changed (the tools).
+	Setup *setup `json:"setup,omitempty"`
 }
 
 // question is a question waiting for the person.
@@ -210,6 +212,15 @@ func (s *state) setSetup(v setup) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.setup = v
+}
+
+// changeSetup replaces the setup of a page that shows it already: the
+// tools changed.
+func (s *state) changeSetup(v setup) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.setup = v
+	s.publish("setup", event{Setup: &v})
 }
 
 func (s *state) setBusy(busy bool) {

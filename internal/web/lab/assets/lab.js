@@ -100,7 +100,7 @@ async function load() {
 
 function follow() {
   const es = new EventSource("/events");
-  for (const name of ["item", "call", "log", "busy"]) {
+  for (const name of ["item", "call", "log", "busy", "setup"]) {
     es.addEventListener(name, (e) => onEvent(name, JSON.parse(e.data)));
   }
   es.addEventListener("open", () => { $("connection").hidden = true; });
@@ -120,6 +120,7 @@ function onEvent(name, ev) {
   else if (name === "call") showCall(ev.call);
   else if (name === "log") addLog(ev.log);
   else if (name === "busy") setBusy(ev.busy);
+  else if (name === "setup") { page.setup = ev.setup; showSetup(ev.setup); }
 }
 
 // ---- the session ----
