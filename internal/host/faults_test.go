@@ -625,3 +625,28 @@ type askedOutput struct {
 	ErrorCode int    `json:"error_code"`
 	Error     string `json:"error"`
 }
+
+// TestAnswersToUnknownIDsOverEveryTransport: the same count in process and
+// over Streamable HTTP, where the watch reads the tap's bodies (a stray
+// answer on the call's event stream, before the call's own).
+func TestAnswersToUnknownIDsOverEveryTransport(t *testing.T) {
+	t.Parallel()
+	for _, tr := range rawTransports {
+		t.Run(tr.name, func(t *testing.T) {
+			t.Parallel()
+			srv := newRawServer(t, Revision20260728)
+			srv.answer("tools/list", `{"tools":[`+rawTool("quick")+`]}`)
+			srv.on("tools/call", func(req rawMessage, send func(string)) {
+				send(`{"jsonrpc":"2.0","id":987654321,"result":{"content":[]}}`)
+				send(rawResult(req.ID, `{"content":[{"type":"text","text":"fine"}]}`))
+			})
+			h := startRaw(t, tr.spec(srv, "raw"), Options{})
+			if text, ev := call(t, h, "raw__quick", `{}`); ev.Outcome != "ok" || text != "fine" {
+				t.Fatalf("outcome %s, text %q; want ok, fine", ev.Outcome, text)
+			}
+			if n := h.Servers()[0].UnknownAnswers; n != 1 {
+				t.Errorf("unknown_answers = %d, want 1", n)
+			}
+		})
+	}
+}
