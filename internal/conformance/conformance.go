@@ -153,8 +153,19 @@ func OAuth(scenario string, ctx map[string]any) (cfg oauth.Config, ok bool) {
 	}
 	id, _ := ctx["client_id"].(string)
 	secret, _ := ctx["client_secret"].(string)
-	if scenario == "auth/client-credentials-basic" {
+	switch scenario {
+	case "auth/client-credentials-basic":
 		return oauth.Config{Flow: oauth.FlowClientCredentials, ClientID: id, ClientSecret: oauth.Secret(secret)}, true
+	case "auth/wif-jwt-bearer":
+		// A workload handed a ready token.
+		jwt, _ := ctx["valid_jwt"].(string)
+		return oauth.Config{Flow: oauth.FlowJWTBearer, ClientID: id, Assertion: oauth.Secret(jwt)}, true
+	case "auth/enterprise-managed-authorization":
+		idToken, _ := ctx["idp_id_token"].(string)
+		idpEndpoint, _ := ctx["idp_token_endpoint"].(string)
+		idpClient, _ := ctx["idp_client_id"].(string)
+		return oauth.Config{Flow: oauth.FlowEnterprise, ClientID: id, ClientSecret: oauth.Secret(secret),
+			Assertion: oauth.Secret(idToken), IDPTokenEndpoint: idpEndpoint, IDPClientID: idpClient}, true
 	}
 	cfg = oauth.Config{ClientMetadataURL: ClientMetadataURL}
 	if id != "" && secret != "" {

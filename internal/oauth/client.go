@@ -68,11 +68,32 @@ func (h *Handler) authorizeClient(ctx context.Context, req *http.Request, resp *
 	scopes = union(h.granted, scopes)
 	h.mu.Unlock()
 
+	params := url.Values{"resource": {prm.Resource}}
+	grant := "client credentials grant"
+	switch h.cfg.flow() {
+	case FlowJWTBearer:
+		grant = "jwt-bearer grant"
+		params.Set("grant_type", grantJWTBearer)
+		params.Set("assertion", string(h.cfg.Assertion))
+	case FlowEnterprise:
+		jag, err := h.exchangeIDToken(ctx, asm.Issuer, prm.Resource, scopes)
+		if err != nil {
+			return err
+		}
+		grant = "jwt-bearer grant (the ID-JAG)"
+		params.Set("grant_type", grantJWTBearer)
+		params.Set("assertion", jag)
+	}
+	style := authStyle(asm.TokenEndpointAuthMethodsSupported)
+	if h.cfg.ClientSecret == "" {
+		// A public client (a workload): its id in the body, no secret.
+		style = oauth2.AuthStyleInParams
+	}
 	cc := &clientcredentials.Config{
 		ClientID: h.cfg.ClientID, ClientSecret: string(h.cfg.ClientSecret),
 		TokenURL: asm.TokenEndpoint, Scopes: scopes,
-		AuthStyle:      authStyle(asm.TokenEndpointAuthMethodsSupported),
-		EndpointParams: url.Values{"resource": {prm.Resource}},
+		AuthStyle:      style,
+		EndpointParams: params,
 	}
 	// The first grant ends with the request that needs it; later ones,
 	// made when the token is about to expire, outlive it.
@@ -80,7 +101,7 @@ func (h *Handler) authorizeClient(ctx context.Context, req *http.Request, resp *
 	fetch := func(*oauth2.Token) (*oauth2.Token, error) { return cc.Token(later) }
 	tok, err := cc.Token(context.WithValue(ctx, oauth2.HTTPClient, h.opts.HTTPClient))
 	if err != nil {
-		return fmt.Errorf("client credentials grant: %w", err)
+		return fmt.Errorf("%s: %w", grant, err)
 	}
 	granted := scopes
 	if s, ok := tok.Extra("scope").(string); ok {
@@ -91,6 +112,27 @@ func (h *Handler) authorizeClient(ctx context.Context, req *http.Request, resp *
 	h.mu.Unlock()
 	_, err = h.token()
 	return err
+}
+
+// grantJWTBearer is RFC 7523's grant type.
+const grantJWTBearer = "urn:ietf:params:oauth:grant-type:jwt-bearer"
+
+// exchangeIDToken exchanges the enterprise flow's ID token for an ID-JAG
+// at the identity provider (RFC 8693, SEP-990): for the authorization
+// server issuer, as its audience, and the server's resource.
+func (h *Handler) exchangeIDToken(ctx context.Context, issuer, resource string, scopes []string) (string, error) {
+	creds := &oauthex.ClientCredentials{ClientID: h.cfg.IDPClientID}
+	if h.cfg.IDPClientSecret != "" {
+		creds.ClientSecretAuth = &oauthex.ClientSecretAuth{ClientSecret: string(h.cfg.IDPClientSecret)}
+	}
+	tok, err := oauthex.ExchangeToken(ctx, h.cfg.IDPTokenEndpoint, &oauthex.TokenExchangeRequest{
+		RequestedTokenType: oauthex.TokenTypeIDJAG, Audience: issuer, Resource: resource, Scope: scopes,
+		SubjectToken: string(h.cfg.Assertion), SubjectTokenType: oauthex.TokenTypeIDToken,
+	}, creds, h.opts.HTTPClient)
+	if err != nil {
+		return "", fmt.Errorf("token exchange at the identity provider %s: %w", h.cfg.IDPTokenEndpoint, err)
+	}
+	return tok.AccessToken, nil
 }
 
 // challengedScopes returns the scope of a Bearer challenge.

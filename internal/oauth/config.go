@@ -18,6 +18,17 @@ const (
 	// FlowClientCredentials uses a pre-registered confidential client and
 	// asks no one: the flow for CI.
 	FlowClientCredentials Flow = "client_credentials"
+	// FlowJWTBearer presents a JWT the host is given (assertion: a
+	// workload identity token) in an RFC 7523 jwt-bearer grant, and asks
+	// no one: the flow for workloads (SEP-1933, workload identity
+	// federation).
+	FlowJWTBearer Flow = "jwt_bearer"
+	// FlowEnterprise exchanges the person's ID token from the enterprise's
+	// identity provider (assertion) for an ID-JAG there (RFC 8693 token
+	// exchange at idp_token_endpoint), then presents the ID-JAG in a
+	// jwt-bearer grant with the pre-registered client (SEP-990,
+	// enterprise-managed authorization).
+	FlowEnterprise Flow = "enterprise"
 )
 
 // Registration is how the host makes itself known to the authorization
@@ -69,6 +80,15 @@ type Config struct {
 	// client_secret_basic or client_secret_post (default: the server's
 	// choice). The server's answer decides.
 	TokenEndpointAuthMethod string `yaml:"token_endpoint_auth_method,omitempty" json:"token_endpoint_auth_method,omitempty"`
+	// Assertion is the JWT of the jwt_bearer flow (a workload identity
+	// token), or the ID token the enterprise flow exchanges.
+	Assertion Secret `yaml:"assertion,omitempty" json:"assertion,omitempty"`
+	// IDPTokenEndpoint, IDPClientID and IDPClientSecret are the enterprise
+	// flow's identity provider: where the ID token is exchanged for an
+	// ID-JAG, as which client (the secret is empty for a public one).
+	IDPTokenEndpoint string `yaml:"idp_token_endpoint,omitempty" json:"idp_token_endpoint,omitempty"`
+	IDPClientID      string `yaml:"idp_client_id,omitempty" json:"idp_client_id,omitempty"`
+	IDPClientSecret  Secret `yaml:"idp_client_secret,omitempty" json:"idp_client_secret,omitempty"`
 }
 
 // Secret is a value that must not be seen: every way of printing or
@@ -113,9 +133,34 @@ func (c Config) Validate() error {
 		errs = append(errs, &FieldError{Field: field, Problem: fmt.Sprintf(format, args...)})
 	}
 	switch c.Flow {
-	case "", FlowAuthorizationCode, FlowClientCredentials:
+	case "", FlowAuthorizationCode, FlowClientCredentials, FlowJWTBearer, FlowEnterprise:
 	default:
-		bad("flow", "unknown flow %q (want authorization_code or client_credentials)", c.Flow)
+		bad("flow", "unknown flow %q (want authorization_code, client_credentials, jwt_bearer or enterprise)", c.Flow)
+	}
+	if c.Flow == FlowJWTBearer || c.Flow == FlowEnterprise {
+		if c.Assertion == "" {
+			bad("assertion", "the %s flow needs the token it presents (assertion: ${VAR})", c.Flow)
+		}
+		if c.ClientMetadataURL != "" || c.RedirectPort != 0 || c.TokenEndpointAuthMethod != "" {
+			bad("flow", "the %s flow has no registration and no redirect: remove client_metadata_url, redirect_port and token_endpoint_auth_method", c.Flow)
+		}
+	} else if c.Assertion != "" {
+		bad("assertion", "only the jwt_bearer and enterprise flows present an assertion")
+	}
+	if c.Flow == FlowEnterprise {
+		if c.IDPTokenEndpoint == "" {
+			bad("idp_token_endpoint", "the enterprise flow needs the identity provider's token endpoint")
+		} else if u, err := url.Parse(c.IDPTokenEndpoint); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+			bad("idp_token_endpoint", "must be the identity provider's token endpoint URL, not %q", c.IDPTokenEndpoint)
+		}
+		if c.IDPClientID == "" {
+			bad("idp_client_id", "the enterprise flow needs the client registered with the identity provider")
+		}
+		if c.ClientID == "" {
+			bad("client_id", "the enterprise flow needs the client registered with the authorization server")
+		}
+	} else if c.IDPTokenEndpoint != "" || c.IDPClientID != "" || c.IDPClientSecret != "" {
+		bad("idp_token_endpoint", "only the enterprise flow asks an identity provider")
 	}
 	switch c.Registration {
 	case "", RegistrationAuto, RegistrationPreregistered, RegistrationDynamic, RegistrationMetadataDocument:

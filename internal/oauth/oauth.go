@@ -284,7 +284,7 @@ func (h *Handler) Authorize(ctx context.Context, req *http.Request, resp *http.R
 		return nil
 	}
 	var err error
-	if h.cfg.flow() == FlowClientCredentials {
+	if f := h.cfg.flow(); f == FlowClientCredentials || f == FlowJWTBearer || f == FlowEnterprise {
 		err = h.authorizeClient(ctx, req, resp)
 	} else {
 		err = h.authorizeCode(ctx, req, resp)

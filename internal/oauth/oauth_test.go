@@ -506,8 +506,24 @@ func TestConfigValidate(t *testing.T) {
 		{"pre-registered", oauth.Config{ClientID: "id", ClientSecret: "s", Registration: oauth.RegistrationPreregistered, RedirectPort: 8765}, nil},
 		{"metadata document", oauth.Config{ClientMetadataURL: "https://example.com/hosteval.json", Registration: oauth.RegistrationMetadataDocument}, nil},
 		{"client credentials", oauth.Config{Flow: oauth.FlowClientCredentials, ClientID: "id", ClientSecret: "s"}, nil},
+		{"jwt bearer: a workload's token", oauth.Config{Flow: oauth.FlowJWTBearer, ClientID: "workload", Assertion: "eyJ.x.y"}, nil},
+		{"enterprise", oauth.Config{Flow: oauth.FlowEnterprise, ClientID: "id", ClientSecret: "s", Assertion: "eyJ.x.y",
+			IDPTokenEndpoint: "https://idp.example.com/token", IDPClientID: "idp-client"}, nil},
+		{"jwt bearer without its token", oauth.Config{Flow: oauth.FlowJWTBearer, RedirectPort: 8765}, []string{
+			"assertion: the jwt_bearer flow needs the token it presents (assertion: ${VAR})",
+			"flow: the jwt_bearer flow has no registration and no redirect: remove client_metadata_url, redirect_port and token_endpoint_auth_method",
+		}},
+		{"enterprise without its identity provider", oauth.Config{Flow: oauth.FlowEnterprise, Assertion: "eyJ.x.y", IDPTokenEndpoint: "idp"}, []string{
+			`idp_token_endpoint: must be the identity provider's token endpoint URL, not "idp"`,
+			"idp_client_id: the enterprise flow needs the client registered with the identity provider",
+			"client_id: the enterprise flow needs the client registered with the authorization server",
+		}},
+		{"an assertion or an identity provider elsewhere", oauth.Config{Assertion: "eyJ.x.y", IDPClientID: "idp-client"}, []string{
+			"assertion: only the jwt_bearer and enterprise flows present an assertion",
+			"idp_token_endpoint: only the enterprise flow asks an identity provider",
+		}},
 		{"unknown words", oauth.Config{Flow: "implicit", Registration: "magic", TokenEndpointAuthMethod: "private_key_jwt"}, []string{
-			`flow: unknown flow "implicit" (want authorization_code or client_credentials)`,
+			`flow: unknown flow "implicit" (want authorization_code, client_credentials, jwt_bearer or enterprise)`,
 			`registration: unknown registration "magic" (want auto, preregistered, dynamic or metadata_document)`,
 			`token_endpoint_auth_method: unknown method "private_key_jwt" (want none, client_secret_basic or client_secret_post)`,
 		}},

@@ -18,7 +18,7 @@ import (
 
 // oauthDoc is an oauth: block as written.
 type oauthDoc struct {
-	Flow                    *oauthFlow         `yaml:"flow" doc:"authorization_code (default): a person authorises in a browser (the URL is printed; -open opens it), once, then the token is cached and refreshed. client_credentials: a pre-registered confidential client, no person: the flow for CI." example:"client_credentials"`
+	Flow                    *oauthFlow         `yaml:"flow" doc:"authorization_code (default): a person authorises in a browser (the URL is printed; -open opens it), once, then the token is cached and refreshed. client_credentials: a pre-registered confidential client, no person: the flow for CI. jwt_bearer: a workload presents the token it was given (assertion) in an RFC 7523 grant (workload identity federation). enterprise: the person's ID token (assertion) is exchanged for an ID-JAG at the identity provider (idp_token_endpoint, idp_client_id), which the pre-registered client presents (enterprise-managed authorization)." example:"client_credentials"`
 	ClientID                *string            `yaml:"client_id" doc:"A client registered with the authorization server beforehand (needed by client_credentials)." example:"${NOTES_CLIENT_ID}"`
 	ClientSecret            *string            `yaml:"client_secret" doc:"That client's secret, from the environment: write it as ${VAR}, never in the file. It is never printed, logged or written to results." example:"${NOTES_CLIENT_SECRET}"`
 	ClientMetadataURL       *string            `yaml:"client_metadata_url" doc:"The https URL of a client ID metadata document describing hosteval; the URL is then the client id." example:"https://example.com/hosteval-client.json"`
@@ -27,6 +27,10 @@ type oauthDoc struct {
 	Scopes                  []string           `yaml:"scopes" doc:"Scopes to ask for instead of those the server advertises (authorization_code); a 403 insufficient_scope adds the ones it needs." example:"[notes:read, offline_access]"`
 	RedirectPort            *int               `yaml:"redirect_port" min:"0" max:"65535" doc:"The port of the loopback redirect, http://127.0.0.1:PORT/callback (default 0: a free port); a pre-registered client needs the port it was registered with." example:"8765"`
 	TokenEndpointAuthMethod *tokenAuthMethod   `yaml:"token_endpoint_auth_method" doc:"What a dynamic registration asks for: none, client_secret_basic or client_secret_post (default: the server's choice)." example:"none"`
+	Assertion               *string            `yaml:"assertion" doc:"The token the jwt_bearer flow presents (a workload identity token), or the ID token the enterprise flow exchanges, from the environment as ${VAR}: never printed, logged or written to results." example:"${WORKLOAD_JWT}"`
+	IDPTokenEndpoint        *string            `yaml:"idp_token_endpoint" doc:"The enterprise flow's identity provider token endpoint, where the ID token is exchanged for an ID-JAG (RFC 8693)." example:"https://idp.example.com/oauth2/token"`
+	IDPClientID             *string            `yaml:"idp_client_id" doc:"The client registered with that identity provider (enterprise flow)." example:"${IDP_CLIENT_ID}"`
+	IDPClientSecret         *string            `yaml:"idp_client_secret" doc:"That client's secret, as ${VAR}, when it has one (enterprise flow)." example:"${IDP_CLIENT_SECRET}"`
 }
 
 // oauthFlow, oauthRegistration and tokenAuthMethod are the values
@@ -38,7 +42,7 @@ type (
 )
 
 func (oauthFlow) Enum() []string {
-	return []string{string(oauth.FlowAuthorizationCode), string(oauth.FlowClientCredentials)}
+	return []string{string(oauth.FlowAuthorizationCode), string(oauth.FlowClientCredentials), string(oauth.FlowJWTBearer), string(oauth.FlowEnterprise)}
 }
 
 func (oauthRegistration) Enum() []string {
@@ -78,6 +82,10 @@ func (f *fileCtx) oauthConfig(n *yamlx.Node, d *oauthDoc) *oauth.Config {
 		TokenEndpointAuthMethod: string(deref(d.TokenEndpointAuthMethod)),
 		Flow:                    oauth.Flow(deref(d.Flow)),
 		Registration:            oauth.Registration(deref(d.Registration)),
+		Assertion:               oauth.Secret(str("assertion", d.Assertion)),
+		IDPTokenEndpoint:        str("idp_token_endpoint", d.IDPTokenEndpoint),
+		IDPClientID:             str("idp_client_id", d.IDPClientID),
+		IDPClientSecret:         oauth.Secret(str("idp_client_secret", d.IDPClientSecret)),
 	}
 	// A port out of range is reported by the reader (the field's bounds).
 	if p := deref(d.RedirectPort); p >= 0 && p <= 65535 {
@@ -86,8 +94,13 @@ func (f *fileCtx) oauthConfig(n *yamlx.Node, d *oauthDoc) *oauth.Config {
 	for i, s := range d.Scopes {
 		cfg.Scopes = append(cfg.Scopes, str(yamlx.Index("scopes", i), &s))
 	}
-	if d.ClientSecret != nil && !strings.Contains(*d.ClientSecret, "${") && *d.ClientSecret != "" {
-		errorAt(at, "client_secret", "write the secret as ${VAR} and set that variable: a secret in a file is read, copied and committed")
+	for _, secret := range []struct {
+		key string
+		v   *string
+	}{{"client_secret", d.ClientSecret}, {"assertion", d.Assertion}, {"idp_client_secret", d.IDPClientSecret}} {
+		if secret.v != nil && !strings.Contains(*secret.v, "${") && *secret.v != "" {
+			errorAt(at, secret.key, "write the secret as ${VAR} and set that variable: a secret in a file is read, copied and committed")
+		}
 	}
 	var fe *oauth.FieldError
 	for _, err := range unjoin(cfg.Validate()) {
