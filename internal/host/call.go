@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 	"unicode/utf8"
 
@@ -432,7 +433,7 @@ func (h *Host) callError(ctx context.Context, s *serverConn, err error, timedOut
 	// carried something that is not JSON-RPC, which ends the connection),
 	// every later call to this server fails the same way without being sent.
 	if s.proc != nil {
-		if why := s.proc.ended(); why != "" {
+		if why := s.proc.ended(errors.Is(err, syscall.EPIPE)); why != "" {
 			why = "it " + why
 			s.markDead(why)
 			h.step("host", "server stopped: "+why, nil)

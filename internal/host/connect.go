@@ -206,7 +206,7 @@ func (h *Host) connect(ctx context.Context, spec ServerSpec) (*serverConn, error
 	tools, err := listTools(ctx, s)
 	if err != nil {
 		if s.proc != nil {
-			if why := s.proc.ended(); why != "" {
+			if why := s.proc.ended(false); why != "" {
 				err = fmt.Errorf("%w (it %s)", err, why)
 			}
 		}
@@ -430,7 +430,7 @@ func connectFailure(name string, cause error, hs *handshake, proc *process, err 
 			proc.waitExit(exitWait)
 		}
 		// Look before stopping: after stop, the process was killed by us.
-		why := proc.ended()
+		why := proc.ended(false)
 		reason := reasonClosedStdout
 		switch {
 		case proc.stdout.garbage() != "":

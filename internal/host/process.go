@@ -190,15 +190,24 @@ const exitWait = time.Second
 // ..."), or "" when the process shows no cause. Garbage on stdout comes
 // first: the host closes a connection that carries it, and the exit that
 // follows (SIGPIPE, or status 0 when stdin closes) is its consequence.
-func (p *process) ended() string {
+//
+// inputClosed says a write to its stdin found nothing reading it (EPIPE):
+// that is a cause too, as a stdout that ended is. A server killed while
+// a call is on its way fails the write, or the read of the answer,
+// depending on which comes first; either way the host waits for the exit
+// and names it, so what it says does not depend on that race.
+func (p *process) ended(inputClosed bool) string {
 	if bad := p.stdout.garbage(); bad != "" {
 		return "wrote something that is not JSON-RPC on stdout: " + bad
 	}
-	if !p.stdout.ended() && !p.waitExit(0) {
+	if !p.stdout.ended() && !inputClosed && !p.waitExit(0) {
 		return ""
 	}
 	if p.waitExit(exitWait) {
 		return p.exitStatus()
+	}
+	if !p.stdout.ended() {
+		return "closed its stdin while still running"
 	}
 	return "closed its stdout while still running"
 }
