@@ -15,7 +15,7 @@ import (
 
 var pinCommand = command{
 	name:        "pin",
-	summary:     "write hosteval.lock: each tool's definition and hash, to catch a changed catalog",
+	summary:     "write hosteval.lock: each tool's hash, to catch a changed catalog",
 	usage:       pinUsage,
 	onInterrupt: cancelContext,
 	run:         runPin,
