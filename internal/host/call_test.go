@@ -35,7 +35,7 @@ func (r *recordingElicitor) Elicit(_ context.Context, req ElicitRequest) (Elicit
 
 func startHost(t *testing.T, opts Options) *Host {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	h, err := Start(ctx, opts)
 	if err != nil {
@@ -54,7 +54,7 @@ func call(t *testing.T, h *Host, name, args string) (string, record.Call) {
 	t.Helper()
 	// A guard against a test that hangs, not a budget: the host's own
 	// budgets are what the tests set.
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	return h.Call(ctx, CallRequest{Name: name, Arguments: args, TraceID: NewID(), Step: 1})
 }

@@ -43,8 +43,9 @@
 //	            when the server has read it
 //	initialize  the answer to the 2025-11-25 initialize,        20s      initialize_timeout    initialize_timeout  -initialize-timeout
 //	            counted from when the server has read it
-//	tool        each round of a tool call, the person's time    10s      tool_timeout          -                   -tool-timeout
-//	            excluded; then "no answer within N s"
+//	tool        each round of a tool call, counted from when    10s      tool_timeout          -                   -tool-timeout
+//	            its request starts to go out, the person's
+//	            time excluded; then "no answer within N s"
 //	max tool    a round that the server's progress extends      2m       max_tool_time         -                   -max-tool-time
 //	            (progress_extends, -progress-extends: each
 //	            report gives the round "tool" again from then)
@@ -73,6 +74,12 @@
 // started again. The connection record says why its revision was chosen
 // (era_reason), and Eras remembers silent servers so that a run pays for
 // finding out once per server (see connect.go).
+//
+// Why the tool budget holds on a slow machine: a round's clock starts as
+// its request starts to go to the server (clock.go), not before the SDK
+// encodes it, so a busy host's own work is not the server's time, and what
+// the host says (no answer; the server stopped reading) depends on the
+// server, not on the load.
 package host
 
 import (
