@@ -77,7 +77,7 @@ if ! CASE_DIR=$case_dir "$hosteval" catalog -servers-file scenarios/thirdparty/s
 fi
 rm -rf "$case_dir"
 for server in everything filesystem memory; do
-	n=$(grep -c "^ ${server}__" "$out/catalog.txt" || true)
+	n=$(grep -c "^ *${server}__" "$out/catalog.txt" || true)
 	if ((n == 0)); then
 		cat "$out/catalog.txt"
 		echo "load test: the catalog lists no tool of $server" >&2
