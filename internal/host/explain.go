@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"github.com/hosteval/hosteval/internal/record"
+
+	"github.com/hosteval/hosteval/internal/text"
 )
 
 // Explain says in one sentence, for the person, what became of a call. The
@@ -15,7 +17,7 @@ func Explain(ev record.Call) string {
 	what := ev.Tool + " on " + ev.Server
 	switch ev.Outcome {
 	case record.OutcomeOK:
-		s := fmt.Sprintf("%s answered: %s went back to the model", what, plural(ev.ResultBytes, "byte"))
+		s := fmt.Sprintf("%s answered: %s went back to the model", what, text.Count(ev.ResultBytes, "byte"))
 		if ev.Clipped {
 			s += fmt.Sprintf(", cut from %d to the result budget", ev.RawBytes)
 		}
@@ -53,11 +55,4 @@ func sentence(s string) string {
 		return s
 	}
 	return s + "."
-}
-
-func plural(n int, unit string) string {
-	if n == 1 {
-		return "1 " + unit
-	}
-	return fmt.Sprintf("%d %ss", n, unit)
 }

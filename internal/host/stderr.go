@@ -5,6 +5,8 @@ import (
 	"sync"
 	"time"
 	"unicode/utf8"
+
+	"github.com/hosteval/hosteval/internal/text"
 )
 
 // A server's stderr is bounded per server and per host (a case): a server
@@ -157,5 +159,5 @@ func cutLine(line []byte, n int) []byte {
 
 // droppedText says what of a server's stderr was left out.
 func droppedText(budget int, bytes, lines int64) string {
-	return fmt.Sprintf("%s (%d bytes) of the server's stderr left out: the host keeps the first and the last %s of it", plural(int(lines), "line"), bytes, sizeText(budget))
+	return fmt.Sprintf("%s (%d bytes) of the server's stderr left out: the host keeps the first and the last %s of it", text.Count(int(lines), "line"), bytes, sizeText(budget))
 }

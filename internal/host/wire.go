@@ -12,6 +12,8 @@ import (
 
 	"github.com/hosteval/hosteval/internal/lines"
 	"github.com/hosteval/hosteval/internal/record"
+
+	"github.com/hosteval/hosteval/internal/text"
 )
 
 // wireTrace records every JSON-RPC message exchanged with the servers, and
@@ -79,7 +81,7 @@ func (t *wireTrace) finish() (lines, bytes int) {
 		return 0, 0
 	}
 	e := record.WireLine{MS: float64(time.Since(t.start).Microseconds()) / 1000, Kind: "dropped", Bytes: t.droppedBytes,
-		Text: fmt.Sprintf("%s (%d bytes) left out: the trace holds at most %s", plural(t.droppedLines, "line"), t.droppedBytes, sizeText(t.budget))}
+		Text: fmt.Sprintf("%s (%d bytes) left out: the trace holds at most %s", text.Count(t.droppedLines, "line"), t.droppedBytes, sizeText(t.budget))}
 	if data, err := json.Marshal(e); err == nil {
 		t.w.Write(append(data, '\n'))
 	}

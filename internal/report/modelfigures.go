@@ -142,16 +142,16 @@ func modelNotes(s *Summary) []string {
 	t := s.Totals.ModelFigures
 	var parts []string
 	if t.Replayed > 0 {
-		parts = append(parts, plural(t.Replayed, "model request")+" replayed from cassettes")
+		parts = append(parts, text.Count(t.Replayed, "model request")+" replayed from cassettes")
 	}
 	if t.Cached > 0 {
 		parts = append(parts, fmt.Sprintf("%d answered from the response cache", t.Cached))
 	}
 	if t.ModelErrors > 0 {
-		parts = append(parts, plural(t.ModelErrors, "model error")+" (malformed output)")
+		parts = append(parts, text.Count(t.ModelErrors, "model error")+" (malformed output)")
 	}
 	if t.Truncated > 0 {
-		parts = append(parts, plural(t.Truncated, "answer")+" cut short by the endpoint (truncated)")
+		parts = append(parts, text.Count(t.Truncated, "answer")+" cut short by the endpoint (truncated)")
 	}
 	if t.Retries > 0 || t.WaitedMS >= 1 {
 		parts = append(parts, fmt.Sprintf("%d %s, %s s waiting on the endpoints (backoff, Retry-After, limits)",

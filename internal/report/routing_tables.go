@@ -9,6 +9,8 @@ import (
 
 	"github.com/hosteval/hosteval/internal/record"
 	"github.com/hosteval/hosteval/internal/table"
+
+	"github.com/hosteval/hosteval/internal/text"
 )
 
 // The routing section's table models. Every layout shows the same
@@ -122,7 +124,7 @@ func RoutingTable(r *Routing) *Table {
 		}
 		t.Rows = append(t.Rows, row)
 		if g.Errored > 0 {
-			t.Notes = append(t.Notes, fmt.Sprintf("%s: %s errored, not scored", g.Label(), plural(g.Errored, "case")))
+			t.Notes = append(t.Notes, fmt.Sprintf("%s: %s errored, not scored", g.Label(), text.Count(g.Errored, "case")))
 		}
 	}
 	return t

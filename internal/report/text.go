@@ -184,7 +184,7 @@ func GroupTable(s *Summary) *Table {
 		t.Notes = append(t.Notes, modelNotes(s)...)
 	}
 	if n := s.Totals.Reinitialized; n > 0 {
-		t.Notes = append(t.Notes, plural(n, "new session")+" started after servers ended theirs (HTTP 404 to a session id)")
+		t.Notes = append(t.Notes, text.Count(n, "new session")+" started after servers ended theirs (HTTP 404 to a session id)")
 	}
 	return t
 }

@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/hosteval/hosteval/internal/record"
+
+	"github.com/hosteval/hosteval/internal/text"
 )
 
 // TranscriptHTML is t as an HTML fragment (an <article>), for a page
@@ -62,7 +64,7 @@ var transcriptTemplate = template.Must(template.New("transcript").Funcs(template
 	"logText":          logText,
 	"wireHead":         wireHead,
 	"expectation":      expectationText,
-	"plural":           plural,
+	"plural":           text.Count,
 	"dur":              fmtDur,
 	"arguments":        func(c TranscriptCall) string { return c.arguments() },
 	"sent":             func(c TranscriptCall) string { return c.sent() },

@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/hosteval/hosteval/internal/table"
+
+	"github.com/hosteval/hosteval/internal/text"
 )
 
 // TranscriptLinks say where a layout of a transcript links to: the
@@ -104,7 +106,7 @@ func WriteTranscriptMarkdown(w io.Writer, t *Transcript, links TranscriptLinks) 
 			}
 		}
 		if len(c.Wire) > 0 {
-			p("  - <details><summary>wire: %s</summary>", esc(plural(len(c.Wire), "message")))
+			p("  - <details><summary>wire: %s</summary>", esc(text.Count(len(c.Wire), "message")))
 			p("")
 			var b strings.Builder
 			for _, wl := range c.Wire {

@@ -36,9 +36,9 @@ func (c *TranscriptCall) sent() string {
 	if c.Protocol != "" {
 		fmt.Fprintf(&b, " over %s", c.Protocol)
 	}
-	fmt.Fprintf(&b, "; %s, %s in the host (server %s, person %s)", plural(c.Call.Rounds, "round"), fmtDur(c.MS), fmtDur(c.ServerMS), fmtDur(c.PersonMS))
+	fmt.Fprintf(&b, "; %s, %s in the host (server %s, person %s)", text.Count(c.Call.Rounds, "round"), fmtDur(c.MS), fmtDur(c.ServerMS), fmtDur(c.PersonMS))
 	if p := c.Progress; p != nil {
-		fmt.Fprintf(&b, "; %s of progress, the last %s", plural(p.Count, "notification"), strconv.FormatFloat(p.Progress, 'g', -1, 64))
+		fmt.Fprintf(&b, "; %s of progress, the last %s", text.Count(p.Count, "notification"), strconv.FormatFloat(p.Progress, 'g', -1, 64))
 		if p.Total != nil {
 			b.WriteString(" of " + strconv.FormatFloat(*p.Total, 'g', -1, 64))
 		}
@@ -46,7 +46,7 @@ func (c *TranscriptCall) sent() string {
 			fmt.Fprintf(&b, " (%s)", p.Message)
 		}
 		if p.Extended > 0 {
-			fmt.Fprintf(&b, ", which gave the round more time %s", plural(p.Extended, "time"))
+			fmt.Fprintf(&b, ", which gave the round more time %s", text.Count(p.Extended, "time"))
 		}
 	}
 	return b.String()
@@ -129,7 +129,7 @@ func (c *TranscriptCall) legacyAsks() string {
 	if len(c.Asks) > 0 || c.Elicitations == 0 {
 		return ""
 	}
-	s := fmt.Sprintf("%s put to the person, %d declined", plural(c.Elicitations, "question"), c.Declined)
+	s := fmt.Sprintf("%s put to the person, %d declined", text.Count(c.Elicitations, "question"), c.Declined)
 	if len(c.InputKeys) > 0 {
 		s += " (keys " + strings.Join(c.InputKeys, ", ") + ")"
 	}
@@ -139,7 +139,7 @@ func (c *TranscriptCall) legacyAsks() string {
 // requestLine describes a model request.
 func requestLine(r *TranscriptRequest) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "model request %d: %s, %s of tool definitions (%s tokens)", r.Index, plural(r.Messages, "message"), fmtSize(r.ToolDefBytes), strconv.Itoa(r.ToolDefTokens))
+	fmt.Fprintf(&b, "model request %d: %s, %s of tool definitions (%s tokens)", r.Index, text.Count(r.Messages, "message"), fmtSize(r.ToolDefBytes), strconv.Itoa(r.ToolDefTokens))
 	if r.MS > 0 {
 		fmt.Fprintf(&b, ", %s", fmtDur(r.MS))
 	}
@@ -168,7 +168,7 @@ func requestLine(r *TranscriptRequest) string {
 		fmt.Fprintf(&b, " → an answer cut short by the endpoint (truncated, finish_reason %s)", r.FinishReason)
 	case r.Error != "":
 	case r.ToolCalls > 0:
-		fmt.Fprintf(&b, " → %s", plural(r.ToolCalls, "tool call"))
+		fmt.Fprintf(&b, " → %s", text.Count(r.ToolCalls, "tool call"))
 	default:
 		b.WriteString(" → an answer")
 	}
@@ -187,7 +187,7 @@ func toolChangeText(ch record.ToolChange) string {
 		}
 	}
 	return fmt.Sprintf("the tools of %s changed before it (%s): %s offered now, %s (%d tokens)",
-		ch.Server, strings.Join(parts, "; "), plural(ch.Tools, "tool"), fmtSize(ch.ToolDefBytes), ch.ToolDefTokens)
+		ch.Server, strings.Join(parts, "; "), text.Count(ch.Tools, "tool"), fmtSize(ch.ToolDefBytes), ch.ToolDefTokens)
 }
 
 // serverLine describes one server connection.
@@ -214,7 +214,7 @@ func serverLine(s record.Server) string {
 		notes = append(notes, "no common revision")
 	}
 	if n := s.Reinitialized; n > 0 {
-		notes = append(notes, plural(n, "new session")+" after the server ended one")
+		notes = append(notes, text.Count(n, "new session")+" after the server ended one")
 	}
 	if s.Error != "" {
 		notes = append(notes, "error: "+s.Error)
@@ -323,19 +323,12 @@ func (t *Transcript) toolsLine() string {
 	if t.ToolDefs.Estimated {
 		estimated = " (estimated)"
 	}
-	return fmt.Sprintf("%s offered: %s, %d tokens per request%s", plural(t.ToolDefs.Tools, "tool"), fmtSize(t.ToolDefs.Bytes), t.ToolDefs.Tokens, estimated)
+	return fmt.Sprintf("%s offered: %s, %d tokens per request%s", text.Count(t.ToolDefs.Tools, "tool"), fmtSize(t.ToolDefs.Bytes), t.ToolDefs.Tokens, estimated)
 }
 
 // logNames are the case's log kinds in a fixed order.
 func (t *Transcript) logNames() []string {
 	return slices.Sorted(maps.Keys(t.Logs))
-}
-
-func plural(n int, what string) string {
-	if n == 1 {
-		return "1 " + what
-	}
-	return strconv.Itoa(n) + " " + what + "s"
 }
 
 func fmtDur(ms float64) string {
@@ -438,7 +431,7 @@ func WriteTranscriptText(w io.Writer, t *Transcript, width int) error {
 			}
 		}
 		if len(c.Wire) > 0 {
-			p(in, "wire (%s):", plural(len(c.Wire), "message"))
+			p(in, "wire (%s):", text.Count(len(c.Wire), "message"))
 			for _, wl := range c.Wire {
 				p(in+1, "%s %s", wireHead(wl), one(text.Shorten(wl.brief(), 240)))
 			}
