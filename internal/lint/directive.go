@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // The rules on instructions aimed at the model: text that addresses the
@@ -25,6 +26,10 @@ type phrase struct {
 	// (default: not a letter, digit or _, so that a match starts a word).
 	before func(byte) bool
 }
+
+// The tables of phrases are made on their first use (sync.OnceValue):
+// compiled at init, their patterns cost every start of hosteval, whatever
+// the command, 1.7 ms and 0.9 MB.
 
 // maxMatch bounds a match: a phrase never runs past a clause.
 const maxMatch = 400
@@ -118,34 +123,38 @@ const (
 	clause = `[^.!?\n]{0,60}?`
 )
 
-var concealPhrases = slices.Concat(
-	phrases(negationWords,
-		negation+`\s+(?:ever\s+)?(?:tell|telling|inform|informing|notify|notifying|alert|alerting|warn|warning|let|letting|ask|asking)\b`+clause+`\b`+person,
-		negation+`\s+(?:ever\s+)?(?:mention|mentioning|reveal|revealing|show|showing|disclose|disclosing|say|saying|display|displaying|report|reporting)\b`+clause+`\b(?:to|with)\s+`+person),
-	phrases("hid conceal keep withhold", `(?:hide|hiding|conceal|concealing|keep|keeping|withhold|withholding)\b`+clause+`\bfrom\s+`+person),
-	phrases(personWords, person+`\s*(?:must|should|need|needs|is\s+not\s+to|are\s+not\s+to)\s+(?:not|never)\s+(?:know|see|notice|find\s+out|be\s+told|learn|be\s+aware)\b`),
-	phrases("silently quietly secretly covertly invisibly",
-		`(?:silently|quietly|secretly|covertly|invisibly)\s+(?:call|send|include|add|forward|read|upload|copy|pass|attach|share|post|use|invoke|run)\b`),
-)
+var concealPhrases = sync.OnceValue(func() []phrase {
+	return slices.Concat(
+		phrases(negationWords,
+			negation+`\s+(?:ever\s+)?(?:tell|telling|inform|informing|notify|notifying|alert|alerting|warn|warning|let|letting|ask|asking)\b`+clause+`\b`+person,
+			negation+`\s+(?:ever\s+)?(?:mention|mentioning|reveal|revealing|show|showing|disclose|disclosing|say|saying|display|displaying|report|reporting)\b`+clause+`\b(?:to|with)\s+`+person),
+		phrases("hid conceal keep withhold", `(?:hide|hiding|conceal|concealing|keep|keeping|withhold|withholding)\b`+clause+`\bfrom\s+`+person),
+		phrases(personWords, person+`\s*(?:must|should|need|needs|is\s+not\s+to|are\s+not\s+to)\s+(?:not|never)\s+(?:know|see|notice|find\s+out|be\s+told|learn|be\s+aware)\b`),
+		phrases("silently quietly secretly covertly invisibly",
+			`(?:silently|quietly|secretly|covertly|invisibly)\s+(?:call|send|include|add|forward|read|upload|copy|pass|attach|share|post|use|invoke|run)\b`),
+	)
+})
 
 func checkConceal(p *run) {
-	proseRule(p, concealPhrases, false, func(m string) string {
+	proseRule(p, concealPhrases(), false, func(m string) string {
 		return fmt.Sprintf("tells the model to keep something from the person: %q", cut(m, 100))
 	})
 }
 
-var overridePhrases = slices.Concat(
-	phrases("ignore disregard forget override overrule bypass",
-		`(?:ignore|disregard|forget|override|overrule|bypass)\s+(?:all\s+|any\s+|every\s+)?(?:of\s+)?(?:the\s+|your\s+|these\s+|those\s+|my\s+)?(?:previous|prior|earlier|above|preceding|former|original|initial|system|other|existing|safety|developer|default)\s+(?:instructions?|rules?|prompts?|guidelines?|directives?|polic(?:y|ies)|constraints?|messages?|context|guidance)\b`,
-		`(?:ignore|disregard|forget)\s+(?:all|everything|anything)\s+(?:you|that|else|before|above|previously|prior)\b`),
-	phrases("new", `new\s+(?:system\s+)?instructions?\s*:`),
-	phrases("you", `you\s+are\s+now\s+(?:a|an|in|the|no\s+longer|free)\b`),
-	phrases("these this the", `(?:these|this|the\s+following)\s+instructions?\s+(?:take|takes|have|has)\s+(?:precedence|priority)\b`),
-	phrases("supersede override take", `(?:supersedes?|overrides?|takes?\s+precedence\s+over)\s+(?:all\s+|any\s+)?(?:other|previous|prior|system|earlier|user)\b`),
-)
+var overridePhrases = sync.OnceValue(func() []phrase {
+	return slices.Concat(
+		phrases("ignore disregard forget override overrule bypass",
+			`(?:ignore|disregard|forget|override|overrule|bypass)\s+(?:all\s+|any\s+|every\s+)?(?:of\s+)?(?:the\s+|your\s+|these\s+|those\s+|my\s+)?(?:previous|prior|earlier|above|preceding|former|original|initial|system|other|existing|safety|developer|default)\s+(?:instructions?|rules?|prompts?|guidelines?|directives?|polic(?:y|ies)|constraints?|messages?|context|guidance)\b`,
+			`(?:ignore|disregard|forget)\s+(?:all|everything|anything)\s+(?:you|that|else|before|above|previously|prior)\b`),
+		phrases("new", `new\s+(?:system\s+)?instructions?\s*:`),
+		phrases("you", `you\s+are\s+now\s+(?:a|an|in|the|no\s+longer|free)\b`),
+		phrases("these this the", `(?:these|this|the\s+following)\s+instructions?\s+(?:take|takes|have|has)\s+(?:precedence|priority)\b`),
+		phrases("supersede override take", `(?:supersedes?|overrides?|takes?\s+precedence\s+over)\s+(?:all\s+|any\s+)?(?:other|previous|prior|system|earlier|user)\b`),
+	)
+})
 
 func checkOverride(p *run) {
-	proseRule(p, overridePhrases, false, func(m string) string {
+	proseRule(p, overridePhrases(), false, func(m string) string {
 		return fmt.Sprintf("tells the model to set aside the instructions it has: %q", cut(m, 100))
 	})
 }
@@ -157,30 +166,34 @@ const (
 	anyTools  = `(?:any|every|all|other|another)\s+(?:other\s+)?(?:tools?|functions?)\b`
 )
 
-var priorityPhrases = slices.Concat(
-	phrases("always must should first", `(?:always|must|should|first)\s+`+callVerb+`\s+`+thisTool+`\b`),
-	phrases(callWords, callVerb+`\s+`+thisTool+`\s+(?:first|before|instead|prior)\b`),
-	phrases("this", thisTool+`\s+(?:must|should)\s+(?:always\s+)?be\s+(?:called|used|invoked|run)\s+(?:first|before|instead)\b`),
-	phrases("before", `before\s+(?:calling|using|invoking|running)\s+`+anyTools),
-	phrases("never do don", `(?:never|do\s+not|don'?t)\s+`+callVerb+`\s+(?:any\s+)?(?:other|another)\s+(?:tools?|functions?|servers?)\b`),
-	phrases("instead", `instead\s+of\s+`+anyTools),
-	phrases("prefer always", `(?:prefer|always\s+choose|always\s+pick)\s+`+thisTool+`\s+over\b`),
-)
+var priorityPhrases = sync.OnceValue(func() []phrase {
+	return slices.Concat(
+		phrases("always must should first", `(?:always|must|should|first)\s+`+callVerb+`\s+`+thisTool+`\b`),
+		phrases(callWords, callVerb+`\s+`+thisTool+`\s+(?:first|before|instead|prior)\b`),
+		phrases("this", thisTool+`\s+(?:must|should)\s+(?:always\s+)?be\s+(?:called|used|invoked|run)\s+(?:first|before|instead)\b`),
+		phrases("before", `before\s+(?:calling|using|invoking|running)\s+`+anyTools),
+		phrases("never do don", `(?:never|do\s+not|don'?t)\s+`+callVerb+`\s+(?:any\s+)?(?:other|another)\s+(?:tools?|functions?|servers?)\b`),
+		phrases("instead", `instead\s+of\s+`+anyTools),
+		phrases("prefer always", `(?:prefer|always\s+choose|always\s+pick)\s+`+thisTool+`\s+over\b`),
+	)
+})
 
 func checkPriority(p *run) {
-	proseRule(p, priorityPhrases, false, func(m string) string {
+	proseRule(p, priorityPhrases(), false, func(m string) string {
 		return fmt.Sprintf("tells the model to call this tool first or in place of others: %q", cut(m, 100))
 	})
 }
 
-var markerPhrases = []phrase{
-	{starts: []string{"<"}, before: anyByte, re: regexp.MustCompile(`^<\s*/?\s*(?:important|system|instructions?|admin|critical|secret|hidden|assistant|system[-_ ]?prompt|sys|priority|override)\s*>`)},
-	{starts: []string{"["}, before: anyByte, re: regexp.MustCompile(`^\[\s*/?\s*(?:inst|system|sys|important)\s*\]`)},
-	{starts: []string{"<|"}, before: anyByte, re: regexp.MustCompile(`^<\|(?:im_start|im_end|system|assistant|user|endoftext)\|>`)},
-}
+var markerPhrases = sync.OnceValue(func() []phrase {
+	return []phrase{
+		{starts: []string{"<"}, before: anyByte, re: regexp.MustCompile(`^<\s*/?\s*(?:important|system|instructions?|admin|critical|secret|hidden|assistant|system[-_ ]?prompt|sys|priority|override)\s*>`)},
+		{starts: []string{"["}, before: anyByte, re: regexp.MustCompile(`^\[\s*/?\s*(?:inst|system|sys|important)\s*\]`)},
+		{starts: []string{"<|"}, before: anyByte, re: regexp.MustCompile(`^<\|(?:im_start|im_end|system|assistant|user|endoftext)\|>`)},
+	}
+})
 
 func checkMarkers(p *run) {
-	proseRule(p, markerPhrases, false, func(m string) string {
+	proseRule(p, markerPhrases(), false, func(m string) string {
 		return fmt.Sprintf("a marker that dresses text up as instructions to the model: %q", cut(m, 100))
 	})
 }
@@ -192,25 +205,27 @@ const wordEnd = `\b`
 // letter, digit, _, ., $ or - (process.env is no file).
 func notPathWord(b byte) bool { return notWord(b) && b != '.' && b != '$' && b != '-' }
 
-var secretPhrases = []phrase{
-	literal("~/.ssh", wordEnd, anyByte), literal(".ssh/", "", anyByte),
-	{starts: []string{"id_"}, before: notWord, re: regexp.MustCompile(`^id_(?:rsa|dsa|ecdsa|ed25519)\b`)},
-	literal("authorized_keys", wordEnd, notWord),
-	{starts: []string{".env"}, before: notPathWord, re: regexp.MustCompile(`^\.env(?:\.[a-z]+)?\b`)},
-	{starts: []string{".aws/"}, before: anyByte, re: regexp.MustCompile(`^\.aws/(?:credentials|config)\b`)},
-	literal("aws_secret_access_key", wordEnd, notWord),
-	literal(".config/gcloud", wordEnd, anyByte), literal("application_default_credentials.json", wordEnd, notWord),
-	literal(".azure/", "", anyByte), literal(".kube/config", wordEnd, anyByte), literal(".docker/config.json", wordEnd, anyByte),
-	literal(".npmrc", wordEnd, anyByte), literal(".pypirc", wordEnd, anyByte), literal(".netrc", wordEnd, anyByte),
-	literal(".git-credentials", wordEnd, anyByte), literal(".pgpass", wordEnd, anyByte), literal("/etc/shadow", wordEnd, anyByte),
-	literal("/etc/passwd", wordEnd, anyByte), literal(".gnupg", wordEnd, anyByte), literal("wallet.dat", wordEnd, notWord),
-	literal("mcp.json", wordEnd, notWord), literal("claude_desktop_config.json", wordEnd, notWord), literal("mcp_config.json", wordEnd, notWord),
-	literal("mcp_settings.json", wordEnd, notWord), literal("cline_mcp_settings.json", wordEnd, notWord), literal(".cursor/", "", anyByte),
-	literal(".claude.json", wordEnd, anyByte), literal(".claude/", "", anyByte), literal(".codeium/", "", anyByte), literal(".vscode/mcp", wordEnd, anyByte),
-}
+var secretPhrases = sync.OnceValue(func() []phrase {
+	return []phrase{
+		literal("~/.ssh", wordEnd, anyByte), literal(".ssh/", "", anyByte),
+		{starts: []string{"id_"}, before: notWord, re: regexp.MustCompile(`^id_(?:rsa|dsa|ecdsa|ed25519)\b`)},
+		literal("authorized_keys", wordEnd, notWord),
+		{starts: []string{".env"}, before: notPathWord, re: regexp.MustCompile(`^\.env(?:\.[a-z]+)?\b`)},
+		{starts: []string{".aws/"}, before: anyByte, re: regexp.MustCompile(`^\.aws/(?:credentials|config)\b`)},
+		literal("aws_secret_access_key", wordEnd, notWord),
+		literal(".config/gcloud", wordEnd, anyByte), literal("application_default_credentials.json", wordEnd, notWord),
+		literal(".azure/", "", anyByte), literal(".kube/config", wordEnd, anyByte), literal(".docker/config.json", wordEnd, anyByte),
+		literal(".npmrc", wordEnd, anyByte), literal(".pypirc", wordEnd, anyByte), literal(".netrc", wordEnd, anyByte),
+		literal(".git-credentials", wordEnd, anyByte), literal(".pgpass", wordEnd, anyByte), literal("/etc/shadow", wordEnd, anyByte),
+		literal("/etc/passwd", wordEnd, anyByte), literal(".gnupg", wordEnd, anyByte), literal("wallet.dat", wordEnd, notWord),
+		literal("mcp.json", wordEnd, notWord), literal("claude_desktop_config.json", wordEnd, notWord), literal("mcp_config.json", wordEnd, notWord),
+		literal("mcp_settings.json", wordEnd, notWord), literal("cline_mcp_settings.json", wordEnd, notWord), literal(".cursor/", "", anyByte),
+		literal(".claude.json", wordEnd, anyByte), literal(".claude/", "", anyByte), literal(".codeium/", "", anyByte), literal(".vscode/mcp", wordEnd, anyByte),
+	}
+})
 
 func checkSecrets(p *run) {
-	proseRule(p, secretPhrases, true, func(m string) string {
+	proseRule(p, secretPhrases(), true, func(m string) string {
 		return fmt.Sprintf("names a secret or credential file, or another client's MCP configuration: %q", cut(strings.TrimSpace(m), 100))
 	})
 }
@@ -221,23 +236,27 @@ var conversationNames = map[string]bool{"conversation": true, "conversationhisto
 	"messagehistory": true, "transcript": true, "systemprompt": true, "previousmessages": true, "allmessages": true,
 	"fullcontext": true, "chatlog": true, "conversationcontext": true}
 
-var wantsConversation = slices.Concat(
-	phrases("entire full whole complete all previous prior past earlier recent",
-		`(?:entire|full|whole|complete|all(?:\s+of)?(?:\s+the)?|previous|prior|past|earlier|recent)\s+(?:conversation|chat|messages?|discussion|transcript|context|history|dialog(?:ue)?|interactions?)\b`),
-	phrases("conversation chat message dialog", `(?:conversation|chat|message|dialog(?:ue)?)\s+(?:history|log|transcript|so\s+far)\b`),
-	phrases("system", `system\s+prompt\b`),
-	phrases("your the", `(?:your|the\s+model's|the\s+assistant's)\s+(?:instructions|context\s+window)\b`),
-	phrases("content text", `(?:content|contents|text)\s+of\s+(?:any|all|every|the\s+user's|other|each)\s+(?:files?|documents?)\b`),
-	phrases("read include paste attach put pass provide send",
-		`(?:read|include|paste|attach|put|pass|provide|send)\b[^.\n]{0,40}\b(?:files?|documents?)'?\s+(?:content|contents|text)\b`),
-)
+var wantsConversation = sync.OnceValue(func() []phrase {
+	return slices.Concat(
+		phrases("entire full whole complete all previous prior past earlier recent",
+			`(?:entire|full|whole|complete|all(?:\s+of)?(?:\s+the)?|previous|prior|past|earlier|recent)\s+(?:conversation|chat|messages?|discussion|transcript|context|history|dialog(?:ue)?|interactions?)\b`),
+		phrases("conversation chat message dialog", `(?:conversation|chat|message|dialog(?:ue)?)\s+(?:history|log|transcript|so\s+far)\b`),
+		phrases("system", `system\s+prompt\b`),
+		phrases("your the", `(?:your|the\s+model's|the\s+assistant's)\s+(?:instructions|context\s+window)\b`),
+		phrases("content text", `(?:content|contents|text)\s+of\s+(?:any|all|every|the\s+user's|other|each)\s+(?:files?|documents?)\b`),
+		phrases("read include paste attach put pass provide send",
+			`(?:read|include|paste|attach|put|pass|provide|send)\b[^.\n]{0,40}\b(?:files?|documents?)'?\s+(?:content|contents|text)\b`),
+	)
+})
 
 // nameFold takes _ and - out of a name.
 var nameFold = strings.NewReplacer("_", "", "-", "")
 
 // toParameter is what a tool description says when it asks for something
 // to be put into an argument.
-var toParameter = phrases("parameter argument field param", `(?:parameter|argument|field|param)\b`)
+var toParameter = sync.OnceValue(func() []phrase {
+	return phrases("parameter argument field param", `(?:parameter|argument|field|param)\b`)
+})
 
 func checkExfiltration(p *run) {
 	for _, t := range p.tools() {
@@ -253,15 +272,15 @@ func checkExfiltration(p *run) {
 			if txt == nil {
 				continue
 			}
-			if from, to, ok := matchText(txt, wantsConversation); ok {
+			if from, to, ok := matchText(txt, wantsConversation()); ok {
 				p.report(t.server, t, txt, from, quote(txt.text, from, to),
 					fmt.Sprintf("the parameter %s asks for the conversation, the model's instructions or files' contents: %q", prop.name, cut(Visible(txt.text[from:to]), 80)))
 			}
 		}
 		// A description that tells the model what to put in an argument.
 		if txt := t.textOf("/description", kindDescription); txt != nil {
-			if _, _, ok := matchText(txt, toParameter); ok {
-				if from, to, ok := matchText(txt, wantsConversation); ok {
+			if _, _, ok := matchText(txt, toParameter()); ok {
+				if from, to, ok := matchText(txt, wantsConversation()); ok {
 					p.report(t.server, t, txt, from, quote(txt.text, from, to),
 						fmt.Sprintf("the description asks for the conversation, the model's instructions or files' contents in an argument: %q", cut(Visible(txt.text[from:to]), 80)))
 				}

@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 )
@@ -202,9 +203,13 @@ func escapeSequence(s string) int {
 	return i
 }
 
+// The comment patterns are compiled on the first lint, not at every start
+// of hosteval.
 var (
-	htmlComment     = regexp.MustCompile(`<!--[\s\S]*?(?:-->|$)`)
-	markdownComment = regexp.MustCompile(`(?m)^[ \t]*\[(?://|#|comment|_)\]:[ \t]*(?:#|<>)[^\n]*`)
+	htmlComment     = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`<!--[\s\S]*?(?:-->|$)`) })
+	markdownComment = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?m)^[ \t]*\[(?://|#|comment|_)\]:[ \t]*(?:#|<>)[^\n]*`)
+	})
 )
 
 func checkComments(p *run) {
@@ -216,8 +221,8 @@ func checkComments(p *run) {
 			return
 		}
 		what := "an HTML comment"
-		loc := htmlComment.FindStringIndex(txt.text)
-		if m := markdownComment.FindStringIndex(txt.text); m != nil && (loc == nil || m[0] < loc[0]) {
+		loc := htmlComment().FindStringIndex(txt.text)
+		if m := markdownComment().FindStringIndex(txt.text); m != nil && (loc == nil || m[0] < loc[0]) {
 			loc, what = m, "a Markdown comment"
 		}
 		if loc == nil {

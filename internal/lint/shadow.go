@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 )
@@ -62,11 +63,13 @@ func identifiers(s string, fn func(word string, at int)) {
 	flush(len(s))
 }
 
-var otherToolsPhrases = slices.Concat(
-	phrases("when whenever each every if after before",
-		`(?:when|whenever|each\s+time|every\s+time|if|after|before)\b[^.!?\n]{0,30}?\b(?:other|another|any|every|all)\s+(?:other\s+)?(?:tools?|functions?|servers?)\b[^.!?\n]{0,40}?\b(?:always|must|should|also|first|add|include|set|send|pass|use|call|copy|forward)\b`),
-	phrases("for with", `(?:for|with)\s+(?:all|every|any)\s+(?:other\s+)?(?:tools?|functions?|servers?)\b[^.!?\n]{0,20}?,\s*(?:always|also|first|add|include|set|send|pass|use|call)\b`),
-)
+var otherToolsPhrases = sync.OnceValue(func() []phrase {
+	return slices.Concat(
+		phrases("when whenever each every if after before",
+			`(?:when|whenever|each\s+time|every\s+time|if|after|before)\b[^.!?\n]{0,30}?\b(?:other|another|any|every|all)\s+(?:other\s+)?(?:tools?|functions?|servers?)\b[^.!?\n]{0,40}?\b(?:always|must|should|also|first|add|include|set|send|pass|use|call|copy|forward)\b`),
+		phrases("for with", `(?:for|with)\s+(?:all|every|any)\s+(?:other\s+)?(?:tools?|functions?|servers?)\b[^.!?\n]{0,20}?,\s*(?:always|also|first|add|include|set|send|pass|use|call)\b`),
+	)
+})
 
 func checkShadowing(p *run) {
 	// owners are the servers whose tools carry each name; namespaced the
@@ -121,7 +124,7 @@ func checkShadowing(p *run) {
 		if done {
 			return
 		}
-		if from, to, ok := matchText(txt, otherToolsPhrases); ok {
+		if from, to, ok := matchText(txt, otherToolsPhrases()); ok {
 			p.report(s, t, txt, from, quote(txt.text, from, to),
 				fmt.Sprintf("tells the model how to use other tools: %q", cut(Visible(txt.text[from:to]), 100)))
 			return
