@@ -339,20 +339,24 @@ func split(d *def, defTokens int) Split {
 }
 
 // descContent is the description's content as it stands in a definition's
-// bytes (escapes included, without the quotes), or nil.
-func descContent(def []byte) []byte {
+// bytes (escapes included, without the quotes), or nil; and whether the
+// definition is a JSON object whose "function", if any, is an object or
+// null (what decoding it needs).
+func descContent(def []byte) ([]byte, bool) {
 	var raw struct {
 		Function struct {
 			Description json.RawMessage `json:"description"`
 		} `json:"function"`
 	}
 	if json.Unmarshal(def, &raw) != nil {
-		return nil
+		return nil, false
 	}
+	// Unmarshal takes null, and only an object leaves no error otherwise.
+	valid := !bytes.Equal(bytes.TrimSpace(def), []byte("null"))
 	if desc := raw.Function.Description; len(desc) >= 2 && desc[0] == '"' {
-		return desc[1 : len(desc)-1]
+		return desc[1 : len(desc)-1], valid
 	}
-	return nil
+	return nil, valid
 }
 
 func addSplit(a, b Split) Split {

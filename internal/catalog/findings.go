@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"math"
@@ -86,7 +87,8 @@ type finder struct {
 // bytes each change saves, and long descriptions by their own token count
 // only (not by their share of the catalog, which needs the whole array
 // counted). A description is counted only when it has more bytes than
-// LongTokens, as a token is at least a byte. hosteval lint lists them
+// LongTokens, as a token is at least a byte, and a definition is parsed
+// for re-encoding only when a finding may concern it (needsTree). hosteval lint lists them
 // beside its own rules: o200k_base counts about 2 MB a second here, and a
 // catalog of thousands of tools is linted in well under that.
 func Findings(ctx context.Context, entries []Entry, opts Options) ([]Finding, error) {
@@ -108,16 +110,20 @@ func Findings(ctx context.Context, entries []Entry, opts Options) ([]Finding, er
 					return gctx.Err()
 				}
 				e := entries[i]
+				content, valid := descContent(e.Def)
+				descTokens[i] = len(content) // at most; never over the limit
+				if len(content) > opts.LongTokens {
+					descTokens[i] = count(content)
+				}
+				if valid && !needsTree(e.Def, descTokens[i] > opts.LongTokens) {
+					parsed[i] = &def{Entry: e}
+					continue
+				}
 				d, err := parseDef(e)
 				if err != nil {
 					return fmt.Errorf("tool %s: %w", e.Name, err)
 				}
 				parsed[i] = d
-				content := descContent(e.Def)
-				descTokens[i] = len(content) // at most; never over the limit
-				if len(content) > opts.LongTokens {
-					descTokens[i] = count(content)
-				}
 			}
 			return nil
 		})
@@ -131,6 +137,17 @@ func Findings(ctx context.Context, entries []Entry, opts Options) ([]Finding, er
 	}
 	f := finder{c: c, defs: parsed, bytesOnly: true}
 	return f.all(ctx)
+}
+
+// needsTree reports whether a finder may change a definition, which it
+// then measures re-encoded: whether its description is long, or its bytes
+// hold what the others look for ("$schema", "$defs", "definitions", a
+// string starting "[" for the server prefix, or a \u escape that could
+// spell any of them). The other definitions (most of a catalog) are
+// never parsed into a tree: only htmlEscaping reads them, byte by byte.
+func needsTree(def []byte, long bool) bool {
+	return long || bytes.Contains(def, []byte(`$schema`)) || bytes.Contains(def, []byte(`$defs`)) ||
+		bytes.Contains(def, []byte(`definitions`)) || bytes.Contains(def, []byte(`"[`)) || bytes.Contains(def, []byte(`\u`))
 }
 
 // all runs every finder in order.

@@ -3,6 +3,7 @@ package catalog
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 
@@ -271,5 +272,61 @@ func TestFindingsBytesOnly(t *testing.T) {
 	}
 	if got, err := Findings(context.Background(), short, Options{}); err != nil || len(got) != 0 {
 		t.Errorf("Findings = %+v, %v; want none", got, err)
+	}
+}
+
+// TestFindingsUnparsedDefinitions: Findings parses a definition only when
+// a finding may concern it; on definitions whose finding hides behind an
+// escape, a duplicate key or a "function" that is no object, it finds what
+// Measure (which parses every definition) finds, and it refuses what
+// Measure refuses.
+func TestFindingsUnparsedDefinitions(t *testing.T) {
+	long := strings.Repeat("word ", 200)
+	tests := []struct {
+		name, def string
+		kinds     []string
+		err       bool
+	}{
+		{"plain", `{"type":"function","function":{"name":"a","description":"Plain.","parameters":{"type":"object"}}}`, nil, false},
+		{"escaped $schema", `{"type":"function","function":{"name":"a","parameters":{"\u0024schema":"x","type":"object"}}}`, []string{KindSchemaKeyword}, false},
+		{"server prefix", `{"type":"function","function":{"name":"a","description":"[s] Plain.","parameters":{"type":"object"}}}`, []string{KindServerPrefix}, false},
+		{"escaped server prefix", `{"type":"function","function":{"name":"a","description":"\u005bs] Plain.","parameters":{"type":"object"}}}`, []string{KindServerPrefix}, false},
+		{"long", `{"type":"function","function":{"name":"a","description":"` + long + `","parameters":{"type":"object"}}}`, []string{KindLongDescription}, false},
+		{"long, then short", `{"type":"function","function":{"name":"a","description":"` + long + `","parameters":{"type":"object"}},"function":{"description":"x"}}`, nil, false},
+		{"html", `{"type":"function","function":{"name":"a","description":"a <b>","parameters":{"type":"object"}}}`, []string{KindHTMLEscaping}, false},
+		{"function not an object", `{"type":"function","function":"x"}`, nil, false},
+		{"null", `null`, nil, true},
+		{"array", `[]`, nil, true},
+		{"invalid", `{"type":`, nil, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			entries := []Entry{{Name: "a", Server: "s", Def: json.RawMessage(tt.def)}}
+			got, err := Findings(context.Background(), entries, Options{})
+			_, merr := Measure(context.Background(), entries, array(entries), Options{})
+			if (err != nil) != tt.err || (merr != nil) != tt.err {
+				t.Fatalf("Findings error %v, Measure error %v; want an error: %v", err, merr, tt.err)
+			}
+			if tt.err {
+				if err.Error() != merr.Error() {
+					t.Errorf("Findings error %q, Measure's %q", err, merr)
+				}
+				return
+			}
+			full := measure(t, entries, Options{})
+			var kinds, fullKinds []string
+			for _, f := range got {
+				kinds = append(kinds, f.Kind)
+			}
+			for _, f := range full.Findings {
+				if f.Kind == KindLongDescription && f.Tools[0].Note != "" && !strings.Contains(f.Tools[0].Note, "tokens, over") {
+					continue // long by its share of a one-tool catalog: Measure's only
+				}
+				fullKinds = append(fullKinds, f.Kind)
+			}
+			if !slices.Equal(kinds, tt.kinds) || !slices.Equal(kinds, fullKinds) {
+				t.Errorf("Findings kinds %v, Measure's %v; want %v", kinds, fullKinds, tt.kinds)
+			}
+		})
 	}
 }
