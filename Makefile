@@ -127,7 +127,7 @@ test-sdk: build node-deps $(TESTPROGRESS)
 ## target's seed corpus runs in plain go test too.
 FUZZ_SHORT ?= 10s
 FUZZ_OUTSIDE := \
-	./internal/scenario:FuzzLoad ./internal/yamlx:FuzzParseTag ./internal/model:FuzzParseCall ./internal/model:FuzzRequestBody ./internal/model:FuzzReasoningShortcut \
+	./internal/scenario:FuzzLoad ./internal/yamlx:FuzzParseTag ./internal/model:FuzzParseCall ./internal/model:FuzzRequestBody ./internal/model:FuzzReadCompletion ./internal/model:FuzzReasoningShortcut \
 	./internal/host:FuzzStdioFrames ./internal/host:FuzzDecodeEnvelope \
 	./internal/host:FuzzReadSentResult ./internal/host:FuzzFlatArguments ./internal/host:FuzzToolReaders \
 	./internal/host:FuzzRewriteParams ./internal/host:FuzzWithoutTTL ./internal/host:FuzzModelJSON \

@@ -120,9 +120,11 @@ func TestParseCompletionReasoning(t *testing.T) {
 		{"{\"choices\":[{\"message\":{\"role\":\"assistant\",\"rea\u017foning\":\"d\"}}]}", "d"},
 	}
 	for _, tt := range tests {
-		c, err := parseCompletion([]byte(tt.data))
-		if err != nil || c.reasoning != tt.want {
-			t.Errorf("parseCompletion(%s): reasoning %q, %v; want %q", tt.data, c.reasoning, err, tt.want)
+		for _, library := range []bool{false, true} {
+			c, err := parseCompletion([]byte(tt.data), library)
+			if err != nil || c.reasoning != tt.want {
+				t.Errorf("parseCompletion(%s, library %v): reasoning %q, %v; want %q", tt.data, library, c.reasoning, err, tt.want)
+			}
 		}
 	}
 }

@@ -2,7 +2,6 @@ package model
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -321,7 +320,7 @@ func (m *OpenAI) exchange(ctx context.Context, body []byte) (replay.Exchange, So
 		src = FromEndpoint
 		// The model's errors are not kept (an error status, a choice
 		// without a message): the next request may go better.
-		if m.wire.Cache != nil && ex.Status == http.StatusOK && t.parsed != nil && t.parsed.Choices[0].JSON.Message.Valid() {
+		if m.wire.Cache != nil && ex.Status == http.StatusOK && t.parsed != nil && t.parsed.message {
 			_ = m.wire.Cache.Put(m.cacheEndpoint(), ex) // a failed write is counted in the cache's stats
 		}
 	}
@@ -366,7 +365,7 @@ func (m *OpenAI) send(ctx context.Context, body []byte) (replay.Exchange, tries,
 			perr error
 		)
 		if err == nil && status == http.StatusOK {
-			res, perr = parseCompletion(answer)
+			res, perr = parseCompletion(answer, m.library)
 		}
 		if err == nil && status == http.StatusOK && perr == nil {
 			release(usageTokens(res))
@@ -535,10 +534,10 @@ func sleep(ctx context.Context, d time.Duration) error {
 
 // usageTokens is a parsed completion's total_tokens, 0 when unknown.
 func usageTokens(res chatAnswer) int {
-	if !res.JSON.Usage.Valid() {
+	if res.usage == nil {
 		return 0
 	}
-	return int(res.Usage.TotalTokens)
+	return int(res.usage.total)
 }
 
 // usedTokens reads total_tokens from an answer that did not parse as a
@@ -556,66 +555,6 @@ func usedTokens(status int, answer []byte) int {
 	return v.Usage.TotalTokens
 }
 
-// chatAnswer is a parsed answer with the fields openai-go does not know.
-type chatAnswer struct {
-	openai.ChatCompletion
-	reasoning string
-}
-
-// parseCompletion reads a Chat Completions answer with one choice or more.
-func parseCompletion(data []byte) (chatAnswer, error) {
-	var c chatAnswer
-	if !json.Valid(data) {
-		return c, fmt.Errorf("the answer is not a chat completion: not JSON: %.60q", data)
-	}
-	if err := c.ChatCompletion.UnmarshalJSON(data); err != nil {
-		return c, fmt.Errorf("the answer is not a chat completion: %w", err)
-	}
-	if len(c.Choices) == 0 {
-		return c, errors.New("the answer has no choices")
-	}
-	if mayNameReasoning(data) {
-		c.reasoning = reasoningOf(data)
-	}
-	return c, nil
-}
-
-// reasoningOf is the first choice's reasoning, which openai-go does not
-// read: vLLM before 0.10, SGLang and llama.cpp's server name it
-// reasoning_content; vLLM since and Ollama, reasoning.
-func reasoningOf(data []byte) string {
-	var extra struct {
-		Choices []struct {
-			Message struct {
-				ReasoningContent string `json:"reasoning_content"`
-				Reasoning        string `json:"reasoning"`
-			} `json:"message"`
-		} `json:"choices"`
-	}
-	if json.Unmarshal(data, &extra) == nil && len(extra.Choices) > 0 {
-		return cmp.Or(extra.Choices[0].Message.ReasoningContent, extra.Choices[0].Message.Reasoning)
-	}
-	return ""
-}
-
-// mayNameReasoning reports whether data may have a key encoding/json
-// takes for reasoningOf's: "reasoning" in any case, with U+017F for an
-// s (encoding/json folds it), or spelt with a \u escape. An answer that
-// cannot is not decoded a second time for it: a twentieth of a run's CPU
-// against a fast endpoint (FuzzReasoningShortcut holds it to decoding).
-func mayNameReasoning(data []byte) bool {
-	if bytes.Contains(data, []byte(`\u`)) || bytes.Contains(data, []byte("\u017f")) {
-		return true
-	}
-	const key = "reasoning"
-	for i := 0; i+len(key) <= len(data); i++ {
-		if data[i]|0x20 == 'r' && bytes.EqualFold(data[i:i+len(key)], []byte(key)) {
-			return true
-		}
-	}
-	return false
-}
-
 // answer reads the model's message out of an exchange, parsed already
 // when parsed is not nil. priorCalls counts the calls already in the
 // conversation, to number calls without an id.
@@ -624,34 +563,32 @@ func (m *OpenAI) answer(ex replay.Exchange, parsed *chatAnswer, priorCalls int) 
 		return Response{}, &ModelOutputError{Model: m.cfg.Model, StatusCode: ex.Status, Message: errorMessage(ex.Response)}
 	}
 	if parsed == nil {
-		res, err := parseCompletion(ex.Response)
+		res, err := parseCompletion(ex.Response, m.library)
 		if err != nil {
 			// Only a cassette edited by hand gets here: send checks answers.
 			return Response{}, &EndpointError{Model: m.cfg.Model, Class: FailureTransport, Message: err.Error(), Attempts: 1}
 		}
 		parsed = &res
 	}
-	res := *parsed
-	choice := res.Choices[0]
-	if !choice.JSON.Message.Valid() {
+	res := parsed
+	if !res.message {
 		// A completion without a message is no answer, not an empty one:
 		// the endpoint generated something it could not give back (vLLM
 		// does so when its reasoning parser swallows the whole output).
-		return Response{FinishReason: string(choice.FinishReason)}, &ModelOutputError{
-			Model: m.cfg.Model, StatusCode: http.StatusOK, Message: "the answer's choice has no message (message: " + orMissing(choice.JSON.Message.Raw()) + ")",
+		return Response{FinishReason: res.finish}, &ModelOutputError{
+			Model: m.cfg.Model, StatusCode: http.StatusOK, Message: "the answer's choice has no message (message: " + orMissing(res.messageRaw) + ")",
 		}
 	}
-	msg := choice.Message
-	out := Response{Text: msg.Content, Reasoning: res.reasoning, FinishReason: string(choice.FinishReason)}
-	if out.Text == "" && len(msg.ToolCalls) == 0 {
-		out.Text = msg.Refusal
+	out := Response{Text: res.content, Reasoning: res.reasoning, FinishReason: res.finish}
+	if out.Text == "" && len(res.calls) == 0 {
+		out.Text = res.refusal
 	}
 	id := priorCalls
-	for _, tc := range msg.ToolCalls {
+	for _, tc := range res.calls {
 		id++
-		call := ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: tc.Function.Arguments}
-		if tc.Type == "custom" {
-			call.Name, call.Arguments = tc.Custom.Name, tc.Custom.Input
+		call := ToolCall{ID: tc.id, Name: tc.name, Arguments: tc.arguments}
+		if tc.typ == "custom" {
+			call.Name, call.Arguments = tc.customName, tc.customInput
 		}
 		if call.ID == "" {
 			// Some local servers omit ids; the host needs one to tie the
@@ -660,13 +597,13 @@ func (m *OpenAI) answer(ex replay.Exchange, parsed *chatAnswer, priorCalls int) 
 		}
 		out.ToolCalls = append(out.ToolCalls, call)
 	}
-	if res.JSON.Usage.Valid() {
+	if u := res.usage; u != nil {
 		out.Usage = &record.Usage{
-			PromptTokens:     int(res.Usage.PromptTokens),
-			CompletionTokens: int(res.Usage.CompletionTokens),
-			TotalTokens:      int(res.Usage.TotalTokens),
+			PromptTokens:     int(u.prompt),
+			CompletionTokens: int(u.completion),
+			TotalTokens:      int(u.total),
 		}
-		out.CachedPromptTokens = int(res.Usage.PromptTokensDetails.CachedTokens)
+		out.CachedPromptTokens = int(u.cached)
 	}
 	if m.cfg.Price != nil {
 		out.Cost = m.cfg.Price.Cost(out.Usage, out.CachedPromptTokens)
