@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"math"
 	"strconv"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/openai/openai-go/v3"
@@ -24,7 +25,7 @@ import (
 // rendered it.
 func (m *OpenAI) requestBody(req Request) ([]byte, error) {
 	if !m.library && knownRoles(req.Messages) {
-		tools, err := toolsArray(req)
+		tools, err := m.toolsChecked(req)
 		if err != nil {
 			return nil, err
 		}
@@ -33,6 +34,39 @@ func (m *OpenAI) requestBody(req Request) ([]byte, error) {
 		}
 	}
 	return m.libraryBody(req)
+}
+
+// checkedTools remembers the last tools array toolsArray accepted, by
+// its address and length: the host sends the same array, rendered once
+// per tool table, with every request of a run, and checking it again on
+// each (json.Valid over a catalog) was a fiftieth of a run's CPU against
+// a fast endpoint. The host never writes to an array it has handed on.
+type checkedTools struct {
+	last atomic.Pointer[checkedArray]
+}
+
+type checkedArray struct {
+	// in is the array as the request had it, kept so that its memory is
+	// not another array's while it is remembered.
+	in  json.RawMessage
+	out json.RawMessage // what toolsArray returned for it
+}
+
+// toolsChecked is toolsArray(req), from m's memory when req's ToolsJSON
+// is the array it checked last.
+func (m *OpenAI) toolsChecked(req Request) (json.RawMessage, error) {
+	if m.checked == nil || len(req.ToolsJSON) == 0 {
+		return toolsArray(req)
+	}
+	in := req.ToolsJSON
+	if last := m.checked.last.Load(); last != nil && &last.in[0] == &in[0] && len(last.in) == len(in) {
+		return last.out, nil
+	}
+	out, err := toolsArray(req)
+	if err == nil {
+		m.checked.last.Store(&checkedArray{in: in, out: out})
+	}
+	return out, err
 }
 
 // libraryBody is requestBody through openai-go's types and encoder.

@@ -51,15 +51,18 @@ func FuzzRequestBody(f *testing.F) {
 			cfg.Temperature = &temp
 		}
 		req := fuzzRequest(shape, text, id, name, args, tools)
-		fast := &OpenAI{cfg: cfg}
+		fast := &OpenAI{cfg: cfg, checked: &checkedTools{}}
 		lib := &OpenAI{cfg: cfg, library: true}
-		got, gerr := fast.requestBody(req)
 		want, werr := lib.requestBody(req)
-		if (gerr == nil) != (werr == nil) || (gerr != nil && gerr.Error() != werr.Error()) {
-			t.Fatalf("errors differ:\nfast:    %v\nlibrary: %v", gerr, werr)
-		}
-		if !bytes.Equal(got, want) {
-			t.Fatalf("bodies differ:\nfast:    %s\nlibrary: %s", got, want)
+		// The second time, the tools array comes from the check's memory.
+		for range 2 {
+			got, gerr := fast.requestBody(req)
+			if (gerr == nil) != (werr == nil) || (gerr != nil && gerr.Error() != werr.Error()) {
+				t.Fatalf("errors differ:\nfast:    %v\nlibrary: %v", gerr, werr)
+			}
+			if !bytes.Equal(got, want) {
+				t.Fatalf("bodies differ:\nfast:    %s\nlibrary: %s", got, want)
+			}
 		}
 	})
 }
@@ -89,6 +92,42 @@ func TestRequestBody(t *testing.T) {
 		}
 		if string(got) != want {
 			t.Errorf("library %v:\n got %s\nwant %s", library, got, want)
+		}
+	}
+}
+
+// TestToolsChecked: the check's memory answers only for the very array it
+// checked; another array, of the same length or not, is checked itself.
+func TestToolsChecked(t *testing.T) {
+	m := &OpenAI{cfg: OpenAIConfig{Model: "m"}, checked: &checkedTools{}}
+	a := []byte(`[{"type":"function","function":{"name":"a"}}]`)
+	b := []byte(`[{"type":"function","function":{"name":"b"}}]`)
+	tests := []struct {
+		tools   []byte
+		want    string // the body's tools, "" for none
+		wantErr bool
+	}{
+		{a, string(a), false},
+		{a, string(a), false},
+		{b, string(b), false},
+		{a[:len(a)-1], "", true}, // the same memory, shorter: not JSON
+		{[]byte(" [ ] "), "", false},
+		{a, string(a), false},
+	}
+	for i, tt := range tests {
+		body, err := m.requestBody(Request{Messages: []Message{{Role: RoleUser, Content: "q"}}, ToolsJSON: tt.tools})
+		if (err != nil) != tt.wantErr {
+			t.Fatalf("%d: error %v, want error %v", i, err, tt.wantErr)
+		}
+		if err != nil {
+			continue
+		}
+		want := `{"messages":[{"content":"q","role":"user"}],"model":"m"}`
+		if tt.want != "" {
+			want = `{"messages":[{"content":"q","role":"user"}],"model":"m","tool_choice":"auto","tools":` + tt.want + `}`
+		}
+		if string(body) != want {
+			t.Errorf("%d: body\n got %s\nwant %s", i, body, want)
 		}
 	}
 }

@@ -145,6 +145,8 @@ type OpenAI struct {
 	// every answer with its decoder, instead of the fast paths
 	// (EndpointsOptions.Library).
 	library bool
+	// checked is the tools array checked last, shared by m's copies.
+	checked *checkedTools
 }
 
 // NewOpenAI checks cfg and builds the client. It does not contact the
@@ -213,6 +215,7 @@ func newOpenAI(cfg OpenAIConfig, prefix string) (*OpenAI, error) {
 		header:  header,
 		client:  &http.Client{},
 		ep:      newEndpoint(endpointName(cfg), cfg.Limits, cfg.MaxRetryDelay),
+		checked: &checkedTools{},
 	}, nil
 }
 
