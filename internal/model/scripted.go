@@ -147,9 +147,10 @@ func NewScripted(steps []ScriptStep) (*Scripted, error) {
 
 func newScripted(steps []ScriptStep, path string) (*Scripted, error) {
 	s := &Scripted{steps: make([]Response, 0, len(steps))}
+	calls := callMemo{}
 	for i, st := range steps {
 		p := fmt.Sprintf("%s[%d]", path, i)
-		r, err := parseStep(st, p)
+		r, err := parseStep(st, p, calls)
 		if err != nil {
 			return nil, err
 		}
@@ -158,7 +159,25 @@ func newScripted(steps []ScriptStep, path string) (*Scripted, error) {
 	return s, nil
 }
 
-func parseStep(st ScriptStep, path string) (Response, error) {
+// callMemo holds the calls of a script already parsed, by their text: a
+// script repeats its calls (a benchmark's hundred echoes, a retry), and
+// each costs a YAML parse of its arguments, 9 KB and 67 allocations.
+// A ToolCall is two strings, so one parse can stand for every copy.
+type callMemo map[string]ToolCall
+
+// parse is ParseCall(s), parsed once per text.
+func (m callMemo) parse(s string) (ToolCall, error) {
+	if tc, ok := m[s]; ok {
+		return tc, nil
+	}
+	tc, err := ParseCall(s)
+	if err == nil {
+		m[s] = tc
+	}
+	return tc, err
+}
+
+func parseStep(st ScriptStep, path string, calls callMemo) (Response, error) {
 	set := 0
 	for _, b := range []bool{st.Call != "", st.Calls != nil, st.Answer != ""} {
 		if b {
@@ -175,7 +194,7 @@ func parseStep(st ScriptStep, path string) (Response, error) {
 	case st.Answer != "":
 		return Response{Text: st.Answer}, nil
 	case st.Call != "":
-		c, err := parseScriptCall(ScriptCall{Call: st.Call, Args: st.Args, RawArgs: st.RawArgs}, path)
+		c, err := parseScriptCall(ScriptCall{Call: st.Call, Args: st.Args, RawArgs: st.RawArgs}, path, calls)
 		if err != nil {
 			return Response{}, err
 		}
@@ -186,7 +205,7 @@ func parseStep(st ScriptStep, path string) (Response, error) {
 	}
 	var r Response
 	for j, c := range st.Calls {
-		tc, err := parseScriptCall(c, fmt.Sprintf("%s.calls[%d]", path, j))
+		tc, err := parseScriptCall(c, fmt.Sprintf("%s.calls[%d]", path, j), calls)
 		if err != nil {
 			return Response{}, err
 		}
@@ -195,11 +214,11 @@ func parseStep(st ScriptStep, path string) (Response, error) {
 	return r, nil
 }
 
-func parseScriptCall(c ScriptCall, path string) (ToolCall, error) {
+func parseScriptCall(c ScriptCall, path string, calls callMemo) (ToolCall, error) {
 	if !c.Args.IsZero() && c.RawArgs != nil {
 		return ToolCall{}, yamlx.Errorf(path, "want args or raw_args, not both")
 	}
-	tc, err := ParseCall(c.Call)
+	tc, err := calls.parse(c.Call)
 	if err != nil {
 		return ToolCall{}, yamlx.At(path+".call", 0, err)
 	}

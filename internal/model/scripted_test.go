@@ -280,3 +280,39 @@ func TestScriptedConcurrentIDs(t *testing.T) {
 		}
 	}
 }
+
+// TestScriptRepeatsParseOnce: a script that repeats a call parses its
+// arguments once (a parse is 67 allocations), and every copy is the call
+// ParseCall makes of it, the last one with its own args too.
+func TestScriptRepeatsParseOnce(t *testing.T) {
+	const n = 100
+	call := "everything__echo {message: hello}"
+	steps := make([]ScriptStep, n)
+	for i := range steps {
+		steps[i] = ScriptStep{Call: call}
+	}
+	raw := `{"message":"bye"}`
+	steps = append(steps, ScriptStep{Call: "everything__echo", RawArgs: &raw}, ScriptStep{Answer: "done"})
+	s, err := newScripted(steps, "model.scripted")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := ParseCall(call)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range s.steps[:n] {
+		if diff := cmp.Diff([]ToolCall{want}, r.ToolCalls); diff != "" {
+			t.Fatalf("step %d (-want +got):\n%s", i, diff)
+		}
+	}
+	if got := s.steps[n].ToolCalls[0]; got != (ToolCall{Name: "everything__echo", Arguments: raw}) {
+		t.Errorf("step %d: %+v, want its raw_args", n, got)
+	}
+	// A step's own allocations (its path, its call) are a few; a parse
+	// of each call would be 100 x 67.
+	const most = 8 * n
+	if got := testing.AllocsPerRun(5, func() { newScripted(steps, "model.scripted") }); got > most {
+		t.Errorf("a script of %d copies of one call: %.0f allocations, want at most %d", n, got, most)
+	}
+}
