@@ -398,7 +398,8 @@ func (h *Host) stdio(r io.ReadCloser, in *os.File, tap io.Writer) (mcp.Transport
 		if tap != nil {
 			w = &tapWriter{w: in, tap: tap}
 		}
-		t := &sdkPipe{Transport: &mcp.IOTransport{Reader: r, Writer: w, MaxLineLength: maxMessageBytes}, in: in}
+		deep := &deepReader{r: r}
+		t := &sdkPipe{Transport: &mcp.IOTransport{Reader: deep, Writer: w, MaxLineLength: maxMessageBytes}, in: in, deep: deep}
 		return t, t
 	}
 	t := &stdioTransport{r: r, w: in, tap: tap, maxLine: maxMessageBytes}

@@ -508,10 +508,13 @@ func TestWatchCountsUnknownIDs(t *testing.T) {
 // TestSchemaTooDeep: a server whose tool has an input schema nested past
 // what the host reads in one message (the SDK's decoder stops at 1,000
 // levels) is refused, as before, but the error now names the tool and the
-// depth; before issue 23 it said only "exceeded maximum nesting depth of
-// 1000". A deep schema within the limit is offered, and so is one whose
-// $ref points to itself (the host never follows a $ref: JSON itself
-// cannot be cyclic).
+// depth, in the same words on every transport: the host's stdio
+// connection, the go-sdk's (whose reader refuses the message before the
+// host sees it) and Streamable HTTP. Before issue 23 it said only
+// "exceeded maximum nesting depth of 1000" (and, on the go-sdk's path and
+// over HTTP, still did after the host's own path was fixed). A deep schema
+// within the limit is offered, and so is one whose $ref points to itself
+// (the host never follows a $ref: JSON itself cannot be cyclic).
 func TestSchemaTooDeep(t *testing.T) {
 	t.Parallel()
 	deep := func(depth string) ServerSpec {
@@ -519,24 +522,47 @@ func TestSchemaTooDeep(t *testing.T) {
 		spec.Args = []string{"-schema-depth", depth}
 		return spec
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	h, err := Start(ctx, Options{Servers: []ServerSpec{deep("600")}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer h.Close()
-	want := `list tools of chaos: calling "tools/list": the server's tool "deep" has an input schema nested 1199 levels deep (1203 in the whole answer), past the 1000 levels the host reads in one message, so the listing was refused`
-	if os.Getenv(PathsEnv) == string(PathsSDK) {
-		// The SDK's reader refuses the message before the host sees it,
-		// in its own words: the tool is named on the host's path only.
-		want = `list tools of chaos: calling "tools/list": unmarshaling jsonrpc message: json: exceeded maximum nesting depth of 1000`
-	}
-	if got := h.Servers()[0].Error; !strings.Contains(got, want) {
-		t.Errorf("the server's error: %q\nwant it to say %q", got, want)
+	const want = `list tools of chaos: calling "tools/list": the server's tool "deep" has an input schema nested 1199 levels deep (1203 in the whole answer), past the 1000 levels the host reads in one message, so the listing was refused`
+	for _, tt := range []struct {
+		name  string
+		paths Paths
+	}{
+		{"stdio", PathsFast},
+		{"sdk-stdio", PathsSDK},
+		{"http-json", PathsFast},         // stateless 2026-07-28, a JSON body
+		{"http-session-json", PathsFast}, // a 2025-11-25 session
+		{"http-event-stream", PathsFast}, // a raw server's event stream
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			spec := deep("600")
+			switch tt.name {
+			case "http-json":
+				spec = fixtureHTTP(t, "chaos", spec.Args)
+			case "http-session-json":
+				spec = fixtureHTTP(t, "chaos", spec.Args, "FIXTURE_HTTP_SESSIONS=1")
+			case "http-event-stream":
+				// chaos -schema-depth 600's listing, as the raw server
+				// writes it on the call's event stream.
+				schema := strings.Repeat(`{"type":"object","properties":{"a":`, 599) + `{"type":"object"}` + strings.Repeat(`}}`, 599)
+				srv := newRawServer(t, Revision20260728)
+				srv.answer("tools/list", `{"tools":[{"name":"ok","inputSchema":{"type":"object"}},{"name":"deep","inputSchema":`+schema+`}]}`)
+				spec = ServerSpec{Name: "chaos", URL: srv.httpURL()}
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+			defer cancel()
+			h, err := Start(ctx, Options{Servers: []ServerSpec{spec}, Paths: tt.paths})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer h.Close()
+			if got := h.Servers()[0].Error; !strings.Contains(got, want) {
+				t.Errorf("the server's error: %q\nwant it to say %q", got, want)
+			}
+		})
 	}
 
-	h = startHost(t, Options{Servers: []ServerSpec{deep("400")}})
+	h := startHost(t, Options{Servers: []ServerSpec{deep("400")}})
 	if n := len(h.Offered()); n != 2 {
 		t.Errorf("a schema nested 799 levels: %d tools offered, want 2", n)
 	}
@@ -562,6 +588,47 @@ func TestNesting(t *testing.T) {
 		if got := nesting([]byte(tt.json)); got != tt.want {
 			t.Errorf("nesting(%s) = %d, want %d", tt.json, got, tt.want)
 		}
+	}
+}
+
+// TestDeepReader: the go-sdk's path keeps the line being read to explain
+// a message the SDK refuses as too deep: whole, cut across reads, still
+// without its newline when the SDK decoded it, or after a line too long to
+// keep (which is not explained).
+func TestDeepReader(t *testing.T) {
+	deep := `{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"d","inputSchema":` + strings.Repeat(`[`, 1000) + strings.Repeat(`]`, 1000) + `}]}}`
+	const want = `the server's tool "d" has an input schema nested 1000 levels deep (1004 in the whole answer), past the 1000 levels the host reads in one message, so the listing was refused`
+	long := `{"x":"` + strings.Repeat("y", deepKeep) + `"}`
+	tests := []struct {
+		name   string
+		chunks []string
+		want   string // "" for no explanation
+	}{
+		{"whole", []string{`{"jsonrpc":"2.0","method":"x"}` + "\n" + deep + "\n"}, want},
+		{"cut", []string{deep[:100], deep[100:1500], deep[1500:] + "\n{}"}, want},
+		{"no newline yet", []string{"{}\n", deep}, want},
+		{"shallow", []string{`{"a":` + strings.Repeat(`[1],`, 2000) + `1}` + "\n"}, ""},
+		{"past what is kept", []string{long + "\n"}, ""},
+		{"after a long line", []string{long, "\n" + deep}, want},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var rs []io.Reader
+			for _, c := range tt.chunks {
+				rs = append(rs, strings.NewReader(c))
+			}
+			d := &deepReader{r: io.NopCloser(io.MultiReader(rs...))}
+			if _, err := io.Copy(io.Discard, d); err != nil {
+				t.Fatal(err)
+			}
+			got := ""
+			if err := d.explain(); err != nil {
+				got = err.Error()
+			}
+			if got != tt.want {
+				t.Errorf("explain() = %q, want %q", got, tt.want)
+			}
+		})
 	}
 }
 

@@ -58,6 +58,10 @@ func listTools(ctx context.Context, s *serverConn) (*listing, error) {
 		res, err := s.sess().ListTools(ctx, params)
 		raw := s.watch.done(ex)
 		if err != nil {
+			if deep := s.watch.tooDeep(); deep != nil {
+				// Over HTTP the SDK refuses the answer in its own words.
+				return nil, fmt.Errorf("calling %q: %w", methodToolsList, deep)
+			}
 			return nil, err
 		}
 		var sent toolsPage

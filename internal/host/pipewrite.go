@@ -114,7 +114,10 @@ type pipeState interface {
 // reference the fast one is held to, not the one that runs by default.
 type sdkPipe struct {
 	mcp.Transport
-	in   *os.File
+	in *os.File
+	// deep reads the server's stdout under the SDK, to explain a message
+	// the SDK refuses as nested too deep (deep.go).
+	deep *deepReader
 	conn *sdkPipeConn
 }
 
@@ -123,7 +126,7 @@ func (t *sdkPipe) Connect(ctx context.Context) (mcp.Connection, error) {
 	if err != nil {
 		return nil, err
 	}
-	t.conn = &sdkPipeConn{Connection: conn, in: t.in}
+	t.conn = &sdkPipeConn{Connection: conn, in: t.in, deep: t.deep}
 	return t.conn, nil
 }
 
@@ -144,6 +147,7 @@ func (t *sdkPipe) overLimit() *answerTooLarge {
 type sdkPipeConn struct {
 	mcp.Connection
 	in        *os.File
+	deep      *deepReader
 	stalled   atomic.Pointer[stalledWrite]
 	overLimit atomic.Pointer[answerTooLarge]
 }
@@ -153,6 +157,13 @@ func (c *sdkPipeConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	// The SDK's error is a string (errFrameTooLarge's wording).
 	if err != nil && strings.Contains(err.Error(), errFrameTooLarge.Error()) {
 		c.overLimit.CompareAndSwap(nil, &answerTooLarge{limit: maxMessageBytes, fatal: true})
+	}
+	if err != nil && c.deep != nil && strings.Contains(err.Error(), errNestedTooDeep) {
+		// The SDK says only that: the host says which tool and how deep,
+		// as its own connection does.
+		if deep := c.deep.explain(); deep != nil {
+			err = deep
+		}
 	}
 	return msg, err
 }

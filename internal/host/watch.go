@@ -65,10 +65,26 @@ type watch struct {
 	sent      map[jsonrpc.ID]struct{}
 	unknown   int64
 	onUnknown func(id jsonrpc.ID, n int64)
+
+	// deep explains the first message (as bytes: the HTTP tap's) that
+	// the decoder refused as nested too deep, which the SDK refuses in
+	// its own words (deep.go).
+	deep error
 }
 
 func newWatch(paths Paths) *watch {
 	return &watch{tokens: map[string]*exchange{}, ids: map[jsonrpc.ID]*exchange{}, sent: map[jsonrpc.ID]struct{}{}, paths: paths}
+}
+
+// tooDeep explains the first message read as bytes that was nested too
+// deep to decode, or returns nil.
+func (w *watch) tooDeep() error {
+	if w == nil {
+		return nil
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.deep
 }
 
 // unknownAnswers counts the answers read to ids the host never sent.
@@ -438,6 +454,15 @@ func (w *watch) bytes(data []byte, see func(jsonrpc.Message) jsonrpc.Message) []
 	}
 	msg, err := jsonrpc.DecodeMessage(data)
 	if err != nil {
+		if strings.Contains(err.Error(), errNestedTooDeep) {
+			if deep := tooDeep(data); deep != nil {
+				w.mu.Lock()
+				if w.deep == nil {
+					w.deep = deep
+				}
+				w.mu.Unlock()
+			}
+		}
 		return data
 	}
 	out := see(msg)

@@ -52,7 +52,7 @@ func run(ctx context.Context, p *fixture.Process) error {
 	addFaults(srv, p, cfg)
 	hooks := fixture.Hooks{Rewrite: rewrite}
 	if cfg.schemaDepth > 0 {
-		hooks.Intercept = deepList(cfg.schemaDepth)
+		hooks.Intercept, hooks.InterceptHTTP = deepList(cfg.schemaDepth), true
 	}
 	return p.Serve(ctx, srv, hooks)
 }
