@@ -90,6 +90,20 @@ type silence struct {
 
 func (e *silence) Error() string { return "it " + e.reason }
 
+// pinnedSilence is a pinned connection whose server read server/discover
+// and never answered it. It wraps the silence: the preflight remembers
+// that verdict for the run, as it does in auto mode.
+type pinnedSilence struct {
+	server string
+	sil    *silence
+}
+
+func (e *pinnedSilence) Error() string {
+	return fmt.Sprintf("server %s did not answer server/discover (%s; pinned to %s)", e.server, e.sil.reason, Revision20260728)
+}
+
+func (e *pinnedSilence) Unwrap() error { return e.sil }
+
 // budgetExceeded is the cause of a connection that ran out of its connect
 // budget.
 type budgetExceeded struct{ d time.Duration }
@@ -126,7 +140,20 @@ func (h *Host) connect(ctx context.Context, spec ServerSpec) (*serverConn, error
 			s.info.EraReason = failureReason(err)
 		}
 		// What took a budget to find out: the connect budget ran out, or
-		// the server read a handshake request and never answered it.
+		// the server read a handshake request and never answered it (in
+		// any protocol mode: pinned, the error wraps the silence).
+		//
+		// Only the preflight's verdict is kept. Without a preflight
+		// (-preflight=false) the first case's failure does not stand for
+		// the other cases, by choice: a case's connection is part of
+		// what the case measures, and it is made while other cases start
+		// (up to -concurrency at once), so its budget running out may be
+		// the machine's load as much as the server's silence. Kept, one
+		// slow start would fail every case of the server in the run,
+		// each recording a connection it never tried. The preflight
+		// connects each server before any case loads the machine, and is
+		// on by default; turning it off asks for each case to find out
+		// for itself, and pays for it.
 		var over *budgetExceeded
 		var sil *silence
 		if h.opts.Preflight && (errors.As(context.Cause(ctx), &over) || errors.As(err, &sil)) {
@@ -167,7 +194,7 @@ func (h *Host) connect(ctx context.Context, spec ServerSpec) (*serverConn, error
 		case errors.As(err, &sil):
 			s.info.VersionFailure = true
 			s.info.EraReason = sil.reason
-			err = fmt.Errorf("server %s did not answer server/discover (%s; pinned to %s)", spec.Name, sil.reason, Revision20260728)
+			err = &pinnedSilence{server: spec.Name, sil: sil}
 		case errors.Is(err, errPinned):
 			// The server's first answer did not agree on 2026-07-28: the
 			// legacy handshake the SDK would fall back to was never sent.
