@@ -26,7 +26,7 @@ func large(n int) *Table {
 
 // BenchmarkWriteText lays out the cases table of a run of 5,000 cases for
 // a terminal, fitted to 80 columns and unfitted (-wide), by tablewriter
-// and by the layout WriteText picks (by hand).
+// and by the layout WriteText picks (by hand past FastRows rows).
 func BenchmarkWriteText(b *testing.B) {
 	t := large(5000)
 	for _, l := range []Layout{LayoutTablewriter, LayoutAuto} {

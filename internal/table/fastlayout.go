@@ -15,23 +15,25 @@ import (
 // layout"). tablewriter builds a context of the neighbouring cells for
 // every line and measures every padded cell through one cache shared by
 // the process: 0.3 ms and 20 KB a row of 15 columns, a minute for the
-// cases table of a run of 100,000 cases. Even a table of one row costs
-// it a 400 KB cache of its own (NewTable makes one for its stringer), a
-// millisecond and a megabyte for the three tables every run prints: a
-// tenth of what hosteval adds to a short run of its own.
+// cases table of a run of 100,000 cases.
 type Layout string
 
 const (
-	// LayoutAuto is the hand-written layout for every table. The zero
-	// Layout is LayoutAuto.
+	// LayoutAuto is tablewriter up to FastRows rows and the hand-written
+	// layout past them. The zero Layout is LayoutAuto.
 	LayoutAuto Layout = "auto"
 	// LayoutTablewriter is tablewriter for every table: the switch back
 	// to the library (HOSTEVAL_TABLE=tablewriter).
 	LayoutTablewriter Layout = "tablewriter"
-	// layoutHand is the hand-written layout, named for the tests that
-	// hold it to tablewriter's.
+	// layoutHand is the hand-written layout for every table, for the
+	// tests that hold it to tablewriter's.
 	layoutHand Layout = "fast"
 )
+
+// FastRows is the most rows tablewriter lays out under LayoutAuto: the
+// tables a person reads in a terminal are shorter, and a longer one (the
+// cases table of report -cases) is laid out by hand.
+const FastRows = 1000
 
 // LayoutEnv is the environment variable a command reads its Layout from,
 // once, when it starts: "auto" (or unset) or "tablewriter".
@@ -48,9 +50,16 @@ func ParseLayout(s string) (Layout, error) {
 	return "", fmt.Errorf("%s=%q: want %q or %q", LayoutEnv, s, LayoutAuto, LayoutTablewriter)
 }
 
-// byHand reports whether a table is laid out by hand: under every
-// Layout but LayoutTablewriter.
-func (l Layout) byHand() bool { return l != LayoutTablewriter }
+// byHand reports whether a table of rows rows is laid out by hand.
+func (l Layout) byHand(rows int) bool {
+	switch l {
+	case layoutHand:
+		return true
+	case LayoutTablewriter:
+		return false
+	}
+	return rows > FastRows
+}
 
 // layoutFast writes what layout writes through tablewriter: the header,
 // a rule of dashes as wide as the line when there are rows, then the

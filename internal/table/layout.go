@@ -22,9 +22,9 @@ import (
 // header, a rule of dashes (when there are rows), the rows, then the
 // notes, with two spaces between columns and none at the end of a line.
 // Every text is made one harmless line first (text.OneLine); the columns
-// are laid out each as wide as its widest cell, numbers right-aligned,
-// by the hand-written layout that writes what tablewriter writes, or by
-// tablewriter itself (WriteTextWith says who).
+// are laid out by tablewriter, each as wide as its widest cell, numbers
+// right-aligned; a table of more than FastRows rows by the hand-written
+// layout that writes the same bytes (WriteTextWith says who).
 // Fit it to a width first when the terminal's width matters. The layout
 // is read from HOSTEVAL_TABLE (LayoutEnv), "auto" when it is unset or
 // not a layout (a command checks it when it starts: ParseLayout).
@@ -37,7 +37,8 @@ func (t *Table) WriteText(w io.Writer) error {
 }
 
 // WriteTextWith is WriteText with the columns laid out as l says:
-// LayoutAuto (or "") by hand, LayoutTablewriter by tablewriter.
+// LayoutAuto (or "") by tablewriter up to FastRows rows and by hand past
+// them, LayoutTablewriter by tablewriter whatever the size.
 func (t *Table) WriteTextWith(w io.Writer, l Layout) error {
 	out := textOut{w: w}
 	if t.Title != "" {
@@ -45,7 +46,7 @@ func (t *Table) WriteTextWith(w io.Writer, l Layout) error {
 	}
 	if len(t.Columns) > 0 {
 		widths := t.widths()
-		if l.byHand() {
+		if l.byHand(len(t.Rows)) {
 			t.layoutFast(&out, widths)
 		} else if err := t.layout(&out, widths); err != nil {
 			return err
