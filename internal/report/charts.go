@@ -5,6 +5,7 @@ import (
 	"html/template"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/hosteval/hosteval/internal/text"
 )
@@ -17,7 +18,7 @@ import (
 func ChartsHTML(s *Summary) (template.HTML, error) {
 	charts := []chart{passRateChart(s), latencyChart(s), toolDefChart(s), toolLatencyChart(s), toolBytesChart(s)}
 	var b strings.Builder
-	if err := chartTemplate.Execute(&b, charts); err != nil {
+	if err := chartTemplate().Execute(&b, charts); err != nil {
 		return "", fmt.Errorf("charts: %w", err)
 	}
 	return template.HTML(b.String()), nil
@@ -35,7 +36,8 @@ const ChartCSS = `.charts { display: flex; flex-wrap: wrap; gap: 16px; }
 .bar-box { fill: #54aeff; } .bar-median { fill: #0a3069; } .bar-bytes { fill: #1a7f37; } .bar-clipped { fill: #d4a72c; }
 `
 
-var chartTemplate = template.Must(template.New("charts").Parse(`<div class="charts">
+var chartTemplate = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("charts").Parse(`<div class="charts">
 {{range $c := .}}<svg xmlns="http://www.w3.org/2000/svg" width="{{.Width}}" height="{{.Height}}" viewBox="0 0 {{.Width}} {{.Height}}" role="img" aria-label="{{.Title}}">
 <text class="title" x="8" y="18">{{.Title}}</text>
 {{range .Legend}}<rect class="{{.Class}}" x="{{.X}}" y="8" width="12" height="12"></rect><text x="{{.TextX}}" y="18">{{.Name}}</text>
@@ -45,6 +47,7 @@ var chartTemplate = template.Must(template.New("charts").Parse(`<div class="char
 {{end}}{{end}}{{if .Empty}}<text x="8" y="40">{{.EmptyText}}</text>
 {{end}}</svg>
 {{end}}</div>`))
+})
 
 // chartFiguresW widens the charts whose figures are long.
 const chartFiguresW = 130

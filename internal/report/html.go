@@ -6,6 +6,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/hosteval/hosteval/internal/text"
 )
@@ -82,7 +83,7 @@ func WriteHTML(w io.Writer, s *Summary, opts Options) error {
 		v := Lines(checks...)
 		page.Verdict = &v
 	}
-	if err := htmlTemplate.Execute(w, page); err != nil {
+	if err := htmlTemplate().Execute(w, page); err != nil {
 		return fmt.Errorf("write html: %w", err)
 	}
 	return nil
@@ -288,10 +289,17 @@ func toolDefChart(s *Summary) chart {
 	}})
 }
 
-var htmlTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
-	"expectation": expectationText,
-	"capitalize":  capitalize,
-}).Parse(htmlSource))
+// The report's templates (this one, the charts', the routing section's
+// and the transcript's) are parsed on their first use, not when the
+// program starts: parsed at init they cost every command about a
+// millisecond of CPU before its first line of work, and run that long
+// later to start its servers.
+var htmlTemplate = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("report").Funcs(template.FuncMap{
+		"expectation": expectationText,
+		"capitalize":  capitalize,
+	}).Parse(htmlSource))
+})
 
 const htmlSource = `<!DOCTYPE html>
 <html lang="en">

@@ -44,7 +44,7 @@ func TestFailuresHostileGolden(t *testing.T) {
 	var txt, md, html bytes.Buffer
 	failuresText.write(&txt, fs, "results/run 1")
 	failuresMarkdown.write(&md, fs, "")
-	if err := htmlTemplate.ExecuteTemplate(&html, "failures", fs); err != nil {
+	if err := htmlTemplate().ExecuteTemplate(&html, "failures", fs); err != nil {
 		t.Fatal(err)
 	}
 	golden(t, "failures.txt", txt.Bytes())
@@ -112,7 +112,7 @@ func TestVerdictLines(t *testing.T) {
 	var txt, md, html bytes.Buffer
 	v.writeText(&txt)
 	v.writeMarkdown(&md)
-	if err := htmlTemplate.ExecuteTemplate(&html, "verdict", v); err != nil {
+	if err := htmlTemplate().ExecuteTemplate(&html, "verdict", v); err != nil {
 		t.Fatal(err)
 	}
 	wantText := "\n" +

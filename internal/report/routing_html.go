@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // RoutingLinks say where the cells of the confusion heat maps lead.
@@ -62,7 +63,7 @@ func RoutingHTML(r *Routing, links RoutingLinks) (template.HTML, error) {
 		return "", fmt.Errorf("routing: %w", err)
 	}
 	var b strings.Builder
-	if err := routingTemplate.Execute(&b, page); err != nil {
+	if err := routingTemplate().Execute(&b, page); err != nil {
 		return "", fmt.Errorf("routing: %w", err)
 	}
 	return template.HTML(b.String()), nil
@@ -311,7 +312,8 @@ table.heatmap th.col { writing-mode: vertical-rl; transform: rotate(180deg); whi
 .curves svg polyline.cv-0, .curves svg polyline.cv-1, .curves svg polyline.cv-2, .curves svg polyline.cv-3, .curves svg polyline.cv-4, .curves svg polyline.cv-5 { fill: none; }
 `
 
-var routingTemplate = template.Must(template.New("routing").Parse(`<div class="routing">
+var routingTemplate = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("routing").Parse(`<div class="routing">
 {{.Summary}}
 {{range $gi, $g := .Groups}}<h3 class="routing-group">{{.Label}}</h3>
 <div class="scroll"><table class="heatmap" aria-label="confusion matrix: {{.Label}}">
@@ -336,3 +338,4 @@ var routingTemplate = template.Must(template.New("routing").Parse(`<div class="r
 {{end}}</div>
 {{.Tokens}}{{end}}
 </div>`))
+})

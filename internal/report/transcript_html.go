@@ -5,6 +5,7 @@ import (
 	"html/template"
 	"io"
 	"strings"
+	"sync"
 
 	"github.com/hosteval/hosteval/internal/record"
 
@@ -17,7 +18,7 @@ import (
 // by html/template.
 func TranscriptHTML(t *Transcript, links TranscriptLinks) (template.HTML, error) {
 	var b strings.Builder
-	if err := transcriptTemplate.ExecuteTemplate(&b, "transcript", transcriptPage{T: t, links: links}); err != nil {
+	if err := transcriptTemplate().ExecuteTemplate(&b, "transcript", transcriptPage{T: t, links: links}); err != nil {
 		return "", fmt.Errorf("transcript html: %w", err)
 	}
 	return template.HTML(b.String()), nil
@@ -35,7 +36,7 @@ func WriteTranscriptHTML(w io.Writer, t *Transcript, links TranscriptLinks) erro
 		CSS   template.CSS
 		Body  template.HTML
 	}{t.Name + " · " + t.RunID, template.CSS(standaloneCSS + TranscriptCSS), body}
-	if err := transcriptTemplate.ExecuteTemplate(w, "page", page); err != nil {
+	if err := transcriptTemplate().ExecuteTemplate(w, "page", page); err != nil {
 		return fmt.Errorf("transcript html: %w", err)
 	}
 	return nil
@@ -54,31 +55,33 @@ func (p transcriptPage) LogHref(rel string) string {
 	return p.links.Log(rel)
 }
 
-var transcriptTemplate = template.Must(template.New("transcript").Funcs(template.FuncMap{
-	"upper":            strings.ToUpper,
-	"meta":             (*Transcript).meta,
-	"serverLine":       serverLine,
-	"requestLine":      func(r TranscriptRequest) string { return requestLine(&r) },
-	"askLine":          func(a record.Ask) string { return askLine(&a) },
-	"answerLine":       func(a record.Ask) string { return answerLine(&a) },
-	"logText":          logText,
-	"wireHead":         wireHead,
-	"expectation":      expectationText,
-	"plural":           text.Count,
-	"dur":              fmtDur,
-	"arguments":        func(c TranscriptCall) string { return c.arguments() },
-	"sent":             func(c TranscriptCall) string { return c.sent() },
-	"resultLine":       func(c TranscriptCall) string { return c.resultLine() },
-	"legacyAsks":       func(c TranscriptCall) string { return c.legacyAsks() },
-	"roundLine":        TranscriptRound.roundLine,
-	"expectationsLine": (*Transcript).expectationsLine,
-	"logNames":         (*Transcript).logNames,
-	"wireBody":         WireLine.brief,
-	"json":             compactJSON,
-	"isApproved": func(a record.Ask) bool {
-		return a.Action == "accept" || a.Action == record.ApprovalApproved
-	},
-}).Parse(transcriptSource))
+var transcriptTemplate = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("transcript").Funcs(template.FuncMap{
+		"upper":            strings.ToUpper,
+		"meta":             (*Transcript).meta,
+		"serverLine":       serverLine,
+		"requestLine":      func(r TranscriptRequest) string { return requestLine(&r) },
+		"askLine":          func(a record.Ask) string { return askLine(&a) },
+		"answerLine":       func(a record.Ask) string { return answerLine(&a) },
+		"logText":          logText,
+		"wireHead":         wireHead,
+		"expectation":      expectationText,
+		"plural":           text.Count,
+		"dur":              fmtDur,
+		"arguments":        func(c TranscriptCall) string { return c.arguments() },
+		"sent":             func(c TranscriptCall) string { return c.sent() },
+		"resultLine":       func(c TranscriptCall) string { return c.resultLine() },
+		"legacyAsks":       func(c TranscriptCall) string { return c.legacyAsks() },
+		"roundLine":        TranscriptRound.roundLine,
+		"expectationsLine": (*Transcript).expectationsLine,
+		"logNames":         (*Transcript).logNames,
+		"wireBody":         WireLine.brief,
+		"json":             compactJSON,
+		"isApproved": func(a record.Ask) bool {
+			return a.Action == "accept" || a.Action == record.ApprovalApproved
+		},
+	}).Parse(transcriptSource))
+})
 
 // TranscriptCSS styles the transcript fragment. It reads the page's
 // colours from the custom properties of internal/web's stylesheet, with
