@@ -144,31 +144,25 @@ type posting struct {
 func NewIndex(docs [][]string) *Index {
 	ix := &Index{n: len(docs), lens: make([]int, len(docs)), postings: map[string][]posting{}}
 	total := 0
+	// One map of counts, cleared for each document: each term gets one
+	// posting per document, appended in document order, so the order the
+	// map yields its terms in reaches nothing.
+	counts := map[string]int{}
 	for d, terms := range docs {
 		ix.lens[d] = len(terms)
 		total += len(terms)
-		counts := map[string]int{}
+		clear(counts)
 		for _, t := range terms {
 			counts[t]++
 		}
-		for _, t := range slices.Sorted(mapKeys(counts)) {
-			ix.postings[t] = append(ix.postings[t], posting{d, counts[t]})
+		for t, n := range counts {
+			ix.postings[t] = append(ix.postings[t], posting{d, n})
 		}
 	}
 	if ix.n > 0 {
 		ix.avgdl = float64(total) / float64(ix.n)
 	}
 	return ix
-}
-
-func mapKeys(m map[string]int) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
 }
 
 // Len is the number of documents.
