@@ -249,31 +249,24 @@ func checkNearDuplicates(p *run) {
 	// prefix of the other (PPJoin's mid-prefix).
 	prefixLen := func(n int) int { return n - int(math.Ceil(nearDuplicate*float64(n))) + 1 }
 	indexLen := func(n int) int { return n - int(math.Ceil(2*nearDuplicate/(1+nearDuplicate)*float64(n))) + 1 }
-	for i, d := range docs {
+	for _, d := range docs {
 		for _, w := range d.terms {
 			d.ids = append(d.ids, id[w])
 		}
 		slices.Sort(d.ids)
 		d.ids = slices.Compact(d.ids)
-		if len(d.ids) < minTerms {
-			continue
-		}
-		for pos, w := range d.ids[:indexLen(len(d.ids))] {
-			prefixes[w] = append(prefixes[w], entry{int32(i), int32(pos)})
-		}
 	}
 	// Descriptions are probed shortest first, each against those probed
-	// before it (which the mid-prefix needs: the indexed set is never the
-	// longer one).
+	// before it, and indexed once probed (which the mid-prefix needs: the
+	// indexed set is never the longer one). So every list of the index
+	// runs from short descriptions to long, and a probe skips, for good,
+	// the start of a list too short to overlap it enough (start).
 	order := make([]int, len(docs))
-	rank := make([]int, len(docs))
 	for i := range order {
 		order[i] = i
 	}
 	slices.SortStableFunc(order, func(a, b int) int { return len(docs[a].ids) - len(docs[b].ids) })
-	for r, i := range order {
-		rank[i] = r
-	}
+	start := map[int32]int{}
 	type pair struct{ a, b int }
 	var pairs []pair
 	shared := make([]int32, len(docs)) // overlap seen so far with doc i; -1: pruned
@@ -289,15 +282,18 @@ func checkNearDuplicates(p *run) {
 		}
 		touched = touched[:0]
 		for pa, w := range a.ids[:prefixLen(n)] {
-			for _, e := range prefixes[w] {
+			list := prefixes[w]
+			k := start[w]
+			for k < len(list) && float64(len(docs[list[k].doc].ids)) < nearDuplicate*float64(n) {
+				k++ // too short to overlap enough, now and for every later probe
+			}
+			start[w] = k
+			for _, e := range list[k:] {
 				j := int(e.doc)
-				if rank[j] >= rank[i] || shared[j] < 0 {
+				if shared[j] < 0 {
 					continue
 				}
 				m := len(docs[j].ids)
-				if float64(m) < nearDuplicate*float64(n) {
-					continue // too short to overlap enough
-				}
 				need := int32(math.Ceil(nearDuplicate / (1 + nearDuplicate) * float64(n+m)))
 				if shared[j] == 0 {
 					touched = append(touched, int32(j))
@@ -318,12 +314,18 @@ func checkNearDuplicates(p *run) {
 			if a.t.server != b.t.server && a.t.server.root() == b.t.server.root() {
 				continue
 			}
-			common := intersect(a.ids, b.ids)
-			if float64(common) < nearDuplicate*float64(n+len(b.ids)-common) {
+			// Most candidates fall short: the count stops as soon as
+			// they cannot reach the overlap (a term short, for rounding).
+			m := len(b.ids)
+			common, ok := overlapAtLeast(a.ids, b.ids, int(math.Ceil(nearDuplicate/(1+nearDuplicate)*float64(n+m)))-1)
+			if !ok || float64(common) < nearDuplicate*float64(n+m-common) {
 				continue
 			}
 			// The finding is on the tool listed later.
 			pairs = append(pairs, pair{max(i, j), min(i, j)})
+		}
+		for pos, w := range a.ids[:indexLen(n)] {
+			prefixes[w] = append(prefixes[w], entry{int32(i), int32(pos)})
 		}
 	}
 	slices.SortFunc(pairs, func(x, y pair) int { return cmp.Or(x.a-y.a, x.b-y.b) })
@@ -339,6 +341,28 @@ func checkNearDuplicates(p *run) {
 			fmt.Sprintf("nearly the same description as %s/%s: %d of %d terms shared; as queries, each scores the other at %.0f%% and %.0f%% of its own BM25 score; a model can take one for the other",
 				b.t.server.Name, b.t.name, common, union, 100*min(ab, 1), 100*min(ba, 1)))
 	}
+}
+
+// overlapAtLeast counts the IDs two sorted lists share, or reports false
+// as soon as they cannot share need.
+func overlapAtLeast(a, b []int32, need int) (int, bool) {
+	n, i, j := 0, 0, 0
+	for i < len(a) && j < len(b) {
+		if n+min(len(a)-i, len(b)-j) < need {
+			return n, false
+		}
+		switch {
+		case a[i] == b[j]:
+			n++
+			i++
+			j++
+		case a[i] < b[j]:
+			i++
+		default:
+			j++
+		}
+	}
+	return n, n >= need
 }
 
 // intersect counts the IDs two sorted lists share.

@@ -10,8 +10,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/hosteval/hosteval/internal/goldenfile"
 	"github.com/hosteval/hosteval/internal/host"
+	"github.com/hosteval/hosteval/internal/lexical"
 )
 
 // goldenCatalog is a catalog every rule fires on, many times: the
@@ -111,5 +114,59 @@ func TestFindingsGolden(t *testing.T) {
 	}
 	if rules["near-duplicate-description"] < 20 || len(rep.Suppressed) < 5 {
 		t.Errorf("%d near-duplicates found, %d suppressed: want many of both", rules["near-duplicate-description"], len(rep.Suppressed))
+	}
+}
+
+// TestNearDuplicatesAllPairs: the candidate pruning of near-duplicate-
+// description finds the pairs that comparing every description with
+// every other finds.
+func TestNearDuplicatesAllPairs(t *testing.T) {
+	servers := append(nearCatalog(300), catalogOf(300)...)
+	rep := lintOf(t, servers, Options{Config: only("near-duplicate-description")})
+	got := map[string]bool{}
+	for _, f := range rep.Findings {
+		other, _, _ := strings.Cut(strings.TrimPrefix(f.Message, "nearly the same description as "), ":")
+		got[f.Server+"/"+f.Tool+" ~ "+other] = true
+	}
+	type doc struct {
+		name  string
+		terms map[string]bool
+	}
+	var docs []doc
+	for _, s := range servers {
+		for _, raw := range s.Tools {
+			var tl struct{ Name, Description string }
+			if err := json.Unmarshal(raw, &tl); err != nil {
+				t.Fatal(err)
+			}
+			terms := map[string]bool{}
+			for _, w := range lexical.Terms(strings.ToLower(tl.Description)) {
+				terms[w] = true
+			}
+			docs = append(docs, doc{s.Name + "/" + tl.Name, terms})
+		}
+	}
+	want := map[string]bool{}
+	for i, a := range docs {
+		for _, b := range docs[:i] {
+			if len(a.terms) < minTerms || len(b.terms) < minTerms {
+				continue
+			}
+			common := 0
+			for w := range a.terms {
+				if b.terms[w] {
+					common++
+				}
+			}
+			if float64(common) >= nearDuplicate*float64(len(a.terms)+len(b.terms)-common) {
+				want[a.name+" ~ "+b.name] = true
+			}
+		}
+	}
+	if len(want) < 50 {
+		t.Fatalf("%d near-duplicate pairs in the catalog: want enough to test the pruning", len(want))
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("pairs (-all pairs +found):\n%s", diff)
 	}
 }
