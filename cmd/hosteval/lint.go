@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"slices"
@@ -173,17 +174,21 @@ func runLint(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	var ids []string
-	for _, r := range lint.Rules() {
-		ids = append(ids, r.ID)
-	}
+	ids := ruleIDs()
 	var (
 		settings []*scenario.LintSettings
 		hopts    host.Options
 	)
 	if paths := fs.Args(); len(paths) > 0 {
+		serversFileSet := false
+		fs.Visit(func(f *flag.Flag) { serversFileSet = serversFileSet || f.Name == "servers-file" })
+		if serversFileSet {
+			// The scenarios name their servers files, whose servers and
+			// lint: sections apply: another would be ignored.
+			return usagef("-servers-file %s: the scenarios name their servers files; give scenario files or -servers-file, not both", hf.serversFile)
+		}
 		var cleanup func()
-		hopts, settings, cleanup, err = lintScenarioOptions(ctx, e, &hf, adds, paths, ids)
+		hopts, settings, cleanup, err = lintScenarioOptions(ctx, e, &hf, adds, paths)
 		if err != nil {
 			return err
 		}
@@ -203,11 +208,7 @@ func runLint(ctx context.Context, e *env, args []string) error {
 			return err
 		}
 	}
-	var cfg lint.Config
-	for _, s := range settings {
-		cfg = cfg.Merge(fileConfig(s))
-	}
-	cfg = cfg.Merge(flagCfg)
+	cfg := fileConfigs(settings).Merge(flagCfg)
 	if err := hf.login(ctx); err != nil {
 		return err
 	}
@@ -275,6 +276,40 @@ func lintServers(ctx context.Context, opts host.Options, settings []*scenario.Li
 	return out, nil
 }
 
+// ruleIDs are the IDs of lint's rules, which the scenario loader checks
+// a lint: section's against.
+func ruleIDs() []string {
+	var ids []string
+	for _, r := range lint.Rules() {
+		ids = append(ids, r.ID)
+	}
+	return ids
+}
+
+// lintSettings reads the lint: sections of servers files (a problem in
+// one is a usage error, exit 2).
+func lintSettings(files []string) ([]*scenario.LintSettings, error) {
+	var out []*scenario.LintSettings
+	for _, f := range files {
+		s, err := scenario.LoadLint(f, ruleIDs())
+		if err != nil {
+			return nil, usageError{err}
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// fileConfigs are the servers files' lint: sections as one configuration:
+// a later file's levels win, every suppression applies.
+func fileConfigs(settings []*scenario.LintSettings) lint.Config {
+	var cfg lint.Config
+	for _, s := range settings {
+		cfg = cfg.Merge(fileConfig(s))
+	}
+	return cfg
+}
+
 // fileConfig is a servers file's lint: section as lint's configuration
 // (the loader checked its rule IDs and levels).
 func fileConfig(s *scenario.LintSettings) lint.Config {
@@ -296,7 +331,7 @@ func fileConfig(s *scenario.LintSettings) lint.Config {
 // -servers picks among them), with the added ones, and the lint: sections
 // of the servers files the scenarios read. A server that uses ${CASE_DIR}
 // gets a fresh folder, which cleanup removes.
-func lintScenarioOptions(ctx context.Context, e *env, hf *hostFlags, adds addFlag, paths, ids []string) (host.Options, []*scenario.LintSettings, func(), error) {
+func lintScenarioOptions(ctx context.Context, e *env, hf *hostFlags, adds addFlag, paths []string) (host.Options, []*scenario.LintSettings, func(), error) {
 	none := func() {}
 	suite, err := scenario.LoadContext(ctx, paths...)
 	if err != nil {
@@ -314,13 +349,9 @@ func lintScenarioOptions(ctx context.Context, e *env, hf *hostFlags, adds addFla
 	if err != nil {
 		return host.Options{}, nil, none, err
 	}
-	var settings []*scenario.LintSettings
-	for _, f := range suite.ServersFiles {
-		s, err := scenario.LoadLint(f, ids)
-		if err != nil {
-			return host.Options{}, nil, none, usageError{err}
-		}
-		settings = append(settings, s)
+	settings, err := lintSettings(suite.ServersFiles)
+	if err != nil {
+		return host.Options{}, nil, none, err
 	}
 	dir, err := os.MkdirTemp("", "hosteval-lint-")
 	if err != nil {

@@ -80,10 +80,12 @@ cassettes: does the same without a flag). Secrets never enter a cassette.
 -cache answers requests seen before from a local cache (docs/models.md).
 
 -lint lints the servers' catalogs before the cases, as hosteval lint
-does (its rules at their levels): the findings are printed first and kept
-in run.json's lint; -pins FILE also compares them with a lock of hosteval
-pin (rule pin-changed, with the diff). The cases run either way; a finding
-at or above -fail-on (default error) fails the run (exit 1).
+does, with the lint: sections of the servers files the scenarios read
+(rule levels, suppressions, fail_on): the findings are printed first and
+kept in run.json's lint; -pins FILE also compares them with a lock of
+hosteval pin (rule pin-changed, with the diff). The cases run either way;
+a finding at or above -fail-on (default: the servers file's fail_on, else
+error) fails the run (exit 1).
 
 A slow suite: -cpuprofile FILE, -memprofile FILE and -trace FILE write Go's
 CPU profile, memory profile and execution trace of the hosteval process
@@ -151,7 +153,10 @@ func runRun(ctx context.Context, e *env, args []string) (err error) {
 		opts.Override = f.budgets.apply
 	}
 	if f.lint {
-		opts.Lint = &lint.Options{Config: lint.Config{FailOn: f.failOn}, Namespace: host.Namespaced, Pins: f.pins, PinsFile: f.pinsFile}
+		// The servers files' lint: sections, as hosteval lint reads
+		// them; -fail-on over theirs.
+		cfg := plan.lint.Merge(lint.Config{FailOn: f.failOn})
+		opts.Lint = &lint.Options{Config: cfg, Namespace: host.Namespaced, Pins: f.pins, PinsFile: f.pinsFile}
 		opts.OnLint = func(rep *lint.Report) {
 			// Before the cases, on stdout unless it is summary.json's.
 			w := e.stdout
@@ -245,7 +250,7 @@ func parseRunFlags(e *env, args []string) (*runFlags, error) {
 	f.profiles.register(fs)
 	fs.BoolVar(&f.lint, "lint", false, "lint the servers' catalogs before the cases (hosteval lint's rules): the findings go to run.json, and one at or above -fail-on fails the run")
 	fs.StringVar(&f.pinsFile, "pins", "", "compare the servers' catalogs with this lock of hosteval pin before the cases (implies -lint): a changed definition fails the run")
-	failOn := fs.String("fail-on", "", "with -lint or -pins: the least severity of a finding that fails the run: error, warning, note or none (default error)")
+	failOn := fs.String("fail-on", "", "with -lint or -pins: the least severity of a finding that fails the run: error, warning, note or none (default: the servers file's fail_on, else error)")
 	if err := parseFlags(fs, args); err != nil {
 		return nil, err
 	}
@@ -341,6 +346,9 @@ type runPlan struct {
 	gates   []gate.Gate
 	base    *report.Summary
 	auth    *logins
+	// lint is the lint: sections of the servers files the suite reads
+	// (with -lint or -pins), merged as hosteval lint merges them.
+	lint lint.Config
 }
 
 // planRun loads the scenarios f names and makes their cases.
@@ -399,6 +407,13 @@ func planRun(ctx context.Context, e *env, f *runFlags) (*runPlan, error) {
 	}
 	if p.base, err = f.baseline.read(e, p.gates); err != nil {
 		return nil, err
+	}
+	if f.lint {
+		settings, err := lintSettings(suite.ServersFiles)
+		if err != nil {
+			return nil, err
+		}
+		p.lint = fileConfigs(settings)
 	}
 	return p, nil
 }
