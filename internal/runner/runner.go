@@ -248,11 +248,14 @@ func Run(ctx context.Context, cases []*scenario.Case, opts Options) (*Result, er
 		case <-time.After(opts.AbortWait):
 		}
 	}
+	// No case needs the shared servers any more: they start their
+	// grace now, while the last records are synced and run.json written
+	// (fsyncs, milliseconds on a busy disk), and the reports after them.
+	shared.stop()
 	// Every record handed over is on disk before Run returns.
 	commits.close()
 
 	out, werr := t.finish(ctx, opts, info, start)
-	shared.stop()
 	if opts.Finish != nil && werr == nil {
 		werr = opts.Finish(out, shared.stopped)
 	}
