@@ -48,6 +48,17 @@ func (g *ProcessGroups) remove(pid int) {
 	delete(g.pgids, pid)
 }
 
+// has reports whether pid leads a registered group: it is a server.
+func (g *ProcessGroups) has(pid int) bool {
+	if g == nil {
+		return false
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	_, ok := g.pgids[pid]
+	return ok
+}
+
 // Kill sends SIGKILL to every registered group, and to every group
 // registered after it, and returns how many it signalled. The servers'
 // hosts see them die and reap them.

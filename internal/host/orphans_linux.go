@@ -77,14 +77,72 @@ func children(pid int) []int {
 	}
 	var out []int
 	for _, t := range tasks {
-		data, err := os.ReadFile(dir + "/" + t.Name() + "/children")
-		if err != nil {
+		out = appendChildren(out, dir+"/"+t.Name()+"/children")
+	}
+	return out
+}
+
+// appendChildren appends the pids a children file lists.
+func appendChildren(out []int, file string) []int {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return out
+	}
+	for _, f := range strings.Fields(string(data)) {
+		if n, err := strconv.Atoi(f); err == nil {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// mainChildren returns the children of pid's main thread. It reads the
+// file with three system calls (os.ReadFile takes five and a poller's
+// attempt), into a buffer on the stack for the usual few children.
+func mainChildren(pid int) []int {
+	name := "/proc/" + strconv.Itoa(pid) + "/task/" + strconv.Itoa(pid) + "/children"
+	fd, err := syscall.Open(name, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return nil
+	}
+	var buf [512]byte
+	n, err := syscall.Read(fd, buf[:])
+	syscall.Close(fd)
+	if err != nil || n < 0 {
+		return nil
+	}
+	if n == len(buf) {
+		// More children than the buffer holds: read it whole.
+		return appendChildren(nil, name)
+	}
+	var out []int
+	for _, f := range bytes.Fields(buf[:n]) {
+		if c, err := strconv.Atoi(string(f)); err == nil {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// handedOver returns the processes handed to this process (a subreaper)
+// that carry tag, or are dead members of the group pgid, found among the
+// children of its main thread alone: one read of one file, and two more
+// for each child there that is not a server of servers (which may be
+// nil). That is where the kernel hands an orphan: to the first live
+// thread of the subreaper, its main thread, which a Go program never
+// ends. The children of the other threads are the servers they started.
+// So a stop can afford to look every time, and a helper orphaned at once
+// that holds none of the server's streams is found too.
+func handedOver(tag string, pgid int, servers *ProcessGroups) []treeProc {
+	self := os.Getpid()
+	var out []treeProc
+	for _, c := range mainChildren(self) {
+		if servers.has(c) {
 			continue
 		}
-		for _, f := range strings.Fields(string(data)) {
-			if n, err := strconv.Atoi(f); err == nil {
-				out = append(out, n)
-			}
+		st, ok := readStat(c)
+		if ok && (st.pgid == pgid && st.state == 'Z' || tagged(c, tag)) {
+			out = append(out, treeProc{c, st.start})
 		}
 	}
 	return out
@@ -126,14 +184,21 @@ func descendants(pid int) []treeProc {
 const maxTree = 4096
 
 // endTree ends (SIGKILL) and reaps what a stopped server leaves: the
-// processes of tree (its descendants seen before it stopped) and, with
-// handed, the children of this process that carry tag, with theirs. pgid
-// is the server's process group: the orphans returned are those outside
-// it, found alive; the group's own dead are reaped without a word. It
-// gives up after orphanWait.
-func endTree(tag string, pgid int, tree []treeProc, handed bool) []orphan {
+// processes of tree (its descendants seen before it stopped), those handed
+// to this process as a subreaper that carry tag (handedOver: every time,
+// cheaply), and, with handed, the children of every thread of this process
+// that carry tag, again until they are gone, with theirs. pgid is the
+// server's process group: the orphans returned are those outside it,
+// found alive; the group's own dead are reaped without a word. servers
+// (may be nil) are the run's servers, no orphans of anyone's. It gives up
+// after orphanWait.
+func endTree(tag string, pgid int, tree []treeProc, handed bool, servers *ProcessGroups) []orphan {
 	self := os.Getpid()
-	subreaper := handed && isSubreaper()
+	isReaper := isSubreaper()
+	if isReaper {
+		tree = append(tree, handedOver(tag, pgid, servers)...)
+	}
+	subreaper := handed && isReaper
 	if len(tree) == 0 && !subreaper {
 		return nil
 	}

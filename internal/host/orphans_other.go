@@ -12,4 +12,4 @@ func BecomeSubreaper() error { return errors.ErrUnsupported }
 func descendants(int) []treeProc { return nil }
 
 // endTree finds nothing here.
-func endTree(string, int, []treeProc, bool) []orphan { return nil }
+func endTree(string, int, []treeProc, bool, *ProcessGroups) []orphan { return nil }

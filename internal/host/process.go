@@ -248,12 +248,13 @@ func (p *process) stop() {
 	}
 	// Children that outlived the leader would keep stderr open.
 	p.signal(syscall.SIGKILL)
-	// The children handed to the host are looked for (a read of each of
-	// its threads' children, about a millisecond on a busy machine) only
-	// when something outside the group still holds the server's stderr,
-	// or the server died first: a helper orphaned at once that holds
-	// nothing escapes, as before.
-	p.orphans = endTree(p.tag, p.cmd.Process.Pid, tree, diedFirst || !p.stderrEnds(stderrSettle))
+	// What was handed to the host's main thread is looked at every time
+	// (one read, and two for each child there that is not a server). The
+	// children of all its threads (a read of each, about a millisecond
+	// on a busy machine) are looked for until they are gone only when
+	// something outside the group still holds the server's stderr, or
+	// the server died first.
+	p.orphans = endTree(p.tag, p.cmd.Process.Pid, tree, diedFirst || !p.stderrEnds(stderrSettle), p.groups)
 	if len(p.orphans) > 0 && p.orphaned != nil {
 		p.orphaned(p.orphans)
 	}

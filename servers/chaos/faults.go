@@ -37,7 +37,8 @@ import (
 //	          "stray"), then the call
 //	orphan    starts `sleep 600` in a session of its own (setsid), out of
 //	          the server's process group, holding its stderr, and answers
-//	          with its pid; detach orphans it at once (a double fork)
+//	          with its pid; detach orphans it at once (a double fork),
+//	          and quiet with it holds none of the server's streams
 //	sampling  sends the client a sampling/createMessage request of its
 //	          own (2025-11-25: sessions and stdio) and answers with what
 //	          the client said (issue 24: a host that declares no sampling
@@ -216,11 +217,12 @@ func addFaults(srv *mcp.Server, p *fixture.Process, cfg *config) {
 			mcp.AddTool(srv, &mcp.Tool{
 				Name: "orphan",
 				Description: "Start `sleep 600` in a session of its own (setsid), out of this server's process group and holding its stderr, and answer with its pid. " +
-					"With detach, start it through a shell that exits at once, so that it is orphaned while the server runs, e.g. {\"detach\": true}.",
+					"With detach, start it through a shell that exits at once, so that it is orphaned while the server runs, e.g. {\"detach\": true}; " +
+					"with quiet too, the sleep holds none of this server's streams, e.g. {\"detach\": true, \"quiet\": true}.",
 				Annotations: harmless,
 				InputSchema: fixture.Schema[orphanIn](nil),
 			}, func(_ context.Context, req *mcp.CallToolRequest, in orphanIn) (*mcp.CallToolResult, orphanOut, error) {
-				pid, err := startOrphan(in.Detach)
+				pid, err := startOrphan(in.Detach, in.Quiet)
 				if err != nil {
 					return nil, orphanOut{}, err
 				}
@@ -268,6 +270,7 @@ const strayAnswers = `{"jsonrpc":"2.0","id":987654321,"result":{"content":[]}}` 
 
 type orphanIn struct {
 	Detach bool `json:"detach,omitempty" jsonschema:"Start it through a shell that exits at once (a double fork)."`
+	Quiet  bool `json:"quiet,omitempty" jsonschema:"With detach: the sleep holds none of this server's streams (its stdin, stdout and stderr are /dev/null), as a daemon that closes its files before it forks."`
 }
 
 type orphanOut struct {

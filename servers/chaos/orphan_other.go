@@ -5,6 +5,6 @@ package main
 import "errors"
 
 // startOrphan needs setsid.
-func startOrphan(bool) (int, error) {
+func startOrphan(bool, bool) (int, error) {
 	return 0, errors.New("orphan: no sessions on this system")
 }
