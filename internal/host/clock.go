@@ -29,10 +29,15 @@ type roundClock struct {
 	mu       sync.Mutex
 	deadline time.Time     // while running
 	left     time.Duration // while paused
-	timer    *time.Timer
-	gen      int // bumped on each pause or move, so that a timer that fired late is ignored
-	paused   int
-	stopped  bool
+	// timer is the round's one timer, made by the first arm and reset by
+	// the others: a round arms it twice at least (the bound on sending,
+	// then the timeout). due is when it was last armed to end the round:
+	// a timer that fired for an earlier arming finds it in the future (or
+	// the clock paused or stopped), and is ignored.
+	timer   *time.Timer
+	due     time.Time
+	paused  int
+	stopped bool
 	// ran is the time the clock ran before it last started running
 	// (at since): the round's tool time, the person's excluded.
 	ran   time.Duration
@@ -87,7 +92,6 @@ func (c *roundClock) sent() {
 	}
 	c.unsent = false
 	c.timer.Stop()
-	c.gen++
 	c.paused--
 	if c.paused == 0 && !c.stopped {
 		c.since = time.Now()
@@ -125,7 +129,6 @@ func (c *roundClock) extend(d, limit time.Duration) bool {
 		return false
 	}
 	c.timer.Stop()
-	c.gen++
 	c.deadline, c.extended = now.Add(d), true
 	c.arm(d)
 	return true
@@ -140,14 +143,20 @@ func (c *roundClock) wasExtended() bool {
 
 // arm starts the timer for d. The caller holds mu.
 func (c *roundClock) arm(d time.Duration) {
-	gen := c.gen
-	c.timer = time.AfterFunc(d, func() { c.fire(gen) })
+	c.due = time.Now().Add(d)
+	if c.timer == nil {
+		c.timer = time.AfterFunc(d, c.fire)
+		return
+	}
+	c.timer.Reset(d)
 }
 
-func (c *roundClock) fire(gen int) {
+func (c *roundClock) fire() {
 	c.mu.Lock()
-	// While unsent, the timer is the bound on the host's own work.
-	live := gen == c.gen && (c.paused == 0 || c.unsent) && !c.stopped
+	// While unsent, the timer is the bound on the host's own work. The
+	// timer fires at or after due (both read the monotonic clock, due
+	// first), so one that fires before due was armed for less.
+	live := (c.paused == 0 || c.unsent) && !c.stopped && !time.Now().Before(c.due)
 	c.mu.Unlock()
 	if live {
 		c.cancel(errRoundTimeout)
@@ -164,7 +173,6 @@ func (c *roundClock) pause() {
 	defer c.mu.Unlock()
 	if c.paused == 0 && !c.stopped {
 		c.timer.Stop()
-		c.gen++
 		c.left = max(time.Until(c.deadline), 0)
 		c.ran += time.Since(c.since)
 	}

@@ -166,3 +166,21 @@ func TestRoundClockAtSend(t *testing.T) {
 		})
 	}
 }
+
+// TestRoundClockAllocs: a round's clock is armed twice at least (the bound
+// on sending, then its timeout), and again after each pause, on one
+// timer: 5 allocations for a round sent, paused and resumed, where a
+// timer and a func per arming made 9.
+func TestRoundClockAllocs(t *testing.T) {
+	ctx := context.Background()
+	const most = 5
+	if got := testing.AllocsPerRun(100, func() {
+		_, c := startRoundAtSend(ctx, 10*time.Second, time.Minute)
+		c.sent()
+		c.pause()
+		c.resume()
+		c.stop()
+	}); got > most {
+		t.Errorf("a round (sent, paused, resumed, stopped): %.0f allocations, want at most %d", got, most)
+	}
+}
