@@ -17,7 +17,7 @@ import (
 // server not shared); pinned to 2026-07-28, the cases paid it still after
 // the preflight remembered its verdict in auto mode, for the pinned error
 // did not carry the silence. Now the preflight's verdict stands for the
-// run, in every protocol mode: the server is started by the preflight
+// run, in every protocol mode (auto, legacy, pinned): the server is started by the preflight
 // alone, and every case records, at once, why it is not started again.
 // Counted by the starts, not timed.
 func TestPreflightVerdictStandsForTheRun(t *testing.T) {
@@ -32,7 +32,7 @@ func TestPreflightVerdictStandsForTheRun(t *testing.T) {
 		{"silent", "while read -r line; do :; done"},
 	}
 	for _, mute := range mutes {
-		for _, protocol := range []string{"auto", "2026-07-28"} {
+		for _, protocol := range []string{"auto", "legacy", "2026-07-28"} {
 			for _, shared := range []bool{false, true} {
 				t.Run(fmt.Sprintf("%s/%s/shared=%v", mute.name, protocol, shared), func(t *testing.T) {
 					t.Parallel()
