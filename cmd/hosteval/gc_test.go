@@ -27,7 +27,7 @@ func TestTuneGC(t *testing.T) {
 		}
 	}
 
-	// A small heap stays at 400 through collections.
+	// A small heap stays at smallHeapGCPercent through collections.
 	debug.SetGCPercent(100)
 	tuneGC(none, 1<<40)
 	for range 5 {
