@@ -85,7 +85,8 @@ does, with the lint: sections of the servers files the scenarios read
 kept in run.json's lint; -pins FILE also compares them with a lock of
 hosteval pin (rule pin-changed, with the diff). The cases run either way;
 a finding at or above -fail-on (default: the servers file's fail_on, else
-error) fails the run (exit 1).
+error) fails the run (exit 1); a server that does not start in the
+preflight is not linted, named with why, and the run exits 3.
 
 A slow suite: -cpuprofile FILE, -memprofile FILE and -trace FILE write Go's
 CPU profile, memory profile and execution trace of the hosteval process
@@ -466,6 +467,15 @@ func runEnd(e *env, res *runner.Result, dir string, verdict report.Verdict) erro
 		return err
 	}
 	err := runVerdict(res.Ran, res.Failed, res.Errors, verdict.Regressed)
+	if res.Lint != nil && len(res.Lint.Unreached) > 0 && (err == nil || exitCode(err) == 1) {
+		// A catalog not seen is not a clean one: exit 3, as lint's.
+		var names []string
+		for _, u := range res.Lint.Unreached {
+			names = append(names, u.Server)
+		}
+		return fmt.Errorf("the lint could not reach %s %s: not linted (why: above and in %s)",
+			oneOr(len(names), "server", "servers"), strings.Join(names, ", "), filepath.Join(dir, record.RunInfoFile))
+	}
 	if err == nil && res.Lint != nil && res.Lint.Failed {
 		// The cases passed; the catalogs they ran on did not.
 		return failedf("the lint of the servers failed: %s (the findings are above and in %s)", res.Lint.Summary(), filepath.Join(dir, record.RunInfoFile))

@@ -122,6 +122,9 @@ type Options struct {
 	// pin-changed); PinsFile names it in findings.
 	Pins     *Lock
 	PinsFile string
+	// Unreached are the servers the caller could not list (they did not
+	// start or connect): the report names them, not linted, with why.
+	Unreached []Unreached
 	// Namespace is the name the host gives a server's tool (server__tool,
 	// made safe for model APIs: host.Namespaced), for name-collision.
 	// Default: server + "__" + tool, unchanged.
@@ -291,6 +294,8 @@ type Report struct {
 	// Unused are suppressions that matched no finding: stale, or
 	// misspelt.
 	Unused []Suppression `json:"unused_suppressions,omitempty"`
+	// Unreached are the servers that could not be listed: not linted.
+	Unreached []Unreached `json:"unreached,omitempty"`
 	// Pins says what the catalog was compared with (lint -pins).
 	Pins *PinCheck `json:"pins,omitempty"`
 	// Rules are the rules' levels this lint ran with, by ID: each rule's
@@ -321,6 +326,13 @@ type ServerInfo struct {
 	Line   int    `json:"line,omitempty"`
 }
 
+// Unreached is a server a lint could not list, and why: its catalog,
+// unseen, may hold anything, so it is never taken for a clean one.
+type Unreached struct {
+	Server string `json:"server"`
+	Error  string `json:"error"`
+}
+
 // PinCheck is what lint -pins compared.
 type PinCheck struct {
 	File string `json:"file"`
@@ -347,7 +359,7 @@ func Lint(ctx context.Context, servers []Server, opts Options) (*Report, error) 
 	}
 	p := newPass(ctx, servers, opts)
 	rep := &Report{Kind: Kind, Schema: Schema, FailOn: cfg.FailOn, Findings: []Finding{}, Suppressed: []Finding{},
-		Rules: map[string]Severity{}}
+		Rules: map[string]Severity{}, Unreached: slices.Clone(opts.Unreached)}
 	for _, s := range p.servers {
 		info := ServerInfo{Name: s.Name, ServerName: s.ServerName, ServerVersion: s.ServerVersion, Protocol: s.Protocol,
 			Tools: len(s.Tools), Source: s.Source, Line: s.Line}

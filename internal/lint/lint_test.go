@@ -342,3 +342,32 @@ func TestVisible(t *testing.T) {
 		t.Errorf("quote = %q", got)
 	}
 }
+
+// TestUnreached: the servers a caller could not list are in the report,
+// its JSON and its text, and the summary gives no pass with them.
+func TestUnreached(t *testing.T) {
+	rep := lintOf(t, poisoned()[:1], Options{Unreached: []Unreached{{Server: "gone", Error: "start gone: no such file"}}})
+	if want := []Unreached{{Server: "gone", Error: "start gone: no such file"}}; !cmp.Equal(rep.Unreached, want) {
+		t.Errorf("unreached %+v, want %+v", rep.Unreached, want)
+	}
+	if got, want := rep.Summary(), "0 errors, 0 warnings, 0 notes in 1 server and 1 tool: incomplete at -fail-on error; 1 server not reached, not linted (gone)"; got != want {
+		t.Errorf("summary %q, want %q", got, want)
+	}
+	var b bytes.Buffer
+	if err := rep.WriteText(&b, TextOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "error: server gone was not linted: start gone: no such file\n") {
+		t.Errorf("text:\n%s", b.String())
+	}
+	b.Reset()
+	if err := rep.WriteJSON(&b); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), `"unreached": [`) {
+		t.Errorf("JSON:\n%s", b.String())
+	}
+	if got := lintOf(t, poisoned()[:1], Options{}).Summary(); !strings.HasSuffix(got, ": passes at -fail-on error") {
+		t.Errorf("summary without unreached servers %q", got)
+	}
+}

@@ -62,8 +62,18 @@ func (r *Report) Summary() string {
 		s += ": -fail-on none"
 	case r.Failed:
 		s += fmt.Sprintf(": fails at -fail-on %s", r.FailOn)
+	case len(r.Unreached) > 0:
+		// What was not seen may hold anything: no pass.
+		s += fmt.Sprintf(": incomplete at -fail-on %s", r.FailOn)
 	default:
 		s += fmt.Sprintf(": passes at -fail-on %s", r.FailOn)
+	}
+	if n := len(r.Unreached); n > 0 {
+		names := make([]string, n)
+		for i, u := range r.Unreached {
+			names[i] = u.Server
+		}
+		s += fmt.Sprintf("; %s not reached, not linted (%s)", plural(n, "server"), strings.Join(names, ", "))
 	}
 	return s
 }
@@ -80,7 +90,8 @@ type TextOptions struct {
 // WriteText writes the report for a person: the findings' table fitted to
 // the width, each finding in full (its text quoted, its message, its fix, a
 // diff: notes only with opts.Notes), the suppressed findings with their
-// reasons, suppressions that matched nothing, and the summary.
+// reasons, suppressions that matched nothing, the servers not reached,
+// and the summary.
 func (r *Report) WriteText(w io.Writer, opts TextOptions) error {
 	width := opts.Width
 	var b bytes.Buffer
@@ -120,6 +131,9 @@ func (r *Report) WriteText(w io.Writer, opts TextOptions) error {
 			where = " (" + s.Source + ")"
 		}
 		writeWrapped(&b, fmt.Sprintf("warning: the suppression of %s%s matched no finding", s.String(), where), width, "", "  ")
+	}
+	for _, u := range r.Unreached {
+		writeWrapped(&b, fmt.Sprintf("error: server %s was not linted: %s", u.Server, u.Error), width, "", "  ")
 	}
 	if r.Pins != nil {
 		line := fmt.Sprintf("pins: %s checked against %s", plural(len(r.Pins.Checked), "server"), r.Pins.File)

@@ -80,10 +80,19 @@ type LintResult struct {
 	Failed bool   `json:"failed"`
 	// Servers are the servers linted, by name, in the order first used.
 	Servers []string `json:"servers"`
+	// Unreached are the servers the lint could not list (they did not
+	// start or connect in the preflight): not linted, each with why.
+	Unreached []LintUnreached `json:"unreached,omitempty"`
 	// Pins is the lock the catalogs were compared with (run -pins).
 	Pins       string        `json:"pins,omitempty"`
 	Findings   []LintFinding `json:"findings"`
 	Suppressed []LintFinding `json:"suppressed,omitempty"`
+}
+
+// LintUnreached is a server a lint could not list, and why.
+type LintUnreached struct {
+	Server string `json:"server"`
+	Error  string `json:"error"`
 }
 
 // LintFinding is one finding of a lint: the rule, its severity and its

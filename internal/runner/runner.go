@@ -18,6 +18,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -201,12 +202,14 @@ func Run(ctx context.Context, cases []*scenario.Case, opts Options) (*Result, er
 	if opts.Preflight || opts.Lint != nil {
 		// An interrupt stops the preflight too; what it found by then is
 		// moot, as no case starts.
-		problems, catalogs := preflight(starting, cases, shared.pool, toks, cfgs, opts)
+		problems, catalogs, unreached := preflight(starting, cases, shared.pool, toks, cfgs, opts)
 		if len(problems) > 0 && starting.Err() == nil {
 			return nil, &scenario.LoadError{Problems: problems}
 		}
 		if opts.Lint != nil && starting.Err() == nil {
-			if linted, err = lint.Lint(starting, catalogs, *opts.Lint); err != nil {
+			lopts := *opts.Lint
+			lopts.Unreached = append(slices.Clone(lopts.Unreached), unreached...)
+			if linted, err = lint.Lint(starting, catalogs, lopts); err != nil {
 				return nil, fmt.Errorf("lint: %w", err)
 			}
 			info.Lint = lintResult(linted, opts.Lint.PinsFile)
@@ -826,8 +829,10 @@ func caseError(parent, ctx context.Context, c *scenario.Case, err error) error {
 // every tool name the scenario uses. Servers that do not start are left to
 // the cases, which record them. It returns the servers' catalogs as they
 // listed them, for lint: each server once, by name, in the order the
-// cases first use them (the first scenario's definition of a name wins).
-func preflight(ctx context.Context, cases []*scenario.Case, pool *host.Pool, toks *tokens.Cache, cfgs *configs, opts Options) ([]scenario.Problem, []lint.Server) {
+// cases first use them (the first scenario's definition of a name wins);
+// and the servers no scenario could list, each with why (for lint: not
+// linted, and said so).
+func preflight(ctx context.Context, cases []*scenario.Case, pool *host.Pool, toks *tokens.Cache, cfgs *configs, opts Options) ([]scenario.Problem, []lint.Server, []lint.Unreached) {
 	seen := map[string]bool{}
 	var firsts []*scenario.Case
 	for _, c := range cases {
@@ -844,24 +849,33 @@ func preflight(ctx context.Context, cases []*scenario.Case, pool *host.Pool, tok
 	)
 	g.SetLimit(opts.Concurrency)
 	listed := make([][]lint.Server, len(firsts))
+	unlisted := make([][]lint.Unreached, len(firsts))
 	for i, c := range firsts {
+		// notListed names every server of the case as not listed, for
+		// err, for the lint; the case records err itself.
+		notListed := func(err error) error {
+			for _, name := range c.ServerNames() {
+				unlisted[i] = append(unlisted[i], lint.Unreached{Server: name, Error: err.Error()})
+			}
+			return nil
+		}
 		g.Go(func() error {
 			// Servers that use ${CASE_DIR} get a folder of their own here
 			// too, removed once they are stopped.
 			tmp, err := os.MkdirTemp("", "hosteval-preflight-")
 			if err != nil {
-				return nil
+				return notListed(err)
 			}
 			defer os.RemoveAll(tmp)
 			hopts, err := caseHostOptions(c, func() string { return tmp }, opts)
 			if err != nil {
-				return nil
+				return notListed(err)
 			}
 			// A replayed server is checked against its stand-in; a case
 			// whose cassettes are missing fails on its own.
 			w, err := openWire(c, opts)
 			if err != nil {
-				return nil
+				return notListed(err)
 			}
 			withStandIns(&hopts, w.standIns)
 			hopts.Pool, hopts.Tokens, hopts.Tables, hopts.Preflight = pool, toks, &cfgs.tables, true
@@ -869,8 +883,8 @@ func preflight(ctx context.Context, cases []*scenario.Case, pool *host.Pool, tok
 				// Listed as its cases will use them: once.
 				hopts = routeHostOptions(c, opts)
 				hopts.Pool, hopts.Tokens, hopts.Tables, hopts.Preflight = pool, toks, &cfgs.tables, true
-				if cfgs.listings.route(ctx, c, &hopts) != nil {
-					return nil // the cases record it
+				if err := cfgs.listings.route(ctx, c, &hopts); err != nil {
+					return notListed(err) // the cases record it
 				}
 			}
 			h, err := host.Start(ctx, hopts)
@@ -884,11 +898,11 @@ func preflight(ctx context.Context, cases []*scenario.Case, pool *host.Pool, tok
 				mu.Unlock()
 			}
 			if err != nil {
-				return nil
+				return notListed(err)
 			}
 			defer h.Close()
 			if opts.Lint != nil {
-				listed[i] = lintServers(h, hopts)
+				listed[i], unlisted[i] = lintServers(h, hopts)
 			}
 			if !opts.Preflight {
 				return nil
@@ -922,23 +936,42 @@ func preflight(ctx context.Context, cases []*scenario.Case, pool *host.Pool, tok
 			}
 		}
 	}
-	return dedupeProblems(problems), catalogs
+	// A server another scenario listed is linted; the others once each,
+	// with the first reason.
+	var unreached []lint.Unreached
+	for _, us := range unlisted {
+		for _, u := range us {
+			if !seenServer[u.Server] {
+				seenServer[u.Server] = true
+				unreached = append(unreached, u)
+			}
+		}
+	}
+	return dedupeProblems(problems), catalogs, unreached
 }
 
 // lintServers copies each server's catalog out of a started host, as it
-// listed it: a server that did not connect is left out (its cases record
-// it; a lock's pins of it are listed as not linted).
-func lintServers(h *host.Host, hopts host.Options) []lint.Server {
+// listed it, and names the servers that did not connect, with their
+// errors (their cases record them too).
+func lintServers(h *host.Host, hopts host.Options) ([]lint.Server, []lint.Unreached) {
 	var out []lint.Server
+	var unreached []lint.Unreached
 	for _, spec := range hopts.Servers {
 		c := h.Catalog(spec.Name)
 		if c == nil {
+			why := "it did not connect"
+			for _, s := range h.Servers() {
+				if s.Name == spec.Name && s.Error != "" {
+					why = s.Error
+				}
+			}
+			unreached = append(unreached, lint.Unreached{Server: spec.Name, Error: why})
 			continue
 		}
 		out = append(out, lint.Server{Name: spec.Name, ServerName: c.ServerName, ServerVersion: c.ServerVersion,
 			Protocol: c.Protocol, Instructions: c.Instructions, Tools: c.Tools})
 	}
-	return out
+	return out, unreached
 }
 
 // lintResult is a lint's report as run.json keeps it.
@@ -947,6 +980,9 @@ func lintResult(rep *lint.Report, pins string) *record.LintResult {
 		Servers: []string{}, Findings: []record.LintFinding{}}
 	for _, s := range rep.Servers {
 		out.Servers = append(out.Servers, s.Name)
+	}
+	for _, u := range rep.Unreached {
+		out.Unreached = append(out.Unreached, record.LintUnreached{Server: u.Server, Error: u.Error})
 	}
 	finding := func(f lint.Finding) record.LintFinding {
 		rf := record.LintFinding{Rule: f.Rule, Severity: string(f.Severity), Server: f.Server, Tool: f.Tool, Field: f.Field,
