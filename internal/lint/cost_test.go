@@ -3,6 +3,7 @@ package lint
 import (
 	"bytes"
 	"encoding/json"
+	"reflect"
 	"testing"
 )
 
@@ -48,6 +49,42 @@ func FuzzListedDef(f *testing.F) {
 		want, werr := listedDefEncoder(tl)
 		if (err != nil) != (werr != nil) || !bytes.Equal(got, want) {
 			t.Errorf("listedDef(%s) = %s, %v; encoding/json: %s, %v", raw, got, err, want, werr)
+		}
+	})
+}
+
+// decodeToolUnmarshal is decodeTool as json.Unmarshal and a decoder per
+// member do it: the reference.
+func decodeToolUnmarshal(raw []byte) (map[string]any, json.RawMessage, bool) {
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(raw, &fields) != nil || fields == nil {
+		return nil, nil, false
+	}
+	tree := make(map[string]any, len(fields))
+	for k, v := range fields {
+		dec := json.NewDecoder(bytes.NewReader(v))
+		dec.UseNumber()
+		var val any
+		if dec.Decode(&val) != nil {
+			return nil, nil, false
+		}
+		tree[k] = val
+	}
+	return tree, fields["inputSchema"], true
+}
+
+// FuzzDecodeTool: decodeTool reads what json.Unmarshal reads, refuses
+// what it refuses, and keeps the inputSchema's bytes as it does.
+func FuzzDecodeTool(f *testing.F) {
+	for _, s := range []string{`{"name":"a","inputSchema": {"type" : "object"} }`, `null`, `[]`, `{"a":1} {}`, `{"a":1}  `,
+		`{"a":1,"a":2,"inputSchema":1,"inputSchema":{"b":1.50}}`, `{"a":"\ud800x"}`, `{"a":}`, ` {"inputSchema":null}`, `"x"`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		tree, input, ok := decodeTool([]byte(raw))
+		wtree, winput, wok := decodeToolUnmarshal([]byte(raw))
+		if ok != wok || !reflect.DeepEqual(tree, wtree) || !bytes.Equal(input, winput) {
+			t.Errorf("decodeTool(%q) = %v, %q, %v; json.Unmarshal: %v, %q, %v", raw, tree, input, ok, wtree, winput, wok)
 		}
 	})
 }

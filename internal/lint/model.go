@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"runtime"
 	"slices"
 	"strconv"
@@ -308,28 +309,64 @@ func (p *pass) tools() []*tool {
 
 func readTool(s *server, index int, raw json.RawMessage) *tool {
 	t := &tool{server: s, index: index, raw: raw}
-	var fields map[string]json.RawMessage
-	if json.Unmarshal(raw, &fields) != nil || fields == nil {
+	tree, rawInput, ok := decodeTool(raw)
+	if !ok {
 		return t
 	}
-	tree := make(map[string]any, len(fields))
-	for k, v := range fields {
-		dec := json.NewDecoder(bytes.NewReader(v))
-		dec.UseNumber()
-		var val any
-		if dec.Decode(&val) != nil {
-			return t
-		}
-		tree[k] = val
-	}
 	t.tree = tree
-	t.rawInput = fields["inputSchema"]
+	t.rawInput = rawInput
 	t.name, _ = tree["name"].(string)
 	t.description, t.hasDescription = tree["description"].(string)
 	t.input, _ = tree["inputSchema"].(map[string]any)
 	t.annotations, _ = tree["annotations"].(map[string]any)
 	walk(tree, "", "", textRoot, &t.texts)
 	return t
+}
+
+// decodeTool decodes a tool's JSON object in one pass, numbers as
+// written, with its inputSchema's bytes as written (the cost rules measure
+// them); false when it is not one JSON object (trailing data included).
+// Members are read one by one rather than into a map of raw values first,
+// which read every byte twice more. A repeated key keeps its last value,
+// as encoding/json does (FuzzDecodeTool holds it to json.Unmarshal).
+func decodeTool(raw []byte) (map[string]any, json.RawMessage, bool) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil, nil, false
+	}
+	tree := map[string]any{}
+	var rawInput json.RawMessage
+	for dec.More() {
+		kt, err := dec.Token()
+		if err != nil {
+			return nil, nil, false
+		}
+		key, _ := kt.(string)
+		var val any
+		if key == "inputSchema" {
+			var r json.RawMessage
+			if dec.Decode(&r) != nil {
+				return nil, nil, false
+			}
+			vdec := json.NewDecoder(bytes.NewReader(r))
+			vdec.UseNumber()
+			if vdec.Decode(&val) != nil {
+				return nil, nil, false
+			}
+			rawInput = r
+		} else if dec.Decode(&val) != nil {
+			return nil, nil, false
+		}
+		tree[key] = val
+	}
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('}') {
+		return nil, nil, false
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, nil, false
+	}
+	return tree, rawInput, true
 }
 
 // where says what part of a tool a walk is in.
