@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -169,4 +170,39 @@ func TestNearDuplicatesAllPairs(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("pairs (-all pairs +found):\n%s", diff)
 	}
+}
+
+// FuzzScanHidden: the one pass over a text finds, for each kind of hidden
+// character, what reading the text for that kind alone finds.
+func FuzzScanHidden(f *testing.F) {
+	f.Add(hostileText(512))
+	f.Add("a\u200d👩\x1b[1m\u202e\U000E0041\ufe0f\ufe01\u00ad\xff\t")
+	f.Fuzz(func(t *testing.T, s string) {
+		got := scanHidden(s)
+		for k, pick := range hiddenPicks {
+			want := hiddenRun{from: -1, to: -1}
+			for i, r := range s {
+				if !pick(s, i, r) {
+					continue
+				}
+				want.n++
+				if want.from < 0 {
+					want.from, want.first = i, r
+				}
+				if want.to < 0 || want.to == i {
+					want.to = i + utf8.RuneLen(r)
+				}
+			}
+			var g hiddenRun
+			if got != nil {
+				g = got[k]
+			}
+			if want.n == 0 && g.n == 0 {
+				continue
+			}
+			if g != want {
+				t.Errorf("kind %d of %q: one pass %+v, alone %+v", k, s, g, want)
+			}
+		}
+	})
 }

@@ -15,35 +15,90 @@ import (
 // every string and key of a tool and the server's instructions, and
 // reports the first place in each text, with how many there are.
 
-// charRule reports, per text, the characters for which pick returns true:
-// where the first run of them is, and how many there are.
-func charRule(p *run, pick func(s string, i int, r rune) bool, message func(n int, first rune, txt string, from, to int) string) {
-	p.eachText(func(s *server, t *tool, txt *textAt) {
-		if txt.plain {
-			return
+// hiddenKind is a class of characters a hidden-text rule reports.
+type hiddenKind int
+
+const (
+	hiddenTag hiddenKind = iota
+	hiddenZeroWidth
+	hiddenBidi
+	hiddenFormat
+	hiddenControl
+	hiddenKinds
+)
+
+// hiddenRun is where a text holds characters of one kind: n of them, the
+// first run of them from byte from to byte to, its first character.
+type hiddenRun struct {
+	n, from, to int
+	first       rune
+}
+
+// hiddenPicks say which characters are of each kind, given the text and
+// the character's offset (a joiner between two emoji is no hidden one).
+var hiddenPicks = [hiddenKinds]func(s string, i int, r rune) bool{
+	hiddenTag: func(_ string, _ int, r rune) bool { return isTag(r) },
+	hiddenZeroWidth: func(s string, i int, r rune) bool {
+		if !slices.Contains(zeroWidth, r) {
+			return false
 		}
-		from, to, n := -1, -1, 0
-		var first rune
-		for i, r := range txt.text {
-			if !pick(txt.text, i, r) {
+		// An emoji sequence (a family, a flag with its joiner) is text a
+		// person sees.
+		return !(r == 0x200d && pictographic(runeBefore(s, i)) && pictographic(runeAfter(s, i)))
+	},
+	hiddenBidi:    func(_ string, _ int, r rune) bool { return isBidi(r) },
+	hiddenFormat:  otherFormat,
+	hiddenControl: control,
+}
+
+// scanHidden reads a text once for every hidden-text rule (each used to
+// read it on its own): where each kind of character is. A text of
+// printable ASCII has none, and is not read (textAt.plain).
+func scanHidden(s string) *[hiddenKinds]hiddenRun {
+	var runs [hiddenKinds]hiddenRun
+	for k := range runs {
+		runs[k].from, runs[k].to = -1, -1
+	}
+	found := false
+	for i, r := range s {
+		if r < 0x80 && r >= 0x20 && r != 0x7f {
+			continue // printable ASCII: of no kind
+		}
+		for k, pick := range hiddenPicks {
+			if !pick(s, i, r) {
 				continue
 			}
-			n++
-			if from < 0 {
-				from, first = i, r
+			run := &runs[k]
+			found = true
+			run.n++
+			if run.from < 0 {
+				run.from, run.first = i, r
 			}
-			if to < 0 || to == i {
-				to = i + utf8.RuneLen(r)
+			if run.to < 0 || run.to == i {
+				run.to = i + utf8.RuneLen(r)
 			}
 		}
-		if n > 0 {
-			p.report(s, t, txt, from, quote(txt.text, from, to), message(n, first, txt.text, from, to))
+	}
+	if !found {
+		return nil
+	}
+	return &runs
+}
+
+// charRule reports, per text, the characters of a kind: where the first
+// run of them is, and how many there are.
+func charRule(p *run, kind hiddenKind, message func(n int, first rune, txt string, from, to int) string) {
+	p.eachText(func(s *server, t *tool, txt *textAt) {
+		if txt.hidden == nil || txt.hidden[kind].n == 0 {
+			return
 		}
+		h := txt.hidden[kind]
+		p.report(s, t, txt, h.from, quote(txt.text, h.from, h.to), message(h.n, h.first, txt.text, h.from, h.to))
 	})
 }
 
 func checkTags(p *run) {
-	charRule(p, func(_ string, _ int, r rune) bool { return isTag(r) }, func(n int, _ rune, s string, _, _ int) string {
+	charRule(p, hiddenTag, func(n int, _ rune, s string, _, _ int) string {
 		var spelt strings.Builder
 		for _, r := range s {
 			if r >= 0xe0020 && r <= 0xe007e {
@@ -90,14 +145,7 @@ func runeAfter(s string, i int) rune {
 }
 
 func checkZeroWidth(p *run) {
-	charRule(p, func(s string, i int, r rune) bool {
-		if !slices.Contains(zeroWidth, r) {
-			return false
-		}
-		// An emoji sequence (a family, a flag with its joiner) is text a
-		// person sees.
-		return !(r == 0x200d && pictographic(runeBefore(s, i)) && pictographic(runeAfter(s, i)))
-	}, func(n int, first rune, _ string, _, _ int) string {
+	charRule(p, hiddenZeroWidth, func(n int, first rune, _ string, _, _ int) string {
 		return fmt.Sprintf("%s (the first %s): invisible, and read by the model", plural(n, "zero-width character"), codePoint(first))
 	})
 }
@@ -107,7 +155,7 @@ func isBidi(r rune) bool {
 }
 
 func checkBidi(p *run) {
-	charRule(p, func(_ string, _ int, r rune) bool { return isBidi(r) }, func(n int, first rune, _ string, _, _ int) string {
+	charRule(p, hiddenBidi, func(n int, first rune, _ string, _, _ int) string {
 		return fmt.Sprintf("%s (the first %s): a person sees the text reordered, the model reads it as sent", plural(n, "bidirectional control"), codePoint(first))
 	})
 }
@@ -129,7 +177,7 @@ func otherFormat(s string, i int, r rune) bool {
 }
 
 func checkFormat(p *run) {
-	charRule(p, otherFormat, func(n int, first rune, _ string, _, _ int) string {
+	charRule(p, hiddenFormat, func(n int, first rune, _ string, _, _ int) string {
 		return fmt.Sprintf("%s (the first %s): not shown, and read by the model", plural(n, "invisible format character"), codePoint(first))
 	})
 }
@@ -142,22 +190,11 @@ func control(_ string, _ int, r rune) bool {
 
 func checkANSI(p *run) {
 	p.eachText(func(s *server, t *tool, txt *textAt) {
-		if txt.plain {
+		if txt.hidden == nil || txt.hidden[hiddenControl].n == 0 {
 			return
 		}
-		from, n := -1, 0
-		var first rune
-		for i, r := range txt.text {
-			if control(txt.text, i, r) {
-				if from < 0 {
-					from, first = i, r
-				}
-				n++
-			}
-		}
-		if n == 0 {
-			return
-		}
+		h := txt.hidden[hiddenControl]
+		from, n, first := h.from, h.n, h.first
 		to := from + utf8.RuneLen(first)
 		msg := fmt.Sprintf("%s (the first %s)", plural(n, "control character"), codePoint(first))
 		if seq := escapeSequence(txt.text[from:]); seq > 0 {

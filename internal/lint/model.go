@@ -110,10 +110,16 @@ type textAt struct {
 	// isFolded is set once lower and offsets are made: a text of only
 	// invisible characters folds to "".
 	isFolded bool
+	// hidden is where the text holds each kind of hidden character; nil
+	// when it holds none.
+	hidden *[hiddenKinds]hiddenRun
 }
 
 func newText(pointer, field string, kind textKind, s string) *textAt {
 	t := &textAt{pointer: pointer, field: field, kind: kind, text: s, plain: isPlain(s)}
+	if !t.plain {
+		t.hidden = scanHidden(s)
+	}
 	// Folded now, not on first use: the rules run on several goroutines
 	// over the same texts, and a lazy fold was a data race.
 	t.folded()
