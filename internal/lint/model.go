@@ -191,6 +191,17 @@ func lowerRune(r rune) rune {
 
 func newPass(ctx context.Context, servers []Server, opts Options) *pass {
 	p := &pass{ctx: ctx, opts: opts, byName: map[string]*server{}}
+	// Only servers alike in their instructions and number of tools can
+	// have the same catalog: the others' tools are never compacted into
+	// a key.
+	type shape struct {
+		instructions string
+		tools        int
+	}
+	shapes := map[shape]int{}
+	for _, s := range servers {
+		shapes[shape{s.Instructions, len(s.Tools)}]++
+	}
 	keys := map[string]*server{}
 	for i, s := range servers {
 		srv := &server{Server: s, index: i, names: map[string]bool{}}
@@ -202,11 +213,13 @@ func newPass(ctx context.Context, servers []Server, opts Options) *pass {
 		// The same catalog under another name (one server in a servers
 		// file twice, with other settings): rules across servers leave
 		// the pair alone.
-		key := catalogKey(s)
-		if prev, ok := keys[key]; ok && len(s.Tools) > 0 {
-			srv.same = prev
-		} else {
-			keys[key] = srv
+		if shapes[shape{s.Instructions, len(s.Tools)}] > 1 {
+			key := catalogKey(s)
+			if prev, ok := keys[key]; ok && len(s.Tools) > 0 {
+				srv.same = prev
+			} else {
+				keys[key] = srv
+			}
 		}
 		p.byName[s.Name] = srv
 	}
