@@ -37,6 +37,15 @@ type withFixtures struct{ m *testing.M }
 func (w withFixtures) Run() int { return fixturetest.MainAll(w.m, &fixtureBin) }
 
 func TestMain(m *testing.M) {
+	// A binary built with -race sleeps a second when it exits (the race
+	// runtime's atexit_sleep_ms), and the scripts and tests here start
+	// the race-built hosteval over 300 times, mostly one after another:
+	// minutes of sleep that put go test -race -count=3 past its timeout.
+	// Ten milliseconds, as the fixture servers get (fixturetest), unless
+	// GORACE already says; scripts and commands inherit it.
+	if g := os.Getenv("GORACE"); !strings.Contains(g, "atexit_sleep_ms") {
+		os.Setenv("GORACE", strings.TrimSpace(g+" atexit_sleep_ms=10"))
+	}
 	testscript.Main(withFixtures{m}, map[string]func(){
 		"hosteval": main,
 		"cpuwrap":  cpuwrap, // the benchmarks' server wrapper (endpoint_bench_test.go)
