@@ -53,6 +53,7 @@ func (l Limits) check(prefix string) error {
 // concurrent use.
 type Endpoints struct {
 	client  *http.Client
+	conns   *connSet
 	library bool
 	mu      sync.Mutex
 	byName  map[string]*endpoint
@@ -87,7 +88,10 @@ func NewEndpoints(opts *EndpointsOptions) *Endpoints {
 	if opts != nil {
 		o = *opts
 	}
-	return &Endpoints{client: &http.Client{Transport: newTransport(o)}, library: o.Library, byName: map[string]*endpoint{}}
+	conns := newConnSet()
+	t := newTransport(o)
+	t.DialContext = conns.dialer(t.DialContext)
+	return &Endpoints{client: &http.Client{Transport: countingTransport{t, conns}}, conns: conns, library: o.Library, byName: map[string]*endpoint{}}
 }
 
 // newTransport is the standard library's default transport with room for
@@ -121,9 +125,13 @@ func newTransport(o EndpointsOptions) *http.Transport {
 }
 
 // CloseIdle closes the run's connections that no request is using; the
-// runner calls it when the run ends. A later request opens a new one.
+// runner calls it when the run ends. With no request in flight it closes
+// every connection the run opened, a background dial's too (connSet), and
+// one such dial finishing later is closed at once. A later request opens
+// a new one.
 func (r *Endpoints) CloseIdle() {
 	r.client.CloseIdleConnections()
+	r.conns.closeAll()
 }
 
 // Register declares an endpoint and its limits. Registering it again
