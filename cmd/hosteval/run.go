@@ -183,7 +183,12 @@ func runRun(ctx context.Context, e *env, args []string) (err error) {
 		return err
 	}
 	stopNotice := noticeDrain(e, drainGrace)
-	res, err := runner.Run(ctx, plan.cases, opts)
+	// The plan stays reachable from Finish, which runs at the end; its
+	// cases must not: the runner lets go of them once they have started,
+	// and a run of 100,000 would hold them all through its reports.
+	cases := plan.cases
+	plan.cases = nil
+	res, err := runner.Run(ctx, cases, opts)
 	stopNotice()
 	stopProgress()
 	if err != nil {
