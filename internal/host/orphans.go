@@ -19,10 +19,11 @@ import (
 // of to init, so it stays visible. Each server is started with a tag of its
 // own in its environment (tagVar), which its descendants inherit. When the
 // server stops, the host ends (SIGKILL) and reaps every process of its
-// tree: those it saw under the server before stopping it (walking
-// /proc/PID/task/*/children, cheap for the small trees servers have: 30
-// µs), those handed to hosteval that carry the server's tag, and their
-// own. The kernel hands an orphan to the subreaper's first live thread,
+// tree: those it saw under the server before stopping it (the children of
+// each process's main thread, /proc/PID/task/PID/children, and of every
+// thread when hosteval is not a subreaper: see treeBeforeStop for why
+// not always), those handed to hosteval that carry the server's tag, and
+// their own. The kernel hands an orphan to the subreaper's first live thread,
 // its main thread (which a Go program never ends), so every stop reads
 // that thread's children, one small file (7 µs, BenchmarkHandedOver), and
 // looks closer only at a child there that is not one of the run's

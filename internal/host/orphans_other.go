@@ -8,8 +8,8 @@ import "errors"
 // its process group and outlived it is not found.
 func BecomeSubreaper() error { return errors.ErrUnsupported }
 
-// descendants cannot walk the tree here.
-func descendants(int) []treeProc { return nil }
+// treeBeforeStop cannot walk the tree here.
+func treeBeforeStop(int) []treeProc { return nil }
 
 // endTree finds nothing here.
 func endTree(string, int, []treeProc, bool, *ProcessGroups) []orphan { return nil }

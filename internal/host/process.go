@@ -236,7 +236,7 @@ func (p *process) stop() {
 	var tree []treeProc
 	diedFirst := p.waitExit(0)
 	if !diedFirst {
-		tree = descendants(p.cmd.Process.Pid)
+		tree = treeBeforeStop(p.cmd.Process.Pid)
 	}
 	p.stdin.Close()
 	if !p.waitExit(p.grace) {

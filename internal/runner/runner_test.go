@@ -24,7 +24,13 @@ import (
 
 var fixtureBin string
 
-func TestMain(m *testing.M) { os.Exit(fixturetest.MainAll(m, &fixtureBin)) }
+func TestMain(m *testing.M) {
+	// As the command is (cmd/hosteval's main): the servers' stops, and
+	// the benchmarks against the bare SDK, then cost what they cost there
+	// (host.treeBeforeStop).
+	host.BecomeSubreaper()
+	os.Exit(fixturetest.MainAll(m, &fixtureBin))
+}
 
 // testEnv sets the environment the scenario files expect: the variables
 // they use, and no model settings from the machine running the tests.
