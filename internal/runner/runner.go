@@ -174,11 +174,18 @@ func Run(ctx context.Context, cases []*scenario.Case, opts Options) (*Result, er
 		// A reader tells this run's death (killed, out of memory) from
 		// its running by its process (record.Incomplete).
 		Process: record.ThisProcess()}
-	records, err := openRun(opts.Dir, info, opts.RecordsFile)
-	if err != nil {
-		return nil, err
+	// run.json is written and synced while the servers start (its fsync
+	// is milliseconds, the servers' start hundreds); no record is written
+	// before it is (records below).
+	if err := os.MkdirAll(filepath.Join(opts.Dir, "cases"), 0o755); err != nil {
+		return nil, fmt.Errorf("create run folder: %w", err)
 	}
-	defer records.Close()
+	records := openRun(opts.Dir, info, opts.RecordsFile)
+	defer func() {
+		if w, err := records(); err == nil {
+			w.Close()
+		}
+	}()
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -203,6 +210,11 @@ func Run(ctx context.Context, cases []*scenario.Case, opts Options) (*Result, er
 		// An interrupt stops the preflight too; what it found by then is
 		// moot, as no case starts.
 		problems, catalogs, unreached := preflight(starting, cases, shared.pool, toks, cfgs, opts)
+		// A run folder that cannot be written is said before what the
+		// servers did, as it was before they started.
+		if _, err := records(); err != nil {
+			return nil, err
+		}
 		if len(problems) > 0 && starting.Err() == nil {
 			return nil, &scenario.LoadError{Problems: problems}
 		}
@@ -226,7 +238,11 @@ func Run(ctx context.Context, cases []*scenario.Case, opts Options) (*Result, er
 	// those running are cancelled (their records, not written either, are
 	// named with the first).
 	t := &tally{res: Result{Dir: opts.Dir, Total: len(cases), Lint: linted}, onCase: opts.OnCase, stop: func() { stopStarting(); cancel() }}
-	commits := newCommitter(records, t.commit)
+	w, err := records()
+	if err != nil {
+		return nil, err
+	}
+	commits := newCommitter(w, t.commit)
 	defer commits.close() // also on an early return; closing again is a no-op
 	finished := startCases(starting, stopStarting, cases, opts, func(c *scenario.Case) record.Record {
 		// Numbered as in the whole suite, so that the files of a shard's
@@ -291,16 +307,27 @@ func withDefaults(opts Options) Options {
 	return opts
 }
 
-// openRun makes the run folder dir with its cases/ folder, writes the
-// first run.json, and opens records.jsonl.
-func openRun(dir string, info record.RunInfo, wrap func(*os.File) record.File) (*record.Writer, error) {
-	if err := os.MkdirAll(filepath.Join(dir, "cases"), 0o755); err != nil {
-		return nil, fmt.Errorf("create run folder: %w", err)
+// openRun writes the first run.json into the run folder dir and opens
+// records.jsonl, in the background: the returned func waits for both and
+// gives the records' writer, or what failed.
+func openRun(dir string, info record.RunInfo, wrap func(*os.File) record.File) func() (*record.Writer, error) {
+	type opened struct {
+		w   *record.Writer
+		err error
 	}
-	if err := record.WriteRunInfo(dir, info); err != nil {
-		return nil, err
-	}
-	return record.OpenWriterOn(filepath.Join(dir, record.RecordsFile), wrap)
+	done := make(chan opened, 1)
+	go func() {
+		if err := record.WriteRunInfo(dir, info); err != nil {
+			done <- opened{err: err}
+			return
+		}
+		w, err := record.OpenWriterOn(filepath.Join(dir, record.RecordsFile), wrap)
+		done <- opened{w, err}
+	}()
+	return sync.OnceValues(func() (*record.Writer, error) {
+		o := <-done
+		return o.w, o.err
+	})
 }
 
 // sharedServers are the servers kept across cases (Options.Share): their

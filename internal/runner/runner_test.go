@@ -415,3 +415,30 @@ func TestRunFinishWhileSharedServersStop(t *testing.T) {
 		t.Error("Run returned before the shared server stopped")
 	}
 }
+
+// run.json and records.jsonl are written while the servers start: a run
+// folder they cannot be written to fails the run before any case, with or
+// without the preflight, and no case runs (no case file, no record).
+func TestRunFolderThatCannotBeWritten(t *testing.T) {
+	for _, pre := range []bool{true, false} {
+		t.Run(fmt.Sprintf("preflight=%t", pre), func(t *testing.T) {
+			cases := suite(t, fixturetest.LookupScenario(2))
+			dir := filepath.Join(t.TempDir(), "r")
+			// A folder where the records file goes.
+			if err := os.MkdirAll(filepath.Join(dir, record.RecordsFile), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			res, err := Run(context.Background(), cases, Options{Dir: dir, RunID: "r", Concurrency: 2, Preflight: pre})
+			if err == nil || !strings.Contains(err.Error(), "open records") || res != nil {
+				t.Fatalf("Run = %+v, %v; want no result and an error that says open records", res, err)
+			}
+			files, _ := os.ReadDir(filepath.Join(dir, "cases"))
+			if len(files) != 0 {
+				t.Errorf("%d case files, want none", len(files))
+			}
+			if _, err := os.Stat(filepath.Join(dir, record.RunInfoFile)); err != nil {
+				t.Errorf("run.json: %v; want it written", err)
+			}
+		})
+	}
+}
