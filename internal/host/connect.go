@@ -245,7 +245,18 @@ func (h *Host) connect(ctx context.Context, spec ServerSpec) (*serverConn, error
 		return fail(fmt.Errorf("list tools of %s: %w", spec.Name, err))
 	}
 	s.setListing(tools)
-	s.info.Tools = len(tools.tools)
+	// A server that says its tools changed while they were being listed
+	// (server-everything does, as it registers tools on
+	// notifications/initialized) is listed again now, once: at the first
+	// model request the round trip would wait for the case's own set-up.
+	// A failure leaves that to the first model request.
+	if s.watch.changed() != s.listedChanges {
+		if err := s.relist(ctx, h.opts.ToolTimeout); err != nil {
+			h.logf(slog.LevelInfo, "the server said its tools changed while they were listed; listing them again failed: the first model request tries again",
+				"server", spec.Name, "error", err.Error())
+		}
+	}
+	s.info.Tools = len(s.currentListing().tools)
 	s.info.ConnectMS = msSince(start)
 	s.info.Time = time.Now().UTC()
 	return s, nil

@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -214,4 +215,83 @@ func newStreamableServer(t *testing.T, s *mcp.Server) string {
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	return srv.URL + "/mcp"
+}
+
+// A server that says its tools changed while the host lists them (as
+// server-everything does: it registers tools on notifications/initialized,
+// and its notices come before the listing's answer) is listed again in the
+// connect, once: the first model request is offered the second listing
+// and lists nothing more, and no change is recorded, as none came while
+// the model could see the tools. A second listing that fails leaves the
+// first, and the first model request tries again.
+func TestConnectListsAgainWhenToldDuringTheListing(t *testing.T) {
+	t.Parallel()
+	const changed = `{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`
+	tests := []struct {
+		name       string
+		second     func(id json.RawMessage) string
+		wantTools  []string // after the connect
+		wantLists  int      // tools/list requests once the model was asked
+		wantChange bool
+	}{
+		{"listed again", func(id json.RawMessage) string {
+			return rawResult(id, `{"tools":[`+rawTool("first")+`,`+rawTool("late")+`]}`)
+		}, []string{"raw__first", "raw__late"}, 2, false},
+		{"second listing fails", func(id json.RawMessage) string {
+			return rawError(id, -32603, "busy")
+		}, []string{"raw__first"}, 3, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			srv := newRawServer(t, Revision20251125)
+			var mu sync.Mutex
+			lists := 0
+			srv.on("tools/list", func(req rawMessage, send func(string)) {
+				mu.Lock()
+				lists++
+				n := lists
+				mu.Unlock()
+				switch n {
+				case 1:
+					send(changed)
+					send(rawResult(req.ID, `{"tools":[`+rawTool("first")+`]}`))
+				case 2:
+					send(tt.second(req.ID))
+				default:
+					send(rawResult(req.ID, `{"tools":[`+rawTool("first")+`,`+rawTool("late")+`]}`))
+				}
+			})
+			srv.on("tools/call", func(req rawMessage, send func(string)) {
+				send(rawResult(req.ID, `{"content":[{"type":"text","text":"fine"}]}`))
+			})
+			h := startRaw(t, srv.spec("raw"), Options{Protocol: ModeLegacy})
+			var names []string
+			for _, tool := range h.Tools() {
+				names = append(names, tool.Name)
+			}
+			if diff := cmp.Diff(tt.wantTools, names); diff != "" {
+				t.Errorf("tools after the connect (-want +got):\n%s", diff)
+			}
+			if got := h.Servers()[0].Tools; got != len(tt.wantTools) {
+				t.Errorf("connect record: %d tools, want %d", got, len(tt.wantTools))
+			}
+			res, err := h.NewConversation(script(t, `
+- call: "raw__late {}"
+- answer: done
+`), "").Ask(context.Background(), "go")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff([]string{"raw__late ok"}, outcomes(res.Calls)); diff != "" {
+				t.Errorf("calls (-want +got):\n%s", diff)
+			}
+			if got := len(srv.messages("tools/list")); got != tt.wantLists {
+				t.Errorf("%d tools/list requests, want %d", got, tt.wantLists)
+			}
+			if got := len(res.ToolChanges) > 0; got != tt.wantChange {
+				t.Errorf("tool changes %+v, want some: %t", res.ToolChanges, tt.wantChange)
+			}
+		})
+	}
 }
