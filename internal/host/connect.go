@@ -250,7 +250,13 @@ func (h *Host) connect(ctx context.Context, spec ServerSpec) (*serverConn, error
 	// notifications/initialized) is listed again now, once: at the first
 	// model request the round trip would wait for the case's own set-up.
 	// A failure leaves that to the first model request.
-	if s.watch.changed() != s.listedChanges {
+	switch n := s.watch.changed(); {
+	case n == s.listedChanges:
+	case tools.covers > 0 && n == s.listedChanges+tools.covers:
+		// Every notice came before the server had read the request
+		// (watch.noteChange): the listing already reflects them.
+		s.listedChanges = n
+	default:
 		if err := s.relist(ctx, h.opts.ToolTimeout); err != nil {
 			h.logf(slog.LevelInfo, "the server said its tools changed while they were listed; listing them again failed: the first model request tries again",
 				"server", spec.Name, "error", err.Error())
@@ -389,6 +395,9 @@ func (h *Host) dial(ctx context.Context, s *serverConn, revision string, b budge
 			return hs, fmt.Errorf("start %s: %w", name, err)
 		}
 		proc = p
+		w.mu.Lock()
+		w.unread = func() bool { return p.input() == inputPending }
+		w.mu.Unlock()
 		p.orphaned = func(found []orphan) {
 			s.orphans.Add(int64(len(found)))
 			h.logf(slog.LevelWarn, orphansText(found), "operation", "host.orphans", "server", name, "orphans", len(found))

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -291,6 +293,81 @@ func TestConnectListsAgainWhenToldDuringTheListing(t *testing.T) {
 			}
 			if got := len(res.ToolChanges) > 0; got != tt.wantChange {
 				t.Errorf("tool changes %+v, want some: %t", res.ToolChanges, tt.wantChange)
+			}
+		})
+	}
+}
+
+// lineServer is a stdio server in bash that reads its requests a line at a
+// time, as a Node server's event loop does while it is busy: its stdin
+// holds what it has not read. On notifications/initialized it adds a
+// tool; with NOTICE=early it says so (list_changed) 200 ms later, before
+// it reads on (the host has written tools/list by then, and it is still
+// unread); with NOTICE=late it says so as it answers the listing, having
+// read its request. Each tools/list is a line of LISTS.
+const lineServer = `
+while IFS= read -r line; do
+  id=
+  [[ $line =~ \"id\":([0-9]+) ]] && id=${BASH_REMATCH[1]}
+  case "$line" in
+  *'"method":"initialize"'*)
+    printf '{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{"listChanged":true}},"serverInfo":{"name":"line","version":"1"}}}\n' "$id" ;;
+  *'"method":"notifications/initialized"'*)
+    if [ "$NOTICE" = early ]; then
+      sleep 0.2
+      printf '{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}\n'
+      sleep 0.1
+    fi ;;
+  *'"method":"tools/list"'*)
+    echo list >> "$LISTS"
+    [ "$NOTICE" = late ] && [ ! -s "$LISTS.told" ] && echo told > "$LISTS.told" &&
+      printf '{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}\n'
+    printf '{"jsonrpc":"2.0","id":%s,"result":{"tools":[{"name":"first","inputSchema":{"type":"object"}},{"name":"late","inputSchema":{"type":"object"},"annotations":{"readOnlyHint":true}}]}}\n' "$id" ;;
+  *'"method":"tools/call"'*)
+    printf '{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"fine"}]}}\n' "$id" ;;
+  *'"id":'*)
+    printf '{"jsonrpc":"2.0","id":%s,"result":{}}\n' "$id" ;;
+  esac
+done
+`
+
+// A change notice the server wrote before it had read the listing's
+// request (the request still unread in its stdin, nothing written after
+// it) is one the listing reflects: the connect does not list again. One
+// written once the request was read may be later than the answer's
+// making: the connect lists again. Neither is a change the model sees.
+func TestConnectListsAgainOnlyWhenTheNoticeMayBeLater(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		notice    string
+		wantLists int
+	}{{"early", 1}, {"late", 2}} {
+		t.Run(tt.notice, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			prog, lists := filepath.Join(dir, "server.sh"), filepath.Join(dir, "lists")
+			if err := os.WriteFile(prog, []byte(lineServer), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			h := startHost(t, Options{Protocol: ModeLegacy, Servers: []ServerSpec{{
+				Name: "line", Command: "bash", Args: []string{prog}, Env: []string{"NOTICE=" + tt.notice, "LISTS=" + lists},
+			}}})
+			res, err := h.NewConversation(script(t, `
+- call: "line__late {}"
+- answer: done
+`), "").Ask(context.Background(), "go")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff([]string{"line__late ok"}, outcomes(res.Calls)); diff != "" {
+				t.Errorf("calls (-want +got):\n%s", diff)
+			}
+			data, _ := os.ReadFile(lists)
+			if got := strings.Count(string(data), "list\n"); got != tt.wantLists {
+				t.Errorf("%d tools/list requests, want %d", got, tt.wantLists)
+			}
+			if len(res.ToolChanges) != 0 {
+				t.Errorf("tool changes %+v, want none", res.ToolChanges)
 			}
 		})
 	}

@@ -24,6 +24,11 @@ type listing struct {
 	raw []json.RawMessage
 	// taskOnly names the tools whose execution.taskSupport is "required".
 	taskOnly []string
+	// covers counts the change notices read while the listing was out
+	// that it reflects (watch.noteChange), or is -1 when it may not
+	// reflect one. A listing of several pages reflects none: an earlier
+	// page was answered before a later notice.
+	covers int
 }
 
 // maxToolPages bounds tools/list pagination: a server that keeps sending
@@ -57,6 +62,12 @@ func listTools(ctx context.Context, s *serverConn) (*listing, error) {
 		}
 		res, err := s.sess().ListTools(ctx, params)
 		raw := s.watch.done(ex)
+		switch c := s.watch.coverage(ex); {
+		case page == 0:
+			l.covers = c
+		case c != 0 || l.covers != 0:
+			l.covers = -1
+		}
 		if err != nil {
 			if deep := s.watch.tooDeep(); deep != nil {
 				// Over HTTP the SDK refuses the answer in its own words.

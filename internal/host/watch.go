@@ -70,6 +70,13 @@ type watch struct {
 	// the decoder refused as nested too deep, which the SDK refuses in
 	// its own words (deep.go).
 	deep error
+
+	// written counts the messages handed to the transport; unread, set
+	// for a server's stdin pipe, reports whether the server has not read
+	// all that was written to it. Together they tell a change notice the
+	// server sent before it had read a listing's request (received).
+	written int
+	unread  func() bool
 }
 
 func newWatch(paths Paths) *watch {
@@ -121,6 +128,14 @@ type exchange struct {
 	// overLimit is set when the answer was over the host's limit for one
 	// message, and not read (see overLimit).
 	overLimit *answerTooLarge
+
+	// For a listing: written is the watch's count once its request was
+	// handed over (0 before); covered counts the change notices read
+	// while it was out that its answer must reflect, and stale is set by
+	// one it may not.
+	written int
+	covered int
+	stale   bool
 }
 
 // progressReport is one notifications/progress for an exchange.
@@ -219,12 +234,15 @@ func withExchange(ctx context.Context, ex *exchange) context.Context {
 // rewrite applied.
 func (w *watch) sending(ctx context.Context, msg jsonrpc.Message) jsonrpc.Message {
 	req, ok := msg.(*jsonrpc.Request)
+	w.mu.Lock()
+	w.written++
+	if ok && req.ID.IsValid() {
+		w.sent[req.ID] = struct{}{}
+	}
+	w.mu.Unlock()
 	if !ok || !req.ID.IsValid() {
 		return msg
 	}
-	w.mu.Lock()
-	w.sent[req.ID] = struct{}{}
-	w.mu.Unlock()
 	if req.Method != methodToolsCall && req.Method != methodToolsList {
 		return msg
 	}
@@ -250,6 +268,7 @@ func (w *watch) sending(ctx context.Context, msg jsonrpc.Message) jsonrpc.Messag
 		w.ids[req.ID] = ex
 		ex.ids = append(ex.ids, req.ID)
 		rewrite, sent = ex.rewrite, ex.sent
+		ex.written = w.written
 	}
 	w.mu.Unlock()
 	if sent != nil {
@@ -328,6 +347,43 @@ func rewriteParams(params []byte, rewrite map[string]json.RawMessage) ([]byte, b
 	return out.Bytes(), true
 }
 
+// noteChange tells each listing out whether its answer must reflect the
+// change notice just read. It must when the server had not read all of
+// the listing's request when it was checked, later than the notice was
+// written: a request not yet handed over (written 0), or the last thing
+// written with bytes still unread in the server's stdin (its tail, the
+// request's). A server cannot have handled a request it had not read, so
+// its answer was made after the change. Otherwise, and wherever the pipe
+// cannot be seen (HTTP, in-process), the notice may be later than the
+// answer's making, and the listing is stale. The caller holds mu.
+func (w *watch) noteChange() {
+	for _, ex := range w.tokens {
+		if ex.method != methodToolsList {
+			continue
+		}
+		if ex.answered {
+			ex.stale = true // a change after the answer was read
+			continue
+		}
+		if ex.written == 0 || ex.written == w.written && w.unread != nil && w.unread() {
+			ex.covered++
+		} else {
+			ex.stale = true
+		}
+	}
+}
+
+// coverage says how many change notices read while the listing ex was out
+// its answer reflects, or -1 when one of them it may not.
+func (w *watch) coverage(ex *exchange) int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if ex.stale {
+		return -1
+	}
+	return ex.covered
+}
+
 // received notes a message read from the server and returns it as the SDK
 // must see it.
 func (w *watch) received(msg jsonrpc.Message) jsonrpc.Message {
@@ -337,6 +393,7 @@ func (w *watch) received(msg jsonrpc.Message) jsonrpc.Message {
 		case notificationListChanged:
 			w.mu.Lock()
 			w.changes++
+			w.noteChange()
 			w.mu.Unlock()
 		case notificationProgress:
 			var p struct {
