@@ -130,7 +130,7 @@ type exchange struct {
 	overLimit *answerTooLarge
 
 	// For a listing: written is the watch's count once its request was
-	// handed over (0 before); covered counts the change notices read
+	// handed over (0 before, and then nothing is known); covered counts the change notices read
 	// while it was out that its answer must reflect, and stale is set by
 	// one it may not.
 	written int
@@ -350,12 +350,13 @@ func rewriteParams(params []byte, rewrite map[string]json.RawMessage) ([]byte, b
 // noteChange tells each listing out whether its answer must reflect the
 // change notice just read. It must when the server had not read all of
 // the listing's request when it was checked, later than the notice was
-// written: a request not yet handed over (written 0), or the last thing
-// written with bytes still unread in the server's stdin (its tail, the
-// request's). A server cannot have handled a request it had not read, so
-// its answer was made after the change. Otherwise, and wherever the pipe
-// cannot be seen (HTTP, in-process), the notice may be later than the
-// answer's making, and the listing is stale. The caller holds mu.
+// written: the request was the last thing written, and bytes are still
+// unread in the server's stdin (its tail, the request's). A server
+// cannot have handled a request it had not read, so its answer was made
+// after the change. Otherwise (a request the watch did not see handed
+// over among them), and wherever the pipe cannot be seen (HTTP,
+// in-process), the notice may be later than the answer's making, and the
+// listing is stale. The caller holds mu.
 func (w *watch) noteChange() {
 	for _, ex := range w.tokens {
 		if ex.method != methodToolsList {
@@ -365,7 +366,7 @@ func (w *watch) noteChange() {
 			ex.stale = true // a change after the answer was read
 			continue
 		}
-		if ex.written == 0 || ex.written == w.written && w.unread != nil && w.unread() {
+		if ex.written != 0 && ex.written == w.written && w.unread != nil && w.unread() {
 			ex.covered++
 		} else {
 			ex.stale = true
