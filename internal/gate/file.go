@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/google/jsonschema-go/jsonschema"
 
@@ -195,7 +196,7 @@ func (e *gatesError) Error() string {
 		case errors.Is(p.Err, ErrInvalid):
 			lines[i] = at + ": " + p.Msg
 		default:
-			path := gateItemPathRE.ReplaceAllString(p.Path, "")
+			path := gateItemPathRE().ReplaceAllString(p.Path, "")
 			if path != "" {
 				path += ": "
 			}
@@ -207,7 +208,7 @@ func (e *gatesError) Error() string {
 
 // gateItemPathRE is the item's part of a problem's path: within one gate,
 // "gates[3].scenario" reads "scenario".
-var gateItemPathRE = regexp.MustCompile(`^gates\[\d+\]\.?`)
+var gateItemPathRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^gates\[\d+\]\.?`) })
 
 // Unwrap is ErrInvalid and every problem.
 func (e *gatesError) Unwrap() []error {

@@ -84,17 +84,21 @@ type Grade struct {
 //go:embed judge.tmpl
 var judgeTemplate string
 
-var judgePrompt = template.Must(template.New("judge").Option("missingkey=error").Parse(judgeTemplate))
+// judgePrompt is parsed on first use: only a run with a judge needs it, and
+// every command of the binary paid for it at start.
+var judgePrompt = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("judge").Option("missingkey=error").Parse(judgeTemplate))
+})
 
 // JudgePrompt renders the judge's fixed prompt for g: the system message and
 // the user message an OpenAI judge sends. The rubric, question, evidence
 // and answer are put between tags, as data.
 func JudgePrompt(g Grading) (system, user string, err error) {
 	var s, u strings.Builder
-	if err := judgePrompt.ExecuteTemplate(&s, "system", g); err != nil {
+	if err := judgePrompt().ExecuteTemplate(&s, "system", g); err != nil {
 		return "", "", fmt.Errorf("judge prompt: %w", err)
 	}
-	if err := judgePrompt.ExecuteTemplate(&u, "user", g); err != nil {
+	if err := judgePrompt().ExecuteTemplate(&u, "user", g); err != nil {
 		return "", "", fmt.Errorf("judge prompt: %w", err)
 	}
 	return s.String(), u.String(), nil

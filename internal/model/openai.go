@@ -14,6 +14,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/openai/openai-go/v3"
@@ -107,7 +108,7 @@ func (c OpenAIConfig) WithEnv(getenv func(string) string) OpenAIConfig {
 
 // reasoningNames are OpenAI's reasoning model families, by the name's last
 // path element (so "openai/gpt-5-mini" is one).
-var reasoningNames = regexp.MustCompile(`^(o[1-9]|gpt-5)([-.:_]|$)`)
+var reasoningNames = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(o[1-9]|gpt-5)([-.:_]|$)`) })
 
 // IsReasoning reports whether c's model gets max_completion_tokens: as
 // Reasoning says, or by name when it is unset.
@@ -119,7 +120,7 @@ func (c OpenAIConfig) IsReasoning() bool {
 	if i := strings.LastIndex(name, "/"); i >= 0 {
 		name = name[i+1:]
 	}
-	return reasoningNames.MatchString(strings.ToLower(name))
+	return reasoningNames().MatchString(strings.ToLower(name))
 }
 
 // OpenAI is a model behind an OpenAI-compatible Chat Completions endpoint.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 	"text/template"
 
 	"github.com/hosteval/hosteval/internal/yamlx"
@@ -104,7 +105,7 @@ type TemplateData struct {
 }
 
 // clippedNote matches the note the host appends to a result it cut.
-var clippedNote = regexp.MustCompile(`result cut to \d+ (?:bytes|characters) by the host`)
+var clippedNote = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`result cut to \d+ (?:bytes|characters) by the host`) })
 
 // Rules is a rule-based model: one call per turn chosen by a regular
 // expression on the latest user message (optionally followed by one Then
@@ -323,7 +324,7 @@ func nextCallID(msgs []Message) string {
 // for a failure, JSON for a structured result, any other text otherwise
 // (including JSON the host cut, which is no longer JSON).
 func parseResult(text string) (result any, errText string, failed, clipped bool) {
-	clipped = clippedNote.MatchString(text)
+	clipped = clippedNote().MatchString(text)
 	if rest, ok := strings.CutPrefix(text, "error:"); ok {
 		return nil, strings.TrimSpace(rest), true, clipped
 	}

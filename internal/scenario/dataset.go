@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -83,10 +84,12 @@ type rowDoc struct {
 	Expect   []expectDoc         `yaml:"expect" doc:"Expectations of the kinds of a scenario's expect (not judge) that this row's cases must also meet."`
 }
 
-// csvColumns are the keys a CSV header may name, in rowDoc's order.
-var csvColumns = yamlx.Keys(reflect.TypeFor[rowDoc]())
+// csvColumns are the keys a CSV header may name, in rowDoc's order. This
+// and the package's other tables and patterns of datasets are made on first
+// use: a suite without a dataset does not pay for them at start.
+var csvColumns = sync.OnceValue(func() []string { return yamlx.Keys(reflect.TypeFor[rowDoc]()) })
 
-var rowIDRE = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
+var rowIDRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_.-]+$`) })
 
 // rowID is a row's id; a number is read as its text.
 type rowID string
@@ -96,7 +99,7 @@ func (id *rowID) UnmarshalYAML(n *yamlx.Node) error {
 		return fmt.Errorf("want an id, got %s", n.Describe())
 	}
 	s := n.Text()
-	if !rowIDRE.MatchString(s) {
+	if !rowIDRE().MatchString(s) {
 		return fmt.Errorf("%q is not a valid row id: want letters, digits, _ . and -", s)
 	}
 	*id = rowID(s)
@@ -104,7 +107,7 @@ func (id *rowID) UnmarshalYAML(n *yamlx.Node) error {
 }
 
 func (*rowID) JSONSchema(*yamlx.Reflector) *jsonschema.Schema {
-	return &jsonschema.Schema{AnyOf: []*jsonschema.Schema{{Type: "string", Pattern: rowIDRE.String()}, {Type: "integer"}}}
+	return &jsonschema.Schema{AnyOf: []*jsonschema.Schema{{Type: "string", Pattern: rowIDRE().String()}, {Type: "integer"}}}
 }
 
 // toolList is a list of names, or one name alone.
@@ -154,7 +157,7 @@ type criticDoc struct {
 	OneOf []any         `yaml:"one_of" doc:"Equal to one of these values." example:"[P1, P2]"`
 }
 
-var criticKeys = yamlx.Keys(reflect.TypeFor[criticDoc]())
+var criticKeys = sync.OnceValue(func() []string { return yamlx.Keys(reflect.TypeFor[criticDoc]()) })
 
 // argCheck is the expected value of one argument.
 type argCheck struct {
@@ -170,7 +173,7 @@ type argCheck struct {
 func (a *argCheck) UnmarshalYAML(n *yamlx.Node) error {
 	critic := n.Kind() == yamlx.Mapping && len(n.Keys()) > 0
 	for _, k := range n.Keys() {
-		if !slices.Contains(criticKeys, k) {
+		if !slices.Contains(criticKeys(), k) {
 			critic = false
 		}
 	}
@@ -501,9 +504,9 @@ func (f *fileCtx) csvRows(data []byte) []rowFields {
 		at := Problem{File: f.name, Line: line, Path: fmt.Sprintf("column %d", i+1)}
 		switch {
 		case key == "":
-			at.Msg = "empty column name: want one of " + strings.Join(csvColumns, ", ")
-		case !slices.Contains(csvColumns, key):
-			at.Msg = fmt.Sprintf("unknown column %q%s", key, yamlx.Suggest(key, csvColumns))
+			at.Msg = "empty column name: want one of " + strings.Join(csvColumns(), ", ")
+		case !slices.Contains(csvColumns(), key):
+			at.Msg = fmt.Sprintf("unknown column %q%s", key, yamlx.Suggest(key, csvColumns()))
 		case cols[key] > 0:
 			at.Msg = fmt.Sprintf("column %q is given twice (first column %d)", key, cols[key])
 		default:
@@ -591,7 +594,7 @@ func (f *fileCtx) csvRow(rec []string, lines []int, cols map[string]int) rowFiel
 	}
 	if s, ok := cell("id"); ok && strings.TrimSpace(s) != "" {
 		s = strings.TrimSpace(s)
-		if rowIDRE.MatchString(s) {
+		if rowIDRE().MatchString(s) {
 			rf.id = &s
 		} else {
 			problem("id", "%q is not a valid row id: want letters, digits, _ . and -", s)

@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/hosteval/hosteval/internal/catalog/toolsfile"
 	"github.com/hosteval/hosteval/internal/host"
@@ -261,7 +262,7 @@ func (f *fileCtx) serverDef(d serverDoc, n *yamlx.Node, name string) *serverDef 
 		spec.Args = []string{}
 	}
 	for _, e := range d.Env {
-		if !envNameRE.MatchString(e.Key) {
+		if !envNameRE().MatchString(e.Key) {
 			n.Report(Problem{Line: e.Line, Path: yamlx.Join(n.Path(), "env."+e.Key), Msg: fmt.Sprintf("%q is not a variable name", e.Key)})
 			continue
 		}
@@ -408,7 +409,7 @@ func (l *loader) display(abs string) string {
 	return abs
 }
 
-var envNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+var envNameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
 
 // expand expands the ${VAR} of the value read at path rel below n,
 // reporting its problems there.
@@ -453,7 +454,7 @@ func (e expander) expand(s string) (string, []string) {
 		name := s[i+2 : i+2+end]
 		i += end + 3
 		switch v, set := e.lookupEnv(name); {
-		case !envNameRE.MatchString(name):
+		case !envNameRE().MatchString(name):
 			problems = append(problems, fmt.Sprintf("${%s}: not a variable name", name))
 		case name == "HERE":
 			b.WriteString(e.here)
