@@ -138,6 +138,30 @@ func (e *poolEntry) started() bool {
 	}
 }
 
+// EndInputs closes the connections of the pool's started stdio servers,
+// and their input, and returns when it has: each server's grace to exit starts
+// then, where Close, run from a goroutine the caller starts, may start it
+// later (a goroutine started by a goroutine that goes on working waited
+// about a millisecond for a processor, the run's last records ahead of it).
+// Close then waits out the grace and reaps them.
+func (p *Pool) EndInputs() {
+	p.mu.Lock()
+	var conns []*serverConn
+	for _, e := range p.conns {
+		// Only a process has an input to end and a grace; an HTTP
+		// session's close (a DELETE) is left to Close.
+		if e.started() && e.conn != nil && e.conn.proc != nil {
+			conns = append(conns, e.conn)
+		}
+	}
+	p.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, c := range conns {
+		wg.Go(c.endInput)
+	}
+	wg.Wait()
+}
+
 // Close stops every shared server and waits until each is reaped.
 func (p *Pool) Close() error {
 	p.mu.Lock()

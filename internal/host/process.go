@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 	"unicode/utf8"
@@ -45,6 +46,9 @@ type process struct {
 	orphaned func([]orphan)
 	// orphans are what stop found and ended (valid after stop).
 	orphans []orphan
+	// inputEnded is when endInput closed stdin (UnixNano; 0 before): the
+	// grace before SIGTERM counts from it, not from the call to stop.
+	inputEnded atomic.Int64
 }
 
 // startProcess starts spec's command and registers its process group in
@@ -238,8 +242,11 @@ func (p *process) stop() {
 	if !diedFirst {
 		tree = treeBeforeStop(p.cmd.Process.Pid)
 	}
-	p.stdin.Close()
-	if !p.waitExit(p.grace) {
+	p.endInput()
+	// The grace counts from the end of the input, which the host may have
+	// sent a while before this stop (serverConn.endInput): a server that
+	// ignores it costs the run its grace, and no more.
+	if !p.waitExit(p.grace - time.Since(time.Unix(0, p.inputEnded.Load()))) {
 		p.signal(syscall.SIGTERM)
 		if !p.waitExit(p.grace) {
 			p.signal(syscall.SIGKILL)
@@ -261,6 +268,16 @@ func (p *process) stop() {
 	p.groups.remove(p.cmd.Process.Pid)
 	p.stdout.Close()
 	<-p.stderrWG
+}
+
+// endInput closes the server's stdin, the first time it is called, and
+// notes when. A connection's close may have closed it already (the stdio
+// transports close their writer): the time is then a moment late, which
+// only lengthens the grace.
+func (p *process) endInput() {
+	if p.inputEnded.CompareAndSwap(0, time.Now().UnixNano()) {
+		p.stdin.Close()
+	}
 }
 
 // stderrEnds reports whether the server's stderr ended within d.

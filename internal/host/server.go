@@ -120,11 +120,21 @@ func (s *serverConn) end(c *callState) {
 
 // close ends the session and stops the process.
 func (s *serverConn) close() {
+	s.endInput()
+	if s.proc != nil {
+		s.proc.stop()
+	}
+}
+
+// endInput closes the connection and, for a stdio server, its input: the
+// server's grace to exit starts here (process.stop waits out the rest).
+// Closing twice is harmless: close calls it again.
+func (s *serverConn) endInput() {
 	if cs := s.sess(); cs != nil {
 		cs.Close()
 	}
 	if s.proc != nil {
-		s.proc.stop()
+		s.proc.endInput()
 	}
 }
 

@@ -351,6 +351,11 @@ func startShared(opts Options) (*sharedServers, error) {
 		s.pool = host.NewPool(host.Options{ServerLog: s.log, Groups: opts.Groups, Eras: opts.Eras})
 	}
 	s.stop = sync.OnceFunc(func() {
+		if s.pool != nil {
+			// Here, not in the goroutine below: the servers' grace starts
+			// now, not when the goroutine gets a processor (Pool.EndInputs).
+			s.pool.EndInputs()
+		}
 		go func() {
 			if s.pool != nil {
 				s.pool.Close()

@@ -1,0 +1,64 @@
+package host
+
+import (
+	"context"
+	"testing"
+	"time"
+)
+
+// TestStopGraceCountsFromInputEnd: the grace before SIGTERM counts from
+// the end of the server's input, not from the call to stop. A server that
+// ignores its input's end (sleep reads none), whose input ended a whole
+// grace ago, is signalled at once; counted from the stop, it would get the
+// grace again (a minute here).
+func TestStopGraceCountsFromInputEnd(t *testing.T) {
+	const grace = time.Minute
+	p, err := startProcess(ServerSpec{Name: "s", Command: "sleep", Args: []string{"600"}}, grace, nil, discardLines{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.endInput()
+	if p.inputEnded.Load() == 0 {
+		t.Fatal("endInput noted no time")
+	}
+	p.inputEnded.Store(time.Now().Add(-grace).UnixNano())
+	start := time.Now()
+	p.stop()
+	if took := time.Since(start); took >= grace/2 {
+		t.Errorf("stop took %v, want the SIGTERM at once: the grace had passed since the input ended", took)
+	}
+	if got, want := p.exitStatus(), "was killed by signal SIGTERM"; got != want {
+		t.Errorf("exit status %q, want %q (SIGTERM, not SIGKILL)", got, want)
+	}
+}
+
+// TestPoolEndInputs: EndInputs ends the input of each started stdio server
+// of the pool before it returns, so that a server that exits at the end of
+// its input (cmdb) is gone before Close is called; Close then reaps it.
+func TestPoolEndInputs(t *testing.T) {
+	ctx := context.Background()
+	pool := NewPool(Options{})
+	defer pool.Close()
+	cmdb := fixture("cmdb")
+	cmdb.Shareable = true
+	h, err := Start(ctx, Options{Servers: []ServerSpec{cmdb}, Pool: pool})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.Close() // a host leaves its shared servers running
+	s := h.servers["cmdb"]
+	if s == nil || s.proc == nil {
+		t.Fatal("no process for the shared cmdb")
+	}
+	if s.proc.waitExit(0) {
+		t.Fatal("the shared server ended with the host that used it")
+	}
+	pool.EndInputs()
+	if s.proc.inputEnded.Load() == 0 {
+		t.Fatal("EndInputs returned with the server's input open")
+	}
+	if !s.proc.waitExit(time.Minute) {
+		t.Fatal("cmdb did not exit at the end of its input")
+	}
+	pool.Close()
+}
