@@ -174,13 +174,15 @@ func Run(ctx context.Context, cases []*scenario.Case, opts Options) (*Result, er
 		// A reader tells this run's death (killed, out of memory) from
 		// its running by its process (record.Incomplete).
 		Process: record.ThisProcess()}
-	// run.json is written and synced while the servers start (its fsync
-	// is milliseconds, the servers' start hundreds); no record is written
-	// before it is (records below).
-	if err := os.MkdirAll(filepath.Join(opts.Dir, "cases"), 0o755); err != nil {
-		return nil, fmt.Errorf("create run folder: %w", err)
-	}
-	records := openRun(opts.Dir, info, opts.RecordsFile)
+	// The run's folder is made, run.json written and synced and the
+	// records opened while the servers start: the folder and the shared
+	// servers' log were a millisecond before the first server's exec, the
+	// fsync is milliseconds, the servers' start hundreds. No record is
+	// written before all of it is done (records below), and a folder that
+	// could not be made is said after the preflight, before what the
+	// servers did.
+	made := makeRunFolder(opts.Dir)
+	records := openRun(opts.Dir, info, opts.RecordsFile, made)
 	defer func() {
 		if w, err := records(); err == nil {
 			w.Close()
@@ -189,10 +191,7 @@ func Run(ctx context.Context, cases []*scenario.Case, opts Options) (*Result, er
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	shared, err := startShared(opts)
-	if err != nil {
-		return nil, err
-	}
+	shared := startShared(opts, made)
 	defer shared.close()
 
 	// starting ends on the first interrupt (or the second); the run's
@@ -215,12 +214,16 @@ func Run(ctx context.Context, cases []*scenario.Case, opts Options) (*Result, er
 		if _, err := records(); err != nil {
 			return nil, err
 		}
+		if err := shared.logErr(); err != nil {
+			return nil, err
+		}
 		if len(problems) > 0 && starting.Err() == nil {
 			return nil, &scenario.LoadError{Problems: problems}
 		}
 		if opts.Lint != nil && starting.Err() == nil {
 			lopts := *opts.Lint
 			lopts.Unreached = append(slices.Clone(lopts.Unreached), unreached...)
+			var err error
 			if linted, err = lint.Lint(starting, catalogs, lopts); err != nil {
 				return nil, fmt.Errorf("lint: %w", err)
 			}
@@ -240,6 +243,9 @@ func Run(ctx context.Context, cases []*scenario.Case, opts Options) (*Result, er
 	t := &tally{res: Result{Dir: opts.Dir, Total: len(cases), Lint: linted}, onCase: opts.OnCase, stop: func() { stopStarting(); cancel() }}
 	w, err := records()
 	if err != nil {
+		return nil, err
+	}
+	if err := shared.logErr(); err != nil {
 		return nil, err
 	}
 	commits := newCommitter(w, t.commit)
@@ -307,16 +313,34 @@ func withDefaults(opts Options) Options {
 	return opts
 }
 
-// openRun writes the first run.json into the run folder dir and opens
-// records.jsonl, in the background: the returned func waits for both and
-// gives the records' writer, or what failed.
-func openRun(dir string, info record.RunInfo, wrap func(*os.File) record.File) func() (*record.Writer, error) {
+// makeRunFolder makes the run folder dir and its cases folder in the
+// background; the returned func waits for it and says what failed.
+func makeRunFolder(dir string) func() error {
+	done := make(chan error, 1)
+	go func() {
+		if err := os.MkdirAll(filepath.Join(dir, "cases"), 0o755); err != nil {
+			done <- fmt.Errorf("create run folder: %w", err)
+			return
+		}
+		done <- nil
+	}()
+	return sync.OnceValue(func() error { return <-done })
+}
+
+// openRun writes the first run.json into the run folder dir, once made,
+// and opens records.jsonl, in the background: the returned func waits for
+// all three and gives the records' writer, or what failed.
+func openRun(dir string, info record.RunInfo, wrap func(*os.File) record.File, made func() error) func() (*record.Writer, error) {
 	type opened struct {
 		w   *record.Writer
 		err error
 	}
 	done := make(chan opened, 1)
 	go func() {
+		if err := made(); err != nil {
+			done <- opened{err: err}
+			return
+		}
 		if err := record.WriteRunInfo(dir, info); err != nil {
 			done <- opened{err: err}
 			return
@@ -334,20 +358,19 @@ func openRun(dir string, info record.RunInfo, wrap func(*os.File) record.File) f
 // pool (nil without) and their log, shared-servers.jsonl.
 type sharedServers struct {
 	pool *host.Pool
-	log  *os.File
+	log  *laterFile
 	// stop starts stopping the servers, once; stopped is closed when
 	// they have, and their log is complete (at once when there are none).
 	stop    func()
 	stopped chan struct{}
 }
 
-func startShared(opts Options) (*sharedServers, error) {
+// startShared makes the pool of shared servers and their log, created in
+// the run folder once made says it is (made is makeRunFolder's).
+func startShared(opts Options, made func() error) *sharedServers {
 	s := &sharedServers{stopped: make(chan struct{})}
 	if opts.Share {
-		var err error
-		if s.log, err = os.Create(filepath.Join(opts.Dir, "shared-servers.jsonl")); err != nil {
-			return nil, fmt.Errorf("create shared server log: %w", err)
-		}
+		s.log = createLater(filepath.Join(opts.Dir, "shared-servers.jsonl"), made)
 		s.pool = host.NewPool(host.Options{ServerLog: s.log, Groups: opts.Groups, Eras: opts.Eras})
 	}
 	s.stop = sync.OnceFunc(func() {
@@ -363,15 +386,23 @@ func startShared(opts Options) (*sharedServers, error) {
 			close(s.stopped)
 		}()
 	})
-	return s, nil
+	return s
 }
 
 // logWriter is their log, nil when no server is shared.
 func (s *sharedServers) logWriter() io.Writer {
 	if s.log == nil {
-		return nil // not a nil *os.File in a non-nil io.Writer
+		return nil // not a nil *laterFile in a non-nil io.Writer
 	}
 	return s.log
+}
+
+// logErr says why their log could not be created, once it was tried.
+func (s *sharedServers) logErr() error {
+	if s.log == nil {
+		return nil
+	}
+	return s.log.wait()
 }
 
 // close stops the servers, waits for them, then closes their log.
@@ -893,12 +924,16 @@ func preflight(ctx context.Context, cases []*scenario.Case, pool *host.Pool, tok
 		}
 		g.Go(func() error {
 			// Servers that use ${CASE_DIR} get a folder of their own here
-			// too, removed once they are stopped.
-			tmp, err := os.MkdirTemp("", "hosteval-preflight-")
-			if err != nil {
-				return notListed(err)
+			// too, removed once they are stopped; the others none, as a
+			// mkdir here is before the first server's exec.
+			var tmp string
+			if c.UsesCaseDir() {
+				var err error
+				if tmp, err = os.MkdirTemp("", "hosteval-preflight-"); err != nil {
+					return notListed(err)
+				}
+				defer os.RemoveAll(tmp)
 			}
-			defer os.RemoveAll(tmp)
 			hopts, err := caseHostOptions(c, func() string { return tmp }, opts)
 			if err != nil {
 				return notListed(err)
