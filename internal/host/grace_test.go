@@ -62,3 +62,41 @@ func TestPoolEndInputs(t *testing.T) {
 	}
 	pool.Close()
 }
+
+// TestAwaitInputRead: the wait before the first listing ends as soon as
+// the server has read what was written, and at its bound when it reads
+// nothing.
+func TestAwaitInputRead(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		args    []string
+		bound   time.Duration
+		pending bool
+	}{
+		{"reads", []string{"-c", "exec cat > /dev/null"}, time.Minute, false},
+		{"reads nothing", []string{"-c", "exec sleep 600"}, 100 * time.Millisecond, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, err := startProcess(ServerSpec{Name: "s", Command: "/bin/sh", Args: tc.args}, 10*time.Millisecond, nil, discardLines{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer p.stop()
+			if _, err := p.stdin.Write([]byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n")); err != nil {
+				t.Fatal(err)
+			}
+			start := time.Now()
+			p.awaitInputRead(tc.bound)
+			took := time.Since(start)
+			if pending := p.input() == inputPending; pending != tc.pending {
+				t.Fatalf("input pending after the wait: %v, want %v", pending, tc.pending)
+			}
+			if tc.pending && took < tc.bound {
+				t.Errorf("returned after %v with the input unread, want the whole %v", took, tc.bound)
+			}
+			if !tc.pending && took >= tc.bound/2 {
+				t.Errorf("returned after %v, want as soon as the input was read", took)
+			}
+		})
+	}
+}

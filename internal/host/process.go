@@ -340,6 +340,19 @@ func (p *process) input() inputState {
 	return inputAllRead
 }
 
+// inputReadWait bounds awaitInputRead: a server that is idle reads its
+// input within microseconds, and one that is busy is not waited for.
+const inputReadWait = 2 * time.Millisecond
+
+// awaitInputRead waits, at most d, until the server has read all that was
+// written to its stdin (at once where the platform cannot tell).
+func (p *process) awaitInputRead(d time.Duration) {
+	deadline := time.Now().Add(d)
+	for p.input() == inputPending && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Microsecond)
+	}
+}
+
 // errCannotTell is pipeUnread's answer where the platform cannot tell.
 var errCannotTell = errors.New("the platform cannot tell how much of a pipe is read")
 
