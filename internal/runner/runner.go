@@ -201,6 +201,14 @@ func Run(ctx context.Context, cases []*scenario.Case, opts Options) (*Result, er
 	stopWatch := watchInterrupts(opts, stopStarting, cancel)
 	defer stopWatch()
 
+	// Counting's first use is readied while the servers start (about a
+	// millisecond before the first model request: tokens.Warm).
+	warmed := make(chan struct{})
+	go func() {
+		defer close(warmed)
+		tokens.Warm()
+	}()
+	defer func() { <-warmed }()
 	// One token cache for the run: every case renders the same catalogs.
 	toks := tokens.NewCache()
 	cfgs := &configs{listings: listings{log: shared.logWriter()}}

@@ -32,10 +32,25 @@ type loadFigures struct {
 // loadChild loads a codec in this fresh process, counts one text, and
 // prints what that cost as JSON.
 func loadChild(which string) int {
+	var catalog string
+	if strings.HasPrefix(which, "catalog-") {
+		// The first 9 KB of a real catalog: what a run's first count is.
+		data, err := os.ReadFile("../catalog/testdata/peers138.json")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		catalog = string(data[:9000])
+		if which == "catalog-warmed" {
+			Warm()
+		}
+	}
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
 	start := time.Now()
 	switch which {
+	case "catalog-cold", "catalog-warmed":
+		Count(catalog)
 	case "tiktoken-go":
 		c, err := tokenizer.Get(tokenizer.O200kBase)
 		if err != nil {
@@ -133,6 +148,36 @@ func BenchmarkCodecLoad(b *testing.B) {
 			b.ReportMetric(float64(sum.Bytes)/n, "load-B")
 			b.ReportMetric(float64(sum.Allocs)/n, "load-allocs")
 			b.ReportMetric(float64(sum.PeakRSSKiB)/n, "peak-RSS-KiB")
+		})
+	}
+}
+
+// BenchmarkFirstCount measures a fresh process's first count of a 9 KB
+// catalog, as a run's first model request makes it: cold, and after Warm
+// (which a run calls while its servers start). first-count-ns is the
+// count alone.
+func BenchmarkFirstCount(b *testing.B) {
+	for _, which := range []string{"cold", "warmed"} {
+		b.Run(which, func(b *testing.B) {
+			exe, err := os.Executable()
+			if err != nil {
+				b.Fatal(err)
+			}
+			var ns int64
+			for b.Loop() {
+				cmd := exec.Command(exe)
+				cmd.Env = append(os.Environ(), loadEnv+"=catalog-"+which)
+				out, err := cmd.Output()
+				if err != nil {
+					b.Fatalf("child: %v", err)
+				}
+				var f loadFigures
+				if err := json.Unmarshal(out, &f); err != nil {
+					b.Fatalf("child said %q: %v", out, err)
+				}
+				ns += f.NS
+			}
+			b.ReportMetric(float64(ns)/float64(b.N), "first-count-ns")
 		})
 	}
 }

@@ -12,8 +12,13 @@
 // microseconds, where tiktoken-go's own takes tens of milliseconds and
 // megabytes (BenchmarkCodecLoad; the figures, with their load and date, are
 // in docs/perf.md). At microseconds, there is nothing to gain from loading
-// in the background while servers start, so there is no preload: the first
-// count builds the codec, and a process that counts nothing pays nothing.
+// in the background while servers start for the codec's sake; but the first
+// count of a process also pays for the vocabulary's pages, read where they
+// lie (about 3 MB, some 800 page faults), and for the splitter's first
+// matches: 1-2 ms for a 9 KB catalog against about 0.5 ms warm. Warm does
+// both, for a caller with time to spare (a run, while its servers start);
+// without it the first count pays, and a process that counts nothing pays
+// nothing.
 // Counting is regexp2's split with tiktoken-go's generated matcher, then
 // byte-pair merges over the table, with far fewer allocations than
 // tiktoken-go's (BenchmarkCount, BenchmarkCountTiktoken).
@@ -29,6 +34,7 @@
 package tokens
 
 import (
+	"runtime"
 	"slices"
 	"sort"
 	"sync"
@@ -46,6 +52,28 @@ var theCodec = sync.OnceValue(func() *codec {
 	}
 	return c
 })
+
+// Warm readies counting: it touches each page of the vocabulary and counts
+// a short text with the kinds of pieces a tool definition has, so that the
+// process's first real count pays for neither (see the package doc). It is
+// safe to call at any time, from any goroutine, and counts nothing.
+func Warm() {
+	theCodec()
+	var sum byte
+	for i := 0; i < len(vocabFile); i += pageBytes {
+		sum += vocabFile[i]
+	}
+	runtime.KeepAlive(sum)
+	countExact(warmText)
+}
+
+// pageBytes is the smallest page size of the platforms hosteval runs on:
+// touching a byte every pageBytes touches every page.
+const pageBytes = 4096
+
+// warmText has what a tool definition's JSON has: punctuation runs,
+// words with and without capitals, digits, spaces and a line break.
+const warmText = `[{"type":"function","function":{"name":"srv__get_item","description":"[srv] Looks up ONE item by its ID, e.g. 42.\n","parameters":{"type":"object","properties":{"id":{"type":"integer","minimum":1}},"required":["id"]}}}]`
 
 // Count returns the number of o200k_base tokens in s: exact up to
 // MaxExact bytes, estimated past them (see Measure).

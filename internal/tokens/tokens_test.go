@@ -218,3 +218,25 @@ func TestCountBounded(t *testing.T) {
 		t.Errorf("Cache.Measure over the limit: %d, %v, %d kept; want %d, estimated, none kept", n, est, c.Len(), (MaxExact+8)/8)
 	}
 }
+
+// TestWarm: Warm may run while others count (a run warms as its cases
+// may already count: go test -race holds it to that), and counts nothing
+// wrong; its text counts as tiktoken-go counts it.
+func TestWarm(t *testing.T) {
+	want := library(t)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		Warm()
+	}()
+	for _, s := range samples {
+		if got, want := Count(s), want(s); got != want {
+			t.Errorf("Count(%.60q) = %d while warming, tiktoken-go says %d", s, got, want)
+		}
+	}
+	<-done
+	Warm()
+	if got, want := Count(warmText), want(warmText); got != want {
+		t.Errorf("Count(warmText) = %d, tiktoken-go says %d", got, want)
+	}
+}
