@@ -1,11 +1,15 @@
 // Command peers measures hosteval against the floor and against other eval
 // harnesses on one job: 100 calls of server-everything's echo tool, each
 // tool a whole process started from scratch, as a person would run it. The
-// floor is sdkcall (the bare go-sdk client, a program of its own); the
-// peers are those of tools/bench/_npm (npm ci --prefix tools/bench/_npm;
-// the go tool skips a folder whose name starts with "_", and promptfoo
-// ships Go files) that can do the job without a model or a network. The processes run in turns (A, B, C, then C, B,
-// A, ...), and each one's time is given as the median over its runs and
+// floor is sdkcall (the bare go-sdk client, a program of its own); a
+// second floor, sdk-host, is the same client doing what any host must
+// before its first call (sdkcall -as-host: the elicitation capability
+// declared, the tools listed once), so that between it and hosteval is
+// hosteval's own cost. The peers are those of tools/bench/_npm (npm ci
+// --prefix tools/bench/_npm; the go tool skips a folder whose name starts
+// with "_", and promptfoo ships Go files) that can do the job without a
+// model or a network. The processes run in turns (A, B, C, then C, B, A,
+// ...), and each one's time is given as the median over its runs and
 // as the median of its ratios to the floor's run of the same round, so
 // that a busy machine's load weighs on all alike. `make bench-peers` runs
 // it; BenchmarkEcho100VsSDK is the same comparison as a Go benchmark. Each
@@ -67,6 +71,9 @@ func job(root, dir string, n int) ([]peer, error) {
 	}
 	peers := []peer{
 		{name: "sdk", args: []string{filepath.Join(dir, "sdkcall"), "-n", fmt.Sprint(n), "-tool", "echo", "-args", `{"message":"hello"}`, "--", node, everything, "stdio"}},
+		// The floor with what any host must do first (sdkcall -as-host):
+		// between it and hosteval is hosteval's own cost.
+		{name: "sdk-host", args: []string{filepath.Join(dir, "sdkcall"), "-n", fmt.Sprint(n), "-tool", "echo", "-args", `{"message":"hello"}`, "-as-host", "--", node, everything, "stdio"}},
 		{name: "hosteval", args: []string{filepath.Join(dir, "hosteval"), "run", "-logs", "failed", "-out", filepath.Join(dir, "results"), "echo.yaml"}},
 	}
 	return append(peers, npmPeers(root, dir, node, everything, n)...), nil
@@ -123,6 +130,8 @@ func run(w io.Writer, root string, rounds, calls int) error {
 	cpus := make([][]time.Duration, len(ready))
 	ratios := make([][]float64, len(ready))
 	cpuRatios := make([][]float64, len(ready))
+	hostRatios := make([][]float64, len(ready))
+	host := slices.IndexFunc(ready, func(p peer) bool { return p.name == "sdk-host" })
 	loadBefore := loadAverage()
 	for r := range rounds {
 		order := make([]int, len(ready))
@@ -145,16 +154,23 @@ func run(w io.Writer, root string, rounds, calls int) error {
 			cpus[i] = append(cpus[i], took[i].cpu)
 			ratios[i] = append(ratios[i], float64(took[i].wall)/float64(took[0].wall))
 			cpuRatios[i] = append(cpuRatios[i], float64(took[i].cpu)/float64(took[0].cpu))
+			if host >= 0 {
+				hostRatios[i] = append(hostRatios[i], float64(took[i].wall)/float64(took[host].wall))
+			}
 		}
 	}
 	fmt.Fprintf(w, "%d calls of echo on server-everything, whole processes, %d rounds in turns, %s; load average %s before, %s after\n",
 		calls, rounds, time.Now().UTC().Format("2006-01-02 15:04Z"), loadBefore, loadAverage())
-	fmt.Fprintf(w, "%-10s %10s %9s %10s %9s\n", "", "wall", "vs sdk", "cpu", "vs sdk")
+	fmt.Fprintf(w, "%-10s %10s %9s %12s %10s %9s\n", "", "wall", "vs sdk", "vs sdk-host", "cpu", "vs sdk")
 	for i, p := range ready {
-		fmt.Fprintf(w, "%-10s %10s %8.3fx %10s %8.3fx\n", p.name, median(times[i]).Round(time.Millisecond), medianF(ratios[i]),
-			median(cpus[i]).Round(time.Millisecond), medianF(cpuRatios[i]))
+		vsHost := "-"
+		if host >= 0 {
+			vsHost = fmt.Sprintf("%.3fx", medianF(hostRatios[i]))
+		}
+		fmt.Fprintf(w, "%-10s %10s %8.3fx %12s %10s %8.3fx\n", p.name, median(times[i]).Round(time.Millisecond), medianF(ratios[i]),
+			vsHost, median(cpus[i]).Round(time.Millisecond), medianF(cpuRatios[i]))
 	}
-	fmt.Fprintln(w, "(medians over the rounds; a ratio is the median of the rounds' ratios to the sdk run of the same round;")
+	fmt.Fprintln(w, "(medians over the rounds; a ratio is the median of the rounds' ratios to the sdk (or sdk-host) run of the same round;")
 	fmt.Fprintln(w, " cpu is user and system time of the process and of the children it waited for, its servers among them)")
 	return nil
 }

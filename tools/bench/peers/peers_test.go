@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/hosteval/hosteval/internal/interleave"
@@ -30,7 +31,14 @@ func BenchmarkEcho100VsSDK(b *testing.B) {
 			return 1
 		}}
 	}
-	interleave.Measure(b, 1, "run", side(peers[1]), side(peers[0]))
+	named := func(name string) peer {
+		i := slices.IndexFunc(peers, func(p peer) bool { return p.name == name })
+		if i < 0 {
+			b.Fatalf("no peer %s", name)
+		}
+		return peers[i]
+	}
+	interleave.Measure(b, 1, "run", side(named("hosteval")), side(named("sdk")))
 }
 
 func TestMain(m *testing.M) {

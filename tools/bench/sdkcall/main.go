@@ -8,6 +8,14 @@
 // is reaped on every path: an error, a failed handshake the SDK does not
 // clean up after, Ctrl-C or SIGTERM. Any error exits 1.
 //
+// With -as-host it also does what any host must before its first call,
+// and no more: it declares the elicitation capability (a host answers a
+// server's questions; this one declines them) and lists the tools once.
+// Some servers do work of their own for both (server-everything registers
+// tools for a client that can answer questions, and builds each tool's
+// schema for its first listing), so that this row tells what the protocol
+// costs from what hosteval's own code costs.
+//
 //	sdkcall -n 100 -tool echo -args '{"message":"hello"}' -- node server-everything/dist/index.js stdio
 package main
 
@@ -45,6 +53,7 @@ func run(ctx context.Context, args []string) (err error) {
 	n := fs.Int("n", 100, "calls to make")
 	tool := fs.String("tool", "echo", "the tool to call")
 	argsJSON := fs.String("args", `{"message":"hello"}`, "its arguments, a JSON object")
+	asHost := fs.Bool("as-host", false, "declare the elicitation capability and list the tools once before the calls, as a host must")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -58,7 +67,13 @@ func run(ctx context.Context, args []string) (err error) {
 	cmd := exec.Command(fs.Arg(0), fs.Args()[1:]...)
 	endWithParent(cmd)
 	defer reap(cmd)
-	client := mcp.NewClient(&mcp.Implementation{Name: "sdkcall", Version: "1"}, nil)
+	var opts *mcp.ClientOptions
+	if *asHost {
+		opts = &mcp.ClientOptions{ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			return &mcp.ElicitResult{Action: "decline"}, nil
+		}}
+	}
+	client := mcp.NewClient(&mcp.Implementation{Name: "sdkcall", Version: "1"}, opts)
 	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: grace}, nil)
 	if err != nil {
 		return err
@@ -66,6 +81,11 @@ func run(ctx context.Context, args []string) (err error) {
 	// Closing ends the server: its input closed, then SIGTERM after the
 	// grace (an exit by SIGTERM is no error of the calls).
 	defer cs.Close()
+	if *asHost {
+		if _, err := cs.ListTools(ctx, nil); err != nil {
+			return fmt.Errorf("list tools: %w", err)
+		}
+	}
 	params := &mcp.CallToolParams{Name: *tool, Arguments: arguments}
 	for range *n {
 		res, err := cs.CallTool(ctx, params)

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -71,5 +72,38 @@ func TestSdkcallNamesAToolError(t *testing.T) {
 	err := run(context.Background(), []string{"-n", "1", "-tool", "no_such_tool", "--", cmdb})
 	if err == nil {
 		t.Fatal("run = nil, want the call's error")
+	}
+}
+
+// TestSdkcallAsHost: with -as-host the client declares the elicitation
+// capability and lists the tools once, before the calls; without, it does
+// neither. The server's input is copied to a file on its way.
+func TestSdkcallAsHost(t *testing.T) {
+	for _, asHost := range []bool{false, true} {
+		t.Run(fmt.Sprint("as-host=", asHost), func(t *testing.T) {
+			input := filepath.Join(t.TempDir(), "input")
+			args := []string{"-n", "2", "-tool", "get_asset", "-args", `{"hostname":"jump-prod-02"}`}
+			if asHost {
+				args = append(args, "-as-host")
+			}
+			args = append(args, "--", "/bin/sh", "-c", `tee "$1" | "$2"`, "server", input, cmdb)
+			if err := run(context.Background(), args); err != nil {
+				t.Fatal(err)
+			}
+			data, err := os.ReadFile(input)
+			if err != nil {
+				t.Fatal(err)
+			}
+			lists := strings.Count(string(data), `"method":"tools/list"`)
+			elicitation := strings.Contains(string(data), `"elicitation":{`)
+			calls := strings.Count(string(data), `"method":"tools/call"`)
+			want := 0
+			if asHost {
+				want = 1
+			}
+			if lists != want || elicitation != asHost || calls != 2 {
+				t.Errorf("%d listings, elicitation declared %v, %d calls; want %d, %v, 2\n%s", lists, elicitation, calls, want, asHost, data)
+			}
+		})
 	}
 }
