@@ -22,6 +22,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -161,16 +162,21 @@ func run(w io.Writer, root string, rounds, calls int) error {
 	}
 	fmt.Fprintf(w, "%d calls of echo on server-everything, whole processes, %d rounds in turns, %s; load average %s before, %s after\n",
 		calls, rounds, time.Now().UTC().Format("2006-01-02 15:04Z"), loadBefore, loadAverage())
-	fmt.Fprintf(w, "%-10s %10s %9s %12s %10s %9s\n", "", "wall", "vs sdk", "vs sdk-host", "cpu", "vs sdk")
+	fmt.Fprintf(w, "%-10s %10s %9s %13s %12s %10s %9s\n", "", "wall", "vs sdk", "95%", "vs sdk-host", "cpu", "vs sdk")
 	for i, p := range ready {
 		vsHost := "-"
 		if host >= 0 {
 			vsHost = fmt.Sprintf("%.3fx", medianF(hostRatios[i]))
 		}
-		fmt.Fprintf(w, "%-10s %10s %8.3fx %12s %10s %8.3fx\n", p.name, median(times[i]).Round(time.Millisecond), medianF(ratios[i]),
-			vsHost, median(cpus[i]).Round(time.Millisecond), medianF(cpuRatios[i]))
+		within := "-"
+		if lo, hi, ok := medianInterval(ratios[i]); ok {
+			within = fmt.Sprintf("%.3f-%.3f", lo, hi)
+		}
+		fmt.Fprintf(w, "%-10s %10s %8.3fx %13s %12s %10s %8.3fx\n", p.name, median(times[i]).Round(time.Millisecond), medianF(ratios[i]),
+			within, vsHost, median(cpus[i]).Round(time.Millisecond), medianF(cpuRatios[i]))
 	}
-	fmt.Fprintln(w, "(medians over the rounds; a ratio is the median of the rounds' ratios to the sdk (or sdk-host) run of the same round;")
+	fmt.Fprintln(w, "(medians over the rounds; a ratio is the median of the rounds' ratios to the sdk (or sdk-host) run of the same round,")
+	fmt.Fprintln(w, " 95% the interval that holds the true median with 95% confidence, from the rounds' order statistics;")
 	fmt.Fprintln(w, " cpu is user and system time of the process and of the children it waited for, its servers among them)")
 	return nil
 }
@@ -212,6 +218,23 @@ func loadAverage() string {
 func median(ds []time.Duration) time.Duration {
 	s := slices.Sorted(slices.Values(ds))
 	return s[len(s)/2]
+}
+
+// medianInterval is the 95% confidence interval of the median of xs, from
+// their order statistics alone (no assumption on their distribution): the
+// k-th smallest and the k-th largest, k = floor((n - 1.96 sqrt(n)) / 2),
+// which holds the median with 95% confidence by the normal approximation
+// of the binomial. ok is false for fewer than 8 values, where k < 1.
+// Between sets the machine moves more than within one (docs/perf.md):
+// the interval says how well a set measured, not that another set agrees.
+func medianInterval(xs []float64) (lo, hi float64, ok bool) {
+	n := len(xs)
+	k := int(math.Floor((float64(n) - 1.96*math.Sqrt(float64(n))) / 2))
+	if k < 1 {
+		return 0, 0, false
+	}
+	s := slices.Sorted(slices.Values(xs))
+	return s[k-1], s[n-k], true
 }
 
 func medianF(xs []float64) float64 {

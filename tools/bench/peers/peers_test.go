@@ -46,3 +46,27 @@ func TestMain(m *testing.M) {
 	os.Unsetenv("HOSTEVAL_MODEL")
 	os.Exit(m.Run())
 }
+
+// TestMedianInterval: the interval is the k-th smallest and k-th largest
+// values, k = floor((n - 1.96 sqrt(n)) / 2), whatever their order.
+func TestMedianInterval(t *testing.T) {
+	for _, tc := range []struct {
+		n      int
+		lo, hi float64 // of the values 1..n
+		ok     bool
+	}{
+		{7, 0, 0, false},      // k = floor((7 - 5.19) / 2) = 0
+		{8, 1, 8, true},       // k = floor((8 - 5.54) / 2) = 1
+		{60, 22, 39, true},    // k = floor((60 - 15.18) / 2) = 22
+		{300, 133, 168, true}, // k = floor((300 - 33.95) / 2) = 133
+	} {
+		xs := make([]float64, tc.n)
+		for i := range xs {
+			xs[i] = float64((i*7)%tc.n + 1) // 1..n, shuffled (7 is prime to each n)
+		}
+		lo, hi, ok := medianInterval(xs)
+		if ok != tc.ok || lo != tc.lo || hi != tc.hi {
+			t.Errorf("n=%d: %v-%v (%v), want %v-%v (%v)", tc.n, lo, hi, ok, tc.lo, tc.hi, tc.ok)
+		}
+	}
+}
