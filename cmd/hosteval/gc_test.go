@@ -52,3 +52,20 @@ func TestTuneGC(t *testing.T) {
 	}
 	runtime.KeepAlive(live)
 }
+
+// TestReturnHeapWhile: the heap is freed while the servers stop, and not
+// once they have.
+func TestReturnHeapWhile(t *testing.T) {
+	stopped := make(chan struct{})
+	freed := 0
+	free := func() { freed++ }
+	returnHeapWhile(stopped, free)
+	if freed != 1 {
+		t.Errorf("freed %d times while the servers stop, want 1", freed)
+	}
+	close(stopped)
+	returnHeapWhile(stopped, free)
+	if freed != 1 {
+		t.Errorf("freed %d times in all, want no more once they stopped", freed)
+	}
+}

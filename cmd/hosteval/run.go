@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
@@ -180,6 +181,7 @@ func runRun(ctx context.Context, e *env, args []string) (err error) {
 		}
 		var err error
 		verdict, err = writeReports(e, dir, plan.gates, plan.base, f.jsonOut, f.layout.options(e, dir))
+		returnHeapWhile(stopped, debug.FreeOSMemory)
 		return err
 	}
 	stopNotice := noticeDrain(e, drainGrace)
