@@ -201,8 +201,9 @@ func Run(ctx context.Context, cases []*scenario.Case, opts Options) (*Result, er
 	stopWatch := watchInterrupts(opts, stopStarting, cancel)
 	defer stopWatch()
 
-	// Counting's first use is readied while the servers start (about a
-	// millisecond before the first model request: tokens.Warm).
+	// Counting's first use is readied while the servers start: the first
+	// model request's count of the catalog is then about a millisecond
+	// shorter (tokens.Warm).
 	warmed := make(chan struct{})
 	go func() {
 		defer close(warmed)
