@@ -138,12 +138,11 @@ func (e *poolEntry) started() bool {
 	}
 }
 
-// EndInputs closes the connections of the pool's started stdio servers,
-// and their input, and returns when it has: each server's grace to exit starts
-// then, where Close, run from a goroutine the caller starts, may start it
-// later (a goroutine started by a goroutine that goes on working waited
-// about a millisecond for a processor, the run's last records ahead of it).
-// Close then waits out the grace and reaps them.
+// EndInputs closes the connections of the pool's started stdio servers
+// and their input, and returns once it has: each server's grace to exit
+// starts now. Close, which waits out the grace and reaps them, usually
+// runs in a goroutine of its own, and such a goroutine waited about a
+// millisecond for a processor while its starter went on working.
 func (p *Pool) EndInputs() {
 	p.mu.Lock()
 	var conns []*serverConn
