@@ -408,6 +408,9 @@ func (h *Host) dial(ctx context.Context, s *serverConn, revision string, b budge
 			return hs, fmt.Errorf("start %s: %w", name, err)
 		}
 		proc = p
+		if h.opts.Started != nil {
+			h.opts.Started()
+		}
 		w.mu.Lock()
 		w.unread = func() bool { return p.input() == inputPending }
 		w.mu.Unlock()

@@ -2,6 +2,8 @@ package host
 
 import (
 	"context"
+	"path/filepath"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -99,4 +101,62 @@ func TestAwaitInputRead(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestStarted: Options.Started is called once for each stdio server
+// process the host starts, with the process running by then, and a
+// shared server's start calls its pool's once, however many hosts use it;
+// a server that could not be started calls nothing.
+func TestStarted(t *testing.T) {
+	ctx := context.Background()
+	var calls atomic.Int32
+	counted := func() func() { return func() { calls.Add(1) } }
+	t.Run("own servers", func(t *testing.T) {
+		calls.Store(0)
+		h, err := Start(ctx, Options{Servers: []ServerSpec{fixture("cmdb"), fixture("tickets")}, Started: counted()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer h.Close()
+		if got := calls.Load(); got != 2 {
+			t.Errorf("Started called %d times for two servers, want 2", got)
+		}
+		var exited []string
+		for name, s := range h.servers {
+			if s.proc == nil || s.proc.waitExit(0) {
+				exited = append(exited, name)
+			}
+		}
+		if len(exited) > 0 {
+			t.Errorf("servers %v not running after Started", exited)
+		}
+	})
+	t.Run("shared server", func(t *testing.T) {
+		calls.Store(0)
+		pool := NewPool(Options{Started: counted()})
+		defer pool.Close()
+		cmdb := fixture("cmdb")
+		cmdb.Shareable = true
+		for range 3 {
+			h, err := Start(ctx, Options{Servers: []ServerSpec{cmdb}, Pool: pool})
+			if err != nil {
+				t.Fatal(err)
+			}
+			h.Close()
+		}
+		if got := calls.Load(); got != 1 {
+			t.Errorf("Started called %d times for one shared server used by three hosts, want 1", got)
+		}
+	})
+	t.Run("not started", func(t *testing.T) {
+		calls.Store(0)
+		missing := ServerSpec{Name: "missing", Command: filepath.Join(t.TempDir(), "no-such-server")}
+		h, _ := Start(ctx, Options{Servers: []ServerSpec{missing}, Started: counted()})
+		if h != nil {
+			h.Close()
+		}
+		if got := calls.Load(); got != 0 {
+			t.Errorf("Started called %d times for a server whose command is missing, want 0", got)
+		}
+	})
 }

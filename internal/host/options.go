@@ -167,6 +167,11 @@ type Options struct {
 	// host starts while it runs, so that its owner can kill them all at
 	// once (a second Ctrl-C) without waiting for the host to stop them.
 	Groups *ProcessGroups
+	// Started, if set, is called as each stdio server's process has been
+	// started (exec'd), before its handshake. The runner holds work it
+	// can do at any time until then: on two CPUs it took one from a
+	// server's exec, which every run waits for.
+	Started func()
 	// Paths chooses between the host's hand-written fast paths and the
 	// libraries' code they stand in for (docs/perf.md, "Hand-written fast
 	// paths"): PathsFast, or PathsSDK, the go-sdk's own stdio transport
