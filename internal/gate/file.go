@@ -117,7 +117,7 @@ type scopedGate struct {
 	Model    string `yaml:"model" want:"a regular expression" doc:"Only groups whose model name it matches in full." example:"scripted"`
 }
 
-var scopedGateKeys = yamlx.Keys(reflect.TypeFor[scopedGate]())
+var scopedGateKeys = sync.OnceValue(func() []string { return yamlx.Keys(reflect.TypeFor[scopedGate]()) })
 
 func (it *gateItem) UnmarshalYAML(n *yamlx.Node) error {
 	gateText := n
@@ -127,10 +127,10 @@ func (it *gateItem) UnmarshalYAML(n *yamlx.Node) error {
 	case yamlx.Mapping:
 		var unknown []string
 		for _, kv := range n.Fields() {
-			if !slices.Contains(scopedGateKeys, kv.Key) {
+			if !slices.Contains(scopedGateKeys(), kv.Key) {
 				unknown = append(unknown, kv.Key)
 				n.Report(yamlx.Problem{Line: kv.KeyLine, Path: n.Path(), Msg: fmt.Sprintf("unknown field %q (known: %s)%s",
-					kv.Key, strings.Join(scopedGateKeys, ", "), yamlx.Suggest(kv.Key, scopedGateKeys))})
+					kv.Key, strings.Join(scopedGateKeys(), ", "), yamlx.Suggest(kv.Key, scopedGateKeys()))})
 			}
 		}
 		if !n.Has("gate") {

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Metric is a figure of a group that a gate can check: its name, what it
@@ -140,7 +141,9 @@ type Gate struct {
 
 // A metric's argument is a tool's name as the host names it
 // (server__tool), or no_tool for the class of rows that expect none.
-var gateRE = regexp.MustCompile(`^\s*([A-Za-z0-9_]+)(?::([A-Za-z0-9_-]*))?\s*(<=|>=|==|!=|<|>)\s*(.*?)\s*$`)
+var gateRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^\s*([A-Za-z0-9_]+)(?::([A-Za-z0-9_-]*))?\s*(<=|>=|==|!=|<|>)\s*(.*?)\s*$`)
+})
 
 // NoToolArg is the argument of recall and precision that names the class
 // of rows that expect no tool: recall:no_tool. No namespaced tool can
@@ -152,7 +155,7 @@ const NoToolArg = "no_tool"
 // ("recall:tickets__open_ticket >= 0.9"). Errors wrap ErrInvalid and, for
 // an unknown metric, list the known ones.
 func Parse(s string) (Gate, error) {
-	m := gateRE.FindStringSubmatch(s)
+	m := gateRE().FindStringSubmatch(s)
 	if m == nil {
 		return Gate{}, fmt.Errorf("%w %q: want \"<metric> <op> <number>\" with op one of < <= == != >= >", ErrInvalid, s)
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"math"
 	"reflect"
+	"sync"
 	"time"
 
 	"github.com/hosteval/hosteval/internal/budget"
@@ -45,7 +46,7 @@ type Settings struct {
 // writes it, then the values are copied: reading a settings object costs
 // about 1.5 times what a hand-written struct did, 2-3% of reading a
 // record (reports read every record of a run).
-var settingsWire = newSettingsCodec()
+var settingsWire = sync.OnceValue(newSettingsCodec)
 
 type settingsCodec struct {
 	typ reflect.Type
@@ -92,9 +93,10 @@ func newSettingsCodec() settingsCodec {
 
 // MarshalJSON writes the settings as records hold them.
 func (s Settings) MarshalJSON() ([]byte, error) {
-	w := reflect.New(settingsWire.typ)
+	codec := settingsWire()
+	w := reflect.New(codec.typ)
 	sv := reflect.ValueOf(&s).Elem()
-	for _, f := range settingsWire.fields {
+	for _, f := range codec.fields {
 		v, wv := sv.FieldByIndex(f.settings), w.Elem().Field(f.wire)
 		if f.duration {
 			wv.SetFloat(MS(time.Duration(v.Int())))
@@ -107,12 +109,13 @@ func (s Settings) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON reads what MarshalJSON writes.
 func (s *Settings) UnmarshalJSON(data []byte) error {
-	w := reflect.New(settingsWire.typ)
+	codec := settingsWire()
+	w := reflect.New(codec.typ)
 	if err := json.Unmarshal(data, w.Interface()); err != nil {
 		return err
 	}
 	sv := reflect.ValueOf(s).Elem()
-	for _, f := range settingsWire.fields {
+	for _, f := range codec.fields {
 		v, sf := w.Elem().Field(f.wire), sv.FieldByIndex(f.settings)
 		if f.duration {
 			sf.SetInt(int64(math.Round(v.Float() * float64(time.Millisecond))))

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/google/jsonschema-go/jsonschema"
 
@@ -357,7 +358,7 @@ func flow(v any) string {
 		}
 		return "{" + strings.Join(parts, ", ") + "}"
 	case string:
-		if plainRE.MatchString(v) && !reservedRE.MatchString(v) {
+		if plainRE().MatchString(v) && !reservedRE().MatchString(v) {
 			return v
 		}
 		return jsonText(v)
@@ -376,7 +377,12 @@ func jsonText(v any) string {
 	return strings.TrimSuffix(buf.String(), "\n")
 }
 
+// Compiled on first use: only the reference's pages need them.
 var (
-	plainRE    = regexp.MustCompile(`^[A-Za-z0-9_./$(][^:#{}\[\],&*!|>'"%@` + "`" + `]*$`)
-	reservedRE = regexp.MustCompile(`^(?i:true|false|yes|no|on|off|null|~|[-+]?[0-9][0-9_.:e+-]*)$|\s$`)
+	plainRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^[A-Za-z0-9_./$(][^:#{}\[\],&*!|>'"%@` + "`" + `]*$`)
+	})
+	reservedRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^(?i:true|false|yes|no|on|off|null|~|[-+]?[0-9][0-9_.:e+-]*)$|\s$`)
+	})
 )

@@ -4,6 +4,7 @@ import (
 	"html/template"
 	"io"
 	"strings"
+	"sync"
 )
 
 // WriteHTML lays t out as an HTML fragment: the title as <h3>, the table in
@@ -42,7 +43,7 @@ func (t *Table) WriteHTML(w io.Writer) error {
 		}
 		h.Rows = append(h.Rows, cells)
 	}
-	return htmlTemplate.Execute(w, h)
+	return htmlTemplate().Execute(w, h)
 }
 
 type htmlTable struct {
@@ -56,7 +57,10 @@ type htmlCell struct {
 	Text, Class, Title string
 }
 
-var htmlTemplate = template.Must(template.New("table").Parse(`<h3>{{.Title}}</h3>
+// htmlTemplate is parsed on first use: a process that writes no page
+// (most commands) does not pay for it as it starts.
+var htmlTemplate = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("table").Parse(`<h3>{{.Title}}</h3>
 <div class="scroll"><table>
 <thead><tr>{{range .Columns}}<th{{if .Right}} class="r"{{end}}>{{.Name}}</th>{{end}}</tr></thead>
 <tbody>
@@ -65,3 +69,4 @@ var htmlTemplate = template.Must(template.New("table").Parse(`<h3>{{.Title}}</h3
 </table></div>
 {{range .Notes}}<p class="notes">{{.}}</p>
 {{end}}`))
+})
