@@ -131,7 +131,7 @@ FUZZ_OUTSIDE := \
 	./internal/host:FuzzStdioFrames ./internal/host:FuzzDecodeEnvelope \
 	./internal/host:FuzzReadSentResult ./internal/host:FuzzFlatArguments ./internal/host:FuzzToolReaders \
 	./internal/host:FuzzRewriteParams ./internal/host:FuzzWithoutTTL ./internal/host:FuzzModelJSON \
-	./internal/table:FuzzTextLayouts
+	./internal/table:FuzzTextLayouts ./internal/tokens:FuzzSplit
 fuzz-short:
 	@$(PHASE) "fuzzing the parsers that face the outside: $(words $(FUZZ_OUTSIDE)) targets, $(FUZZ_SHORT) each"
 	@out=$$(mktemp); trap 'rm -f $$out' EXIT; for t in $(FUZZ_OUTSIDE); do \

@@ -102,7 +102,7 @@ func BenchmarkCodecLoad(b *testing.B) {
 	b.Run("embedded", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			if _, err := newCodec(); err != nil {
+			if _, err := newCodec(false); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -17,21 +17,50 @@ const splitPattern = `[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\
 // codec is the vocabulary and the split pattern, immutable once built.
 type codec struct {
 	vocab *vocab
-	split *regexp2.Regexp
+	// library is regexp2's matcher for the split, when the library's
+	// code was asked for (HOSTEVAL_TRANSPORT=sdk); nil: splitFast, its
+	// hand-written equal (docs/perf.md, "Hand-written fast paths").
+	library *regexp2.Regexp
 }
 
-func newCodec() (*codec, error) {
+// newCodec reads the vocabulary; library chooses regexp2's split over
+// splitFast.
+func newCodec(library bool) (*codec, error) {
 	v, err := parseVocab(vocabFile)
 	if err != nil {
 		return nil, err
 	}
-	return &codec{vocab: v, split: regexp2.MustCompile(splitPattern, regexp2.None)}, nil
+	c := &codec{vocab: v}
+	if library {
+		c.library = regexp2.MustCompile(splitPattern, regexp2.None)
+	}
+	return c, nil
+}
+
+// eachPiece calls piece with the [start, end) byte offsets of each piece
+// of s, which must be valid UTF-8, in order. Its error is regexp2's giving
+// up; splitFast does not.
+func (c *codec) eachPiece(s string, piece func(start, end int)) error {
+	if c.library == nil {
+		splitFast(s, piece)
+		return nil
+	}
+	spans, err := c.library.FindAllStringIndex(s, -1)
+	if err != nil {
+		return err
+	}
+	for _, sp := range spans {
+		piece(sp[0], sp[1])
+	}
+	return nil
 }
 
 // pieces returns the [start, end) byte offsets of the pieces of s, which
 // must be valid UTF-8.
 func (c *codec) pieces(s string) ([][]int, error) {
-	return c.split.FindAllStringIndex(s, -1)
+	var spans [][]int
+	err := c.eachPiece(s, func(start, end int) { spans = append(spans, []int{start, end}) })
+	return spans, err
 }
 
 // count returns the number of tokens of one piece: one if it is a token,

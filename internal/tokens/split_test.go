@@ -1,0 +1,134 @@
+package tokens
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/dlclark/regexp2/v2"
+
+	"github.com/hosteval/hosteval/internal/longtest"
+)
+
+// libraryPieces is regexp2's split with tiktoken-go's generated matcher:
+// what splitFast stands in for.
+func libraryPieces(t testing.TB, s string) [][]int {
+	t.Helper()
+	re := regexp2.MustCompile(splitPattern, regexp2.None)
+	spans, err := re.FindAllStringIndex(s, -1)
+	if err != nil {
+		t.Fatalf("regexp2: %v", err)
+	}
+	if spans == nil {
+		spans = [][]int{}
+	}
+	return spans
+}
+
+func fastPieces(s string) [][]int {
+	spans := [][]int{}
+	splitFast(s, func(start, end int) { spans = append(spans, []int{start, end}) })
+	return spans
+}
+
+// samePieces fails t at the first piece where splitFast and the library
+// part ways.
+func samePieces(t testing.TB, s string) {
+	t.Helper()
+	want, got := libraryPieces(t, s), fastPieces(s)
+	if slices.EqualFunc(got, want, slices.Equal) {
+		return
+	}
+	for i := range min(len(got), len(want)) {
+		if !slices.Equal(got[i], want[i]) {
+			t.Fatalf("in %q: piece %d is %q %v, the library's %q %v", around(s, got[i][0]), i, s[got[i][0]:got[i][1]], got[i], s[want[i][0]:want[i][1]], want[i])
+		}
+	}
+	t.Fatalf("%q: %d pieces, the library's %d", around(s, 0), len(got), len(want))
+}
+
+// around is the text near byte i, for a failure's message: the texts of
+// TestSplitFastEveryRune are hundreds of kilobytes.
+func around(s string, i int) string {
+	from, to := max(0, i-24), min(len(s), i+24)
+	return strings.ToValidUTF8(s[from:to], "?")
+}
+
+// TestSplitFast: the pieces of texts that reach each branch, and each of
+// the matcher's departures from the pattern, are the library's; the
+// pieces are also written out for a reader (what the library cuts is the
+// contract, these are its examples).
+func TestSplitFast(t *testing.T) {
+	for _, tc := range []struct {
+		text string
+		want []string
+	}{
+		{"Hello world", []string{"Hello", " world"}},
+		{"HTTPServer's", []string{"HTTPServer's"}},
+		{"ABC def", []string{"ABC", " def"}},
+		{"we'LL they'Re i'ſ", []string{"we'LL", " they'Re", " i'ſ"}},
+		{"12345 x", []string{"123", "45", " x"}},
+		{"a  b", []string{"a", " ", " b"}},
+		{" !!/\n/x", []string{" !!/\n/", "x"}},
+		{"x \n  \n y", []string{"x", " \n", "  \n", " y"}},
+		{"x\t!", []string{"x", "\t", "!"}},
+		{"a\x7fb", []string{"a", "b"}},
+		{"\u0301 x", []string{"\u0301", " x"}},
+		{"e\u0301t\u00e9 ", []string{"e\u0301t\u00e9", " "}},
+		{"tail  ", []string{"tail", "  "}},
+		{"日本語 テキスト", []string{"日本語", " テキスト"}},
+		{`{"type":"object"}`, []string{`{"`, "type", `":"`, "object", `"}`}},
+	} {
+		t.Run(tc.text, func(t *testing.T) {
+			samePieces(t, tc.text)
+			var got []string
+			splitFast(tc.text, func(start, end int) { got = append(got, tc.text[start:end]) })
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("pieces %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// splitContexts are the places a piece can start, end or be cut around a
+// character R.
+var splitContexts = []string{"R", "aR", "AR ", " RR", "'R", "x'R", "1R2", "R\n", "\nR", " R!", "éRb", "\u0301R", "R \n", "R'll"}
+
+// TestSplitFastEveryRune: every character, in one of splitContexts (each
+// in turn), is cut as the library cuts it; with the long tests, every
+// character in every context.
+func TestSplitFastEveryRune(t *testing.T) {
+	contexts := 1
+	if longtest.On() {
+		contexts = len(splitContexts)
+	}
+	for c := range contexts {
+		for lo := rune(0); lo <= utf8.MaxRune; lo += 0x8000 {
+			var b strings.Builder
+			for r := lo; r < lo+0x8000 && r <= utf8.MaxRune; r++ {
+				if !utf8.ValidRune(r) {
+					continue
+				}
+				b.WriteString(strings.ReplaceAll(splitContexts[(int(r)+c)%len(splitContexts)], "R", string(r)))
+				b.WriteByte('|')
+			}
+			samePieces(t, b.String())
+		}
+	}
+}
+
+// FuzzSplit holds splitFast to the library on any text (made valid UTF-8,
+// as counting makes it).
+func FuzzSplit(f *testing.F) {
+	for _, s := range []string{
+		"Hello world", "we'LL they'Re i'ſ", "x \n  \n y", "a\x7fb", "\u0301 x", "12345",
+		" !!/\n/x", "tail  ", "日本語 テキスト", `[{"type":"function","function":{"name":"srv__get_item"}}]`,
+		"\u3000\u00a0\u0085\n", "Ǆǅǆ ʰʱ", "'s'S'T'M'D'RE're've'VE'll'LL", "A\u0300\u0301b",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		samePieces(t, strings.ToValidUTF8(s, "\uFFFD"))
+	})
+}
