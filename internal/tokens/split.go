@@ -10,14 +10,20 @@ import (
 // with each one's [start, end) byte offsets, in order. It is that matcher
 // written over the string's bytes: no []rune copy of the text, no match
 // objects, ASCII classified by table. Where the generated matcher departs
-// from the pattern as PCRE reads it, so does this, on purpose: the count
-// must stay the library's (FuzzSplit holds the two equal):
+// from the pattern, so does this, on purpose: the count must stay the
+// library's (FuzzSplit holds the two equal):
 //
 //   - `\s*[\r\n]+` backtracks to the first line break of the run of
 //     spaces, not the last (the generator's IndexOfAny);
 //   - DEL (U+007F) is in neither negated class (the generator's ASCII
 //     bitmaps), so it matches no branch and is left out of every piece,
 //     as a character the matcher cannot match at all is.
+//
+// regexp2's own interpreter (the pattern compiled without the generated
+// code) reads the pattern as OpenAI's tiktoken does: "x \n  \n y" is x,
+// " \n  \n", " y" there and x, " \n", "  \n", " y" here; "a\x7fb" is a,
+// "\x7fb" there and a, b here. So tiktoken-go's counts, and hosteval's
+// with them, differ from OpenAI's on such text (issue 28's notes).
 //
 // The branches are tried in order at each position, as the pattern's
 // atomic alternation is:
