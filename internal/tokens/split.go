@@ -5,25 +5,22 @@ import (
 	"unicode/utf8"
 )
 
-// splitFast cuts s into the pieces regexp2 cuts it into with splitPattern
-// and tiktoken-go's generated matcher (codec/regexp.gen.go), calling piece
-// with each one's [start, end) byte offsets, in order. It is that matcher
-// written over the string's bytes: no []rune copy of the text, no match
-// objects, ASCII classified by table. Where the generated matcher departs
-// from the pattern, so does this, on purpose: the count must stay the
-// library's (FuzzSplit holds the two equal):
+// splitFast cuts s into the pieces splitPattern cuts it into, as OpenAI's
+// tiktoken reads the pattern, calling piece with each one's [start, end)
+// byte offsets, in order. It stands in for regexp2's interpreter on the
+// pattern (FuzzSplit holds the two equal), written over the string's
+// bytes: no []rune copy of the text, no match objects, ASCII classified
+// without tables.
 //
-//   - `\s*[\r\n]+` backtracks to the first line break of the run of
-//     spaces, not the last (the generator's IndexOfAny);
-//   - DEL (U+007F) is in neither negated class (the generator's ASCII
-//     bitmaps), so it matches no branch and is left out of every piece,
-//     as a character the matcher cannot match at all is.
-//
-// regexp2's own interpreter (the pattern compiled without the generated
-// code) reads the pattern as OpenAI's tiktoken does: "x \n  \n y" is x,
-// " \n  \n", " y" there and x, " \n", "  \n", " y" here; "a\x7fb" is a,
-// "\x7fb" there and a, b here. So tiktoken-go's counts, and hosteval's
-// with them, differ from OpenAI's on such text (issue 28's notes).
+// tiktoken-go's generated matcher for the pattern (codec/regexp.gen.go,
+// which regexp2 runs in the interpreter's place when the pattern is
+// compiled as written) departs from it in two places, which this does
+// not follow (TestSplitDepartures): `\s*[\r\n]+` backtracks there to the
+// first line break of a run of spaces, not the last, so that "x \n  \n y"
+// is x, " \n", "  \n", " y" rather than x, " \n  \n", " y"; and its ASCII
+// tables leave DEL (U+007F) out of both negated classes, so that DEL is in
+// no piece ("a\x7fb" is a, b rather than a, "\x7fb"). tiktoken-go's counts
+// differ from OpenAI's there; hosteval's do not.
 //
 // The branches are tried in order at each position, as the pattern's
 // atomic alternation is:
@@ -39,7 +36,8 @@ func splitFast(s string, piece func(start, end int)) {
 	for i := 0; i < len(s); {
 		end := matchAt(s, i)
 		if end < 0 {
-			// No branch matches (DEL): the matcher moves on a character.
+			// No branch matches (none does: every character is in a
+			// class of one): the matcher moves on a character.
 			_, w := decode(s, i)
 			i += w
 			continue
@@ -100,14 +98,13 @@ func matchAt(s string, i int) int {
 	if spaces == i {
 		return -1
 	}
-	for k := i; k < spaces; k++ {
-		// ASCII bytes of a UTF-8 run are whole characters.
+	// \s* gives back a character at a time until [\r\n]+ matches: at the
+	// run's last line break, which [\r\n]+ cannot pass (the run's next
+	// character is no line break). ASCII bytes of UTF-8 are whole
+	// characters.
+	for k := spaces - 1; k >= i; k-- {
 		if s[k] == '\r' || s[k] == '\n' {
-			end := k + 1
-			for end < len(s) && (s[end] == '\r' || s[end] == '\n') {
-				end++
-			}
-			return end
+			return k + 1
 		}
 	}
 	if spaces == len(s) {
@@ -195,24 +192,10 @@ func decode(s string, i int) (rune, int) {
 	return utf8.DecodeRuneInString(s[i:])
 }
 
-// The generated matcher's ASCII bitmaps of the two negated classes, bit c
-// for character c: [^\r\n\p{L}\p{N}] and [^\s\p{L}\p{N}].
-const (
-	prefixLo, prefixHi = 0xfc00ffffffffdbff, 0x78000001f8000001
-	punctLo, punctHi   = 0xfc00fffeffffc1ff, 0x78000001f8000001
-)
-
-func inBitmap(r rune, lo, hi uint64) bool {
-	if r < 64 {
-		return lo&(1<<uint(r)) != 0
-	}
-	return hi&(1<<uint(r-64)) != 0
-}
-
 // inPrefix is [^\r\n\p{L}\p{N}].
 func inPrefix(r rune) bool {
 	if r < utf8.RuneSelf {
-		return inBitmap(r, prefixLo, prefixHi)
+		return r != '\r' && r != '\n' && !asciiAlnum(r)
 	}
 	return !unicode.In(r, unicode.L, unicode.N)
 }
@@ -220,9 +203,19 @@ func inPrefix(r rune) bool {
 // inPunct is [^\s\p{L}\p{N}].
 func inPunct(r rune) bool {
 	if r < utf8.RuneSelf {
-		return inBitmap(r, punctLo, punctHi)
+		return !asciiSpace(r) && !asciiAlnum(r)
 	}
 	return !unicode.IsSpace(r) && !unicode.In(r, unicode.L, unicode.N)
+}
+
+// asciiAlnum is \p{L} or \p{N} below U+0080: the ASCII letters and digits.
+func asciiAlnum(r rune) bool {
+	return 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9'
+}
+
+// asciiSpace is unicode.IsSpace below U+0080.
+func asciiSpace(r rune) bool {
+	return r == ' ' || '\t' <= r && r <= '\r'
 }
 
 // isUpperish is [\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}].
@@ -248,4 +241,9 @@ func isNumber(r rune) bool {
 	return unicode.In(r, unicode.N)
 }
 
-func isSpace(r rune) bool { return unicode.IsSpace(r) }
+func isSpace(r rune) bool {
+	if r < utf8.RuneSelf {
+		return asciiSpace(r)
+	}
+	return unicode.IsSpace(r)
+}

@@ -7,15 +7,28 @@ import (
 	"unicode/utf8"
 
 	"github.com/dlclark/regexp2/v2"
+	// Registers tiktoken-go's generated matcher for the pattern with regexp2.
+	_ "github.com/tiktoken-go/tokenizer/codec"
 
 	"github.com/hosteval/hosteval/internal/longtest"
 )
 
-// libraryPieces is regexp2's split with tiktoken-go's generated matcher:
-// what splitFast stands in for.
+// libraryPieces is regexp2's interpreter on the split pattern: what
+// splitFast stands in for.
 func libraryPieces(t testing.TB, s string) [][]int {
 	t.Helper()
-	re := regexp2.MustCompile(splitPattern, regexp2.None)
+	return findPieces(t, interpretedSplit(), s)
+}
+
+// generatedPieces is tiktoken-go's generated matcher on the pattern (the
+// codec package registers it with regexp2 for the pattern as written).
+func generatedPieces(t testing.TB, s string) [][]int {
+	t.Helper()
+	return findPieces(t, regexp2.MustCompile(splitPattern, regexp2.None), s)
+}
+
+func findPieces(t testing.TB, re *regexp2.Regexp, s string) [][]int {
+	t.Helper()
 	spans, err := re.FindAllStringIndex(s, -1)
 	if err != nil {
 		t.Fatalf("regexp2: %v", err)
@@ -71,9 +84,10 @@ func TestSplitFast(t *testing.T) {
 		{"12345 x", []string{"123", "45", " x"}},
 		{"a  b", []string{"a", " ", " b"}},
 		{" !!/\n/x", []string{" !!/\n/", "x"}},
-		{"x \n  \n y", []string{"x", " \n", "  \n", " y"}},
+		{"x \n  \n y", []string{"x", " \n  \n", " y"}},
 		{"x\t!", []string{"x", "\t", "!"}},
-		{"a\x7fb", []string{"a", "b"}},
+		{"a\x7fb", []string{"a", "\x7fb"}},
+		{"\x7f\x7f!", []string{"\x7f\x7f!"}},
 		{"\u0301 x", []string{"\u0301", " x"}},
 		{"e\u0301t\u00e9 ", []string{"e\u0301t\u00e9", " "}},
 		{"tail  ", []string{"tail", "  "}},
@@ -88,6 +102,26 @@ func TestSplitFast(t *testing.T) {
 				t.Errorf("pieces %q, want %q", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestSplitDepartures: where tiktoken-go's generated matcher departs from
+// the pattern, splitFast follows the pattern (regexp2's interpreter, and
+// OpenAI's tiktoken), not tiktoken-go. Should a tiktoken-go release match
+// the pattern, this fails: the caveats in splitFast's comment and in
+// TestCountMatchesTiktoken can then go.
+func TestSplitDepartures(t *testing.T) {
+	for _, tc := range []struct {
+		text, why string
+	}{
+		{"x \n  \n y", "the generated matcher backtracks to the first line break of a run of spaces"},
+		{"a\x7fb", "the generated matcher's ASCII tables leave DEL out of both negated classes"},
+	} {
+		generated, pattern := generatedPieces(t, tc.text), libraryPieces(t, tc.text)
+		if slices.EqualFunc(generated, pattern, slices.Equal) {
+			t.Errorf("%q: tiktoken-go's generated matcher now cuts it as the pattern does (%s no longer holds)", tc.text, tc.why)
+		}
+		samePieces(t, tc.text)
 	}
 }
 
