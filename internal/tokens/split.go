@@ -36,8 +36,9 @@ func splitFast(s string, piece func(start, end int)) {
 	for i := 0; i < len(s); {
 		end := matchAt(s, i)
 		if end < 0 {
-			// No branch matches (none does: every character is in a
-			// class of one): the matcher moves on a character.
+			// No branch matches: the matcher would move on a character.
+			// Not reached with this pattern, whose classes hold every
+			// character between them (DEL too, unlike tiktoken-go's).
 			_, w := decode(s, i)
 			i += w
 			continue
