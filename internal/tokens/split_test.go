@@ -3,6 +3,7 @@ package tokens
 import (
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"unicode/utf8"
 
@@ -17,14 +18,21 @@ import (
 // splitFast stands in for.
 func libraryPieces(t testing.TB, s string) [][]int {
 	t.Helper()
-	return findPieces(t, interpretedSplit(), s)
+	return findPieces(t, testInterpreted(), s)
 }
+
+// The two references, compiled once per test binary: a fuzz target and
+// splitsAsPattern ask for them on every input.
+var (
+	testInterpreted = sync.OnceValue(interpretedSplit)
+	testGenerated   = sync.OnceValue(func() *regexp2.Regexp { return regexp2.MustCompile(splitPattern, regexp2.None) })
+)
 
 // generatedPieces is tiktoken-go's generated matcher on the pattern (the
 // codec package registers it with regexp2 for the pattern as written).
 func generatedPieces(t testing.TB, s string) [][]int {
 	t.Helper()
-	return findPieces(t, regexp2.MustCompile(splitPattern, regexp2.None), s)
+	return findPieces(t, testGenerated(), s)
 }
 
 func findPieces(t testing.TB, re *regexp2.Regexp, s string) [][]int {
@@ -169,6 +177,6 @@ func FuzzSplit(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		samePieces(t, strings.ToValidUTF8(s, "\uFFFD"))
+		samePieces(t, validUTF8(s))
 	})
 }
