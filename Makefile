@@ -207,13 +207,14 @@ bench-endpoint: build
 ## median time and its ratio to the bare client. Not part of make test.
 ## Offline, or where npm cannot reach its registry, the npm peers are left
 ## out (said so) and hosteval is measured against the floor alone: the
-## floor needs only make node-deps.
+## floor needs only make node-deps. PEERS=sdk-host,hosteval runs only
+## those (and the floor), for long sets: ROUNDS=300 PEERS=sdk-host,hosteval.
 BENCH_NPM := tools/bench/_npm
 BENCH_STAMP := $(BENCH_NPM)/node_modules/.npm-ci-done
 bench-peers: node-deps
 	@$(MAKE) --no-print-directory $(BENCH_STAMP) || \
 		echo "    make bench-peers: mcpvals and promptfoo could not be installed (offline?): measuring hosteval against the floor alone" >&2
-	$(GO) run ./tools/bench/peers -rounds $(or $(ROUNDS),9)
+	$(GO) run ./tools/bench/peers -rounds $(or $(ROUNDS),9) $(if $(PEERS),-peers $(PEERS))
 $(BENCH_STAMP): $(BENCH_NPM)/package.json $(BENCH_NPM)/package-lock.json
 	npm ci --prefix $(BENCH_NPM) --ignore-scripts --no-audit --no-fund --loglevel=error
 	touch $@

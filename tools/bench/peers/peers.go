@@ -12,10 +12,11 @@
 // ...), and each one's time is given as the median over its runs and
 // as the median of its ratios to the floor's run of the same round, so
 // that a busy machine's load weighs on all alike. `make bench-peers` runs
-// it; BenchmarkEcho100VsSDK is the same comparison as a Go benchmark. Each
-// one's CPU time (its process and the servers it reaped) is given beside
-// its wall time: on a busy machine the wall time moves with the load, the
-// CPU time much less.
+// it (PEERS=sdk-host,hosteval is -peers: only those and the floor, for
+// long sets); BenchmarkEcho100VsSDK is the same comparison as a Go
+// benchmark. Each one's CPU time (its process and the servers it reaped)
+// is given beside its wall time: on a busy machine the wall time moves
+// with the load, the CPU time much less.
 package main
 
 import (
@@ -80,6 +81,38 @@ func job(root, dir string, n int) ([]peer, error) {
 	return append(peers, npmPeers(root, dir, node, everything, n)...), nil
 }
 
+// selectPeers keeps the peers named in only (comma-separated; "" keeps
+// all), and the floor, sdk, which every ratio is taken against: a long set
+// of hosteval against the floors should not wait on mcpvals's timeout
+// every round.
+func selectPeers(peers []peer, only string) ([]peer, error) {
+	if strings.TrimSpace(only) == "" {
+		return peers, nil
+	}
+	want := map[string]bool{"sdk": true}
+	for name := range strings.SplitSeq(only, ",") {
+		name = strings.TrimSpace(name)
+		if name == "" {
+			continue
+		}
+		if !slices.ContainsFunc(peers, func(p peer) bool { return p.name == name }) {
+			var known []string
+			for _, p := range peers {
+				known = append(known, p.name)
+			}
+			return nil, fmt.Errorf("-peers: no peer %q (the peers: %s)", name, strings.Join(known, ", "))
+		}
+		want[name] = true
+	}
+	var kept []peer
+	for _, p := range peers {
+		if want[p.name] {
+			kept = append(kept, p)
+		}
+	}
+	return kept, nil
+}
+
 // npmPeers are the harnesses of tools/bench/_npm, each with why it can or
 // cannot make the calls here.
 func npmPeers(root, dir, node, everything string, n int) []peer {
@@ -98,10 +131,11 @@ func npmPeers(root, dir, node, everything string, n int) []peer {
 func main() {
 	rounds := flag.Int("rounds", 7, "rounds: each peer runs once a round")
 	calls := flag.Int("calls", 100, "echo calls per run")
+	only := flag.String("peers", "", "the peers to run, comma-separated (sdk, sdk-host, hosteval, mcpvals, promptfoo; default all); sdk, the floor of every ratio, always runs")
 	flag.Parse()
 	root, err := os.Getwd()
 	if err == nil {
-		err = run(os.Stdout, root, *rounds, *calls)
+		err = run(os.Stdout, root, *rounds, *calls, *only)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "peers:", err)
@@ -109,7 +143,7 @@ func main() {
 	}
 }
 
-func run(w io.Writer, root string, rounds, calls int) error {
+func run(w io.Writer, root string, rounds, calls int, only string) error {
 	dir, err := os.MkdirTemp("", "hosteval-peers-")
 	if err != nil {
 		return err
@@ -117,6 +151,9 @@ func run(w io.Writer, root string, rounds, calls int) error {
 	defer os.RemoveAll(dir)
 	peers, err := job(root, dir, calls)
 	if err != nil {
+		return err
+	}
+	if peers, err = selectPeers(peers, only); err != nil {
 		return err
 	}
 	var ready []peer

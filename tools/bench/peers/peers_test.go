@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/hosteval/hosteval/internal/interleave"
@@ -67,6 +68,41 @@ func TestMedianInterval(t *testing.T) {
 		lo, hi, ok := medianInterval(xs)
 		if ok != tc.ok || lo != tc.lo || hi != tc.hi {
 			t.Errorf("n=%d: %v-%v (%v), want %v-%v (%v)", tc.n, lo, hi, ok, tc.lo, tc.hi, tc.ok)
+		}
+	}
+}
+
+// TestSelectPeers: -peers keeps the named peers in their order, and the
+// floor always; a name that is no peer is an error that lists the peers.
+func TestSelectPeers(t *testing.T) {
+	all := []peer{{name: "sdk"}, {name: "sdk-host"}, {name: "hosteval"}, {name: "mcpvals", why: "not installed"}, {name: "promptfoo"}}
+	for _, tc := range []struct {
+		only, want, err string
+	}{
+		{"", "sdk sdk-host hosteval mcpvals promptfoo", ""},
+		{"hosteval", "sdk hosteval", ""},
+		{" hosteval , sdk-host,", "sdk sdk-host hosteval", ""},
+		{"promptfoo,sdk", "sdk promptfoo", ""},
+		{"mcpvals", "sdk mcpvals", ""},
+		{"hostevl", "", `-peers: no peer "hostevl" (the peers: sdk, sdk-host, hosteval, mcpvals, promptfoo)`},
+	} {
+		got, err := selectPeers(all, tc.only)
+		if tc.err != "" {
+			if err == nil || err.Error() != tc.err {
+				t.Errorf("%q: error %v, want %s", tc.only, err, tc.err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%q: %v", tc.only, err)
+			continue
+		}
+		var names []string
+		for _, p := range got {
+			names = append(names, p.name)
+		}
+		if strings.Join(names, " ") != tc.want {
+			t.Errorf("%q: %s, want %s", tc.only, strings.Join(names, " "), tc.want)
 		}
 	}
 }

@@ -1,7 +1,8 @@
 // Command sdkcall is the floor of hosteval's whole-process benchmarks: the
 // least a program does to make n calls of one tool on a stdio server with
 // the bare go-sdk client. It starts the server, connects (the SDK's own
-// handshake), calls the tool n times in a row, and ends the server the way
+// handshake: server/discover, then initialize when the server refuses it,
+// as hosteval's), calls the tool n times in a row, and ends the server the way
 // hosteval ends it (its input closed, SIGTERM after the same grace), and
 // nothing else: it lists no tools, as a call needs none (hosteval must list
 // them to offer them to a model, and that is part of its ratio). The server

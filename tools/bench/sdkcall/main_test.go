@@ -77,7 +77,9 @@ func TestSdkcallNamesAToolError(t *testing.T) {
 
 // TestSdkcallAsHost: with -as-host the client declares the elicitation
 // capability and lists the tools once, before the calls; without, it does
-// neither. The server's input is copied to a file on its way.
+// neither. Either way its first message is server/discover, as hosteval's
+// (the floor's handshake is the host's). The server's input is copied to a
+// file on its way.
 func TestSdkcallAsHost(t *testing.T) {
 	for _, asHost := range []bool{false, true} {
 		t.Run(fmt.Sprint("as-host=", asHost), func(t *testing.T) {
@@ -100,6 +102,9 @@ func TestSdkcallAsHost(t *testing.T) {
 			want := 0
 			if asHost {
 				want = 1
+			}
+			if first, _, _ := strings.Cut(string(data), "\n"); !strings.Contains(first, `"method":"server/discover"`) {
+				t.Errorf("the first message is %s, want server/discover", first)
 			}
 			if lists != want || elicitation != asHost || calls != 2 {
 				t.Errorf("%d listings, elicitation declared %v, %d calls; want %d, %v, 2\n%s", lists, elicitation, calls, want, asHost, data)
