@@ -344,12 +344,15 @@ func (p *process) input() inputState {
 // input within microseconds, and one that is busy is not waited for.
 const inputReadWait = 2 * time.Millisecond
 
+// inputReadPoll is how often awaitInputRead looks at the pipe.
+const inputReadPoll = 50 * time.Microsecond
+
 // awaitInputRead waits, at most d, until the server has read all that was
 // written to its stdin (at once where the platform cannot tell).
 func (p *process) awaitInputRead(d time.Duration) {
 	deadline := time.Now().Add(d)
 	for p.input() == inputPending && time.Now().Before(deadline) {
-		time.Sleep(50 * time.Microsecond)
+		pause(inputReadPoll)
 	}
 }
 

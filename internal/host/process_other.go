@@ -5,6 +5,7 @@ package host
 import (
 	"os"
 	"syscall"
+	"time"
 )
 
 func processAttr() *syscall.SysProcAttr {
@@ -19,3 +20,6 @@ func pipeUnread(*os.File) (int, error) { return 0, errCannotTell }
 func signalGroup(pid int, sig syscall.Signal) error {
 	return syscall.Kill(-pid, sig)
 }
+
+// pause is time.Sleep here: pipeUnread cannot tell, so nothing polls.
+func pause(d time.Duration) { time.Sleep(d) }

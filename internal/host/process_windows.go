@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"strconv"
 	"syscall"
+	"time"
 )
 
 // processAttr starts a server in its own process group, so that a Ctrl-C
@@ -26,3 +27,6 @@ func pipeUnread(*os.File) (int, error) { return 0, errCannotTell }
 
 // signalNames: a Windows process is not ended by a signal it could name.
 func signalNames(syscall.Signal) string { return "" }
+
+// pause is time.Sleep here: pipeUnread cannot tell, so nothing polls.
+func pause(d time.Duration) { time.Sleep(d) }
