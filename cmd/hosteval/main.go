@@ -35,6 +35,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"strings"
 	"time"
 
@@ -67,6 +68,10 @@ type env struct {
 	groups *host.ProcessGroups
 	// oauth are a test's replacements for the person and the token cache.
 	oauth oauthSeams
+	// maxProcs sets the process's GOMAXPROCS (runProcs says when); nil
+	// in a test that runs commands in-process, whose GOMAXPROCS is the
+	// test binary's.
+	maxProcs func(n int)
 }
 
 // onInterrupt says what the first interrupt does to a command.
@@ -121,7 +126,8 @@ func commands() []command {
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	intr, stop := watchSignals()
 	defer stop()
-	return runEnv(ctx, &env{stdin: stdin, stdout: stdout, stderr: stderr, getenv: os.Getenv, interrupt: intr}, args)
+	return runEnv(ctx, &env{stdin: stdin, stdout: stdout, stderr: stderr, getenv: os.Getenv, interrupt: intr,
+		maxProcs: func(n int) { runtime.GOMAXPROCS(n) }}, args)
 }
 
 // abortWait is how long the second interrupt waits for a command to say

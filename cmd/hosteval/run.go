@@ -190,6 +190,9 @@ func runRun(ctx context.Context, e *env, args []string) (err error) {
 	// and a run of 100,000 would hold them all through its reports.
 	cases := plan.cases
 	plan.cases = nil
+	if n := runProcs(e.getenv, f.concurrency, len(cases)); n > 0 && e.maxProcs != nil {
+		e.maxProcs(n)
+	}
 	res, err := runner.Run(ctx, cases, opts)
 	stopNotice()
 	stopProgress()

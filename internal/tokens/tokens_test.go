@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"unicode/utf8"
 
@@ -269,5 +270,30 @@ func TestWarm(t *testing.T) {
 	Warm()
 	if got, want := Count(warmText), want(warmText); got != want {
 		t.Errorf("Count(warmText) = %d, tiktoken-go says %d", got, want)
+	}
+}
+
+// TestWarmYields: on one P (a run of one conversation, cmd/hosteval), a
+// goroutine made runnable as Warm starts runs before Warm ends: the
+// server's first answer, read then, does not wait for the whole warm-up.
+// Warm spawns it as runnext and runs on; only a yield lets it in first.
+func TestWarmYields(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	var warmed, ranFirst atomic.Bool
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		other := make(chan struct{})
+		go func() {
+			defer close(other)
+			ranFirst.Store(!warmed.Load())
+		}()
+		Warm()
+		warmed.Store(true)
+		<-other
+	}()
+	<-done
+	if !ranFirst.Load() {
+		t.Error("with one P, a goroutine made runnable as Warm started ran only after it: Warm does not yield")
 	}
 }
