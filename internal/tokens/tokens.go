@@ -71,7 +71,7 @@ var theCodec = sync.OnceValue(func() *codec {
 // It yields the processor every warmYieldBytes: a run of one conversation
 // has one P (cmd/hosteval, runProcs), and the server's first answer, read
 // while Warm runs, would otherwise wait for the whole of it (1-2 ms; the
-// scheduler preempts only after 10).
+// scheduler preempts a goroutine only after 10 ms).
 func Warm() {
 	theCodec()
 	var sum byte

@@ -276,7 +276,8 @@ func TestWarm(t *testing.T) {
 // TestWarmYields: on one P (a run of one conversation, cmd/hosteval), a
 // goroutine made runnable as Warm starts runs before Warm ends: the
 // server's first answer, read then, does not wait for the whole warm-up.
-// Warm spawns it as runnext and runs on; only a yield lets it in first.
+// The goroutine that calls Warm made the other one just before, and runs
+// on; only a yield of Warm's lets the other in before Warm returns.
 func TestWarmYields(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	var warmed, ranFirst atomic.Bool
